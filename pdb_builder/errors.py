@@ -1,0 +1,46 @@
+"""Exit codes and error types shared by every ``slidepdb`` command.
+
+The exit codes are a contract (README "Exit codes"): scripts rely on them, and
+``tests/test_cli.py`` produces each one.  With several boards, every board is
+processed and the process exits with the highest code any board produced.
+"""
+
+EXIT_OK = 0  # success
+EXIT_INTERNAL = 1  # internal error, or a database that is missing, damaged or foreign
+EXIT_BAD_INPUT = 2  # bad input or usage
+EXIT_UNSOLVABLE = 3  # an unsolvable board
+EXIT_LIMIT = 4  # a time or node limit stopped a board without an answer
+EXIT_BAD_MOVES = 5  # a move string that is illegal or does not reach the goal
+
+EXIT_CODES = {
+    EXIT_OK: "success",
+    EXIT_INTERNAL: "internal or database error",
+    EXIT_BAD_INPUT: "bad input or usage",
+    EXIT_UNSOLVABLE: "an unsolvable board",
+    EXIT_LIMIT: "a limit stopped a board without an answer",
+    EXIT_BAD_MOVES: "a move string that is illegal or does not reach the goal",
+}
+
+
+class SlidepdbError(Exception):
+    """Base class: a message meant for the user, one line, and an exit code."""
+
+    exit_code = EXIT_INTERNAL
+
+
+class BoardError(SlidepdbError, ValueError):
+    """A board, size, goal or move string that cannot be read."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class UnsolvableError(SlidepdbError):
+    """A well-formed board whose goal cannot be reached."""
+
+    exit_code = EXIT_UNSOLVABLE
+
+
+class DatabaseError(SlidepdbError):
+    """A database file that is missing, damaged, foreign or too new."""
+
+    exit_code = EXIT_INTERNAL

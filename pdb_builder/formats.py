@@ -1,0 +1,153 @@
+"""Input formats: single boards and files of boards, with line numbers kept.
+
+Formats (README "Input formats"):
+
+* ``devquiz-line``: ``W,H,CELLS`` (DevQuiz goal).
+* ``devquiz-problems``: a DevQuiz problem file: a limits line ``L R U D``, a count
+  line, then one ``W,H,CELLS`` board a line.
+* ``numeric``: ``t0 t1 .. tn-1`` (0 blank, ``=`` wall) with a size and a goal.
+* ``benchmark``: ``id optimal_length t0 .. tn-1`` (``korf100.txt`` and friends).
+
+A file may mix DevQuiz lines and numeric lines; blank lines and lines starting
+with ``#`` are skipped.  Numbers without ``--size`` are read as a square board
+when the count allows exactly one reading.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .board import Board, parse_devquiz_line, parse_numeric_tokens
+from .errors import BoardError
+
+
+@dataclass
+class Record:
+    """One board of an input: where it came from, and the board or the error."""
+
+    index: int  # 1-based line number in its file (1 for a board given as an argument)
+    text: str
+    board: Board | None = None
+    error: str | None = None
+    ident: str | None = None  # benchmark id
+    expected_length: int | None = None  # benchmark optimal length
+
+
+@dataclass
+class BoardSet:
+    source: str
+    formats: set[str] = field(default_factory=set)
+    limits: tuple[int, int, int, int] | None = None  # DevQuiz L R U D move limits
+    records: list[Record] = field(default_factory=list)
+    errors: list[Record] = field(default_factory=list)  # file-level problems (e.g. count line)
+
+    @property
+    def format(self) -> str:
+        return "+".join(sorted(self.formats)) or "empty"
+
+
+def _square_side(count: int) -> int | None:
+    side = math.isqrt(count)
+    return side if side >= 2 and side * side == count else None
+
+
+def parse_numeric_line(tokens, size: tuple[int, int] | None, goal: str) -> tuple[str, Board, str | None, int | None]:
+    """Read a line of numbers as a numeric board or a benchmark line.
+
+    Returns (format, board, ident, expected_length)."""
+    if size is not None:
+        w, h = size
+        if len(tokens) == w * h:
+            return "numeric", parse_numeric_tokens(tokens, w, h, goal), None, None
+        if len(tokens) == w * h + 2:
+            return "benchmark", *_benchmark(tokens, w, h, goal)
+        raise BoardError(f"{len(tokens)} numbers given; size {w}x{h} takes {w * h} "
+                         f"(numeric) or {w * h + 2} (benchmark: id, length, cells)")
+    side = _square_side(len(tokens))
+    if side is not None:
+        return "numeric", parse_numeric_tokens(tokens, side, side, goal), None, None
+    side = _square_side(len(tokens) - 2)
+    if side is not None:
+        return "benchmark", *_benchmark(tokens, side, side, goal)
+    raise BoardError(f"{len(tokens)} numbers fit no square board: give --size WxH")
+
+
+def _benchmark(tokens, w, h, goal):
+    ident, length = tokens[0], tokens[1]
+    if not length.isdigit():
+        raise BoardError(f"benchmark line: optimal length {length!r} is not a whole number")
+    return parse_numeric_tokens(tokens[2:], w, h, goal), ident, int(length)
+
+
+def parse_board_text(text: str, size=None, goal: str = "korf") -> tuple[str, Board, str | None, int | None]:
+    """One board from one line of text, any single-board format."""
+    text = text.strip()
+    if not text:
+        raise BoardError("empty board")
+    if "," in text:
+        return "devquiz-line", parse_devquiz_line(text), None, None
+    return parse_numeric_line(text.split(), size, goal)
+
+
+def _is_int_line(line: str, count: int) -> bool:
+    toks = line.split()
+    return len(toks) == count and all(t.isdigit() for t in toks)
+
+
+def read_lines(lines, source: str, size=None, goal: str = "korf") -> BoardSet:
+    """Parse the lines of a file of boards.  Bad lines become records with an error;
+    they never stop the good ones."""
+    out = BoardSet(source)
+    numbered = [(i + 1, line.rstrip("\r\n")) for i, line in enumerate(lines)]
+    content = [(i, line) for i, line in numbered if line.strip() and not line.lstrip().startswith("#")]
+    start = 0
+    declared = None
+    if len(content) >= 2 and _is_int_line(content[0][1], 4) and _is_int_line(content[1][1], 1):
+        out.formats.add("devquiz-problems")
+        out.limits = tuple(int(t) for t in content[0][1].split())
+        declared = (content[1][0], int(content[1][1]))
+        start = 2
+    for lineno, line in content[start:]:
+        rec = Record(lineno, line.strip())
+        try:
+            fmt, rec.board, rec.ident, rec.expected_length = parse_board_text(line, size, goal)
+            if "devquiz-problems" not in out.formats or fmt != "devquiz-line":
+                out.formats.add(fmt)
+        except BoardError as exc:
+            rec.error = str(exc)
+        out.records.append(rec)
+    if declared is not None and declared[1] != len(out.records):
+        out.errors.append(Record(declared[0], str(declared[1]),
+                                 error=f"the count line says {declared[1]} boards but {len(out.records)} follow"))
+    return out
+
+
+def read_file(path: str, size=None, goal: str = "korf") -> BoardSet:
+    """Read a file of boards (``-`` for standard input)."""
+    if path == "-":
+        return read_lines(sys.stdin.read().splitlines(), "<stdin>", size, goal)
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BoardError(f"{path}: cannot read: {exc}") from None
+    return read_lines(text.splitlines(), path, size, goal)
+
+
+def read_board_arg(arg: str, size=None, goal: str = "korf") -> BoardSet:
+    """A command-line BOARD: a file path, ``-`` (standard input), a DevQuiz line or
+    a numeric board."""
+    if arg == "-" or Path(arg).is_file():
+        return read_file(arg, size, goal)
+    out = BoardSet("<argument>")
+    rec = Record(1, arg.strip())
+    try:
+        fmt, rec.board, rec.ident, rec.expected_length = parse_board_text(arg, size, goal)
+        out.formats.add(fmt)
+    except BoardError as exc:
+        rec.error = str(exc)
+    out.records.append(rec)
+    return out

@@ -1,0 +1,3 @@
+from solver.cli import main
+
+main(prog_name="slidepdb")

@@ -1,0 +1,190 @@
+"""The ``slidepdb`` command: a thin click layer over the library.
+
+Results go to stdout (``--json``: one object per board per line), logs and
+progress to stderr.  Exit codes are listed in ``pdb_builder.errors`` and the
+README; with several boards the highest code any board produced wins.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+
+import click
+
+from pdb_builder import __version__
+from pdb_builder.board import parse_size
+from pdb_builder.errors import EXIT_BAD_INPUT, EXIT_CODES, EXIT_INTERNAL, BoardError, SlidepdbError
+from pdb_builder.formats import read_board_arg
+
+log = logging.getLogger("slidepdb")
+
+EXIT_HELP = "\b\nExit codes:\n" + "\n".join(f"  {k}  {v}" for k, v in EXIT_CODES.items())
+
+
+def size_option(f):
+    return click.option("--size", "size", metavar="WxH", default=None,
+                        help="Board size for numeric boards (default: square, from the count).")(f)
+
+
+def goal_option(f):
+    return click.option("--goal", type=click.Choice(["korf", "devquiz"]), default="korf", show_default=True,
+                        help="Goal for numeric boards (DevQuiz lines always use the DevQuiz goal).")(f)
+
+
+def json_option(f):
+    return click.option("--json", "as_json", is_flag=True, help="One JSON object per board per line.")(f)
+
+
+def _parse_size_opt(size):
+    if size is None:
+        return None
+    try:
+        return parse_size(size)
+    except BoardError as exc:
+        raise click.BadParameter(str(exc), param_hint="--size") from None
+
+
+def load_boards(board_arg: str, size, goal):
+    """Boards of a BOARD argument, with the format said at -v."""
+    try:
+        boards = read_board_arg(board_arg, _parse_size_opt(size), goal)
+    except BoardError as exc:
+        raise click.ClickException(str(exc)) from None
+    log.info("%s: %d boards, format %s", boards.source, len(boards.records), boards.format)
+    return boards
+
+
+def where(boards, index: int) -> str:
+    return f"{boards.source}:{index}" if boards.source != "<argument>" else "board"
+
+
+def emit(outcomes, boards, as_json: bool, human) -> int:
+    """Print each outcome; return the highest exit code."""
+    code = 0
+    for err in boards.errors:
+        click.echo(f"error: {where(boards, err.index)}: {err.error}", err=True)
+        code = max(code, EXIT_BAD_INPUT)
+    for out in outcomes:
+        code = max(code, out.exit_code)
+        if as_json:
+            click.echo(json.dumps(out.as_json()))
+        else:
+            if out.error:
+                click.echo(f"{out.status}: {where(boards, out.index)}: {out.error}", err=True)
+            line = human(out)
+            if line is not None:
+                click.echo(line)
+    return code
+
+
+class SlidepdbGroup(click.Group):
+    """Turns library errors into one-line messages with their exit codes."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except SlidepdbError as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            ctx.exit(130)
+        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort, SystemExit):
+            raise
+        except Exception as exc:  # noqa: BLE001 - last resort: no traceback for users
+            if os.environ.get("SLIDEPDB_DEBUG"):
+                raise
+            click.echo(f"internal error: {type(exc).__name__}: {exc} (set SLIDEPDB_DEBUG=1 for a traceback)",
+                       err=True)
+            ctx.exit(EXIT_INTERNAL)
+
+
+@click.group(cls=SlidepdbGroup, epilog=EXIT_HELP)
+@click.version_option(__version__, prog_name="slidepdb")
+@click.option("-v", "--verbose", count=True, help="More messages on stderr (-vv for debug).")
+@click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr.")
+def main(verbose, quiet):
+    """Pattern databases and optimal solving for sliding-tile puzzles, walls included."""
+    level = logging.ERROR if quiet else (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)]
+    logging.basicConfig(level=level, format="%(message)s", stream=sys.stderr, force=True)
+
+
+@main.command(epilog=EXIT_HELP)
+@click.argument("board")
+@click.argument("moves", required=False)
+@size_option
+@goal_option
+@json_option
+def check(board, moves, size, goal, as_json):
+    """Validate BOARD, decide its solvability exactly, and with MOVES simulate them.
+
+    BOARD is a DevQuiz line (W,H,CELLS), a numeric board ("t0 t1 ..", with --size
+    and --goal), a file of boards, or - for standard input.
+    """
+    from solver.batch import check_record
+
+    boards = load_boards(board, size, goal)
+    outcomes = (check_record(rec, moves) for rec in boards.records)
+
+    def human(out):
+        if out.status == "valid":
+            if moves is not None:
+                return f"{where(boards, out.index)}: {out.extra['length']} moves reach the goal"
+            return f"{where(boards, out.index)}: solvable ({out.extra['method']})"
+        return None
+
+    sys.exit(emit(outcomes, boards, as_json, human))
+
+
+@main.command(epilog=EXIT_HELP)
+@click.argument("board")
+@size_option
+@goal_option
+@json_option
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
+              help="Write an answer file: one line per board, in order, empty when unsolved.")
+@click.option("--db-dir", type=click.Path(file_okay=False), default=None,
+              help="Database folder (default: $SLIDEPDB_DB_DIR or ./databases).")
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Seconds per board before it is reported as a limit.")
+@click.option("--node-limit", type=click.IntRange(min=1), default=None, help="Nodes per board.")
+def solve(board, size, goal, as_json, out_path, db_dir, time_limit, node_limit):
+    """Solve BOARD optimally with IDA* and print the moves of the blank.
+
+    BOARD is read as by ``check``.  Each answer is simulated before it is printed;
+    ``optimal`` means proven: an admissible heuristic and a completed IDA* iteration.
+    """
+    from solver.batch import SolverPool, solve_record
+
+    boards = load_boards(board, size, goal)
+    pool = SolverPool()
+    outcomes = []
+
+    def run():
+        for rec in boards.records:
+            out = solve_record(rec, pool, time_limit=time_limit, node_limit=node_limit)
+            outcomes.append(out)
+            yield out
+
+    def human(out):
+        if out.status != "solved":
+            return None
+        e = out.extra
+        tag = "optimal" if e["optimal"] else "not proven optimal"
+        return (f"{where(boards, out.index)}: {e['length']} moves ({tag}, {e['nodes']} nodes, "
+                f"{e['seconds']:.2f} s): {e['moves']}")
+
+    code = emit(run(), boards, as_json, human)
+    if out_path:
+        from pdb_builder.atomic import write_text_atomic
+
+        by_index = {o.index: (o.extra.get("moves") or "") for o in outcomes}
+        write_text_atomic(out_path, "".join(by_index.get(r.index, "") + "\n" for r in boards.records))
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()

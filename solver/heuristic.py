@@ -1,0 +1,133 @@
+"""Admissible heuristics as flat arrays for the IDA* kernel.
+
+The kernel's estimate is ``max(md + lc, max over groups of sum of lookups)``:
+
+* ``md``: wall-aware Manhattan distance: each tile's shortest path along free
+  cells to its home (a wall is never crossed, so this is admissible).
+* ``lc``: linear conflicts (Hansson, Mayer & Yung 1992).  Two tiles in their goal
+  row, in reversed order, cannot both stay in the row: one spends at least two
+  extra vertical moves.  With walls this holds only for a tile whose straight row
+  segment to home is free of walls (its wall-aware distance is then exactly the
+  Manhattan distance, and leaving the row costs two more), so only such tiles take
+  part.  Per line the extra is 2 x (tiles in the line - longest run in goal order).
+* groups: additive pattern databases (Korf & Felner 2002).  A group is one
+  partition read one way; its lookups are disjoint, so their values add.  The
+  reflection through the main diagonal of a square board gives a second group on
+  the same tables.  A wall-free database on a walled board reads each wall as the
+  tile whose home it is, sitting there for good.
+
+The heuristic is 0 only at the goal (``md`` is), so the kernel tests the goal by h == 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pdb_builder.board import BLANK, WALL, Shape
+
+MAX_LOOKUP_TILES = 16  # most tiles a pattern may hold in one lookup
+
+
+@dataclass
+class Lookup:
+    """One table read: the board tiles in the table's slot order, the map from
+    board cells to table cells, and the table itself (1-D uint8)."""
+
+    table: np.ndarray
+    tiles: tuple[int, ...]  # board tile ids in slot order
+    cellmap: np.ndarray  # board cell -> table cell
+    ncells: int  # cells of the table's shape
+    group: int
+    name: str = ""
+
+
+@dataclass
+class Heuristic:
+    shape: Shape
+    md: np.ndarray  # (max_tile + 1, n) int32
+    rowkey: np.ndarray  # (max_tile + 1, n) int32, -1 where the tile takes no part
+    colkey: np.ndarray
+    use_lc: bool = True
+    lookups: list[Lookup] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)  # description of each group
+
+    @property
+    def ngroups(self) -> int:
+        return len(self.names)
+
+
+def manhattan_tables(shape: Shape) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Wall-aware distance of every tile from every cell, and linear-conflict keys."""
+    n, w = shape.n, shape.width
+    size = shape.max_tile + 1
+    md = np.zeros((size, n), dtype=np.int32)
+    rowkey = np.full((size, n), -1, dtype=np.int32)
+    colkey = np.full((size, n), -1, dtype=np.int32)
+    for t, home in shape.home.items():
+        dist = shape.cell_distances(home)
+        hr, hc = divmod(home, w)
+        for c in range(n):
+            # unreachable cells: the tile can never be there on a solvable board
+            md[t, c] = dist[c] if dist[c] >= 0 else 0
+            if dist[c] < 0:
+                continue
+            r, col = divmod(c, w)
+            plain = abs(r - hr) + abs(col - hc)
+            if dist[c] != plain:
+                continue
+            if r == hr:
+                rowkey[t, c] = hc
+            if col == hc:
+                colkey[t, c] = hr
+    return md, rowkey, colkey
+
+
+def manhattan_heuristic(shape: Shape, use_lc: bool = True) -> Heuristic:
+    md, rowkey, colkey = manhattan_tables(shape)
+    return Heuristic(shape, md, rowkey, colkey, use_lc=use_lc)
+
+
+def kernel_arrays(h: Heuristic):
+    """The lookups as the kernel's flat arrays (tuple of tables and index arrays)."""
+    shape = h.shape
+    nl = len(h.lookups)
+    if nl == 0:
+        tables = (np.zeros(1, dtype=np.uint8),)
+    else:
+        tables = tuple(lk.table for lk in h.lookups)
+    lk_k = np.zeros(max(nl, 1), dtype=np.int64)
+    lk_slots = np.zeros((max(nl, 1), MAX_LOOKUP_TILES), dtype=np.int64)
+    lk_fixed = np.full((max(nl, 1), MAX_LOOKUP_TILES), -1, dtype=np.int64)
+    lk_cellmap = np.zeros((max(nl, 1), shape.n), dtype=np.int64)
+    lk_w = np.zeros((max(nl, 1), MAX_LOOKUP_TILES), dtype=np.int64)
+    lk_group = np.zeros(max(nl, 1), dtype=np.int64)
+    tile_lk = np.full((shape.max_tile + 1, max(h.ngroups, 1)), -1, dtype=np.int64)
+    from pdb_builder.ranking import weights
+
+    for i, lk in enumerate(h.lookups):
+        k = len(lk.tiles)
+        lk_k[i] = k
+        lk_cellmap[i, :] = lk.cellmap
+        lk_w[i, :k] = weights(lk.ncells, k)
+        lk_group[i] = lk.group
+        for j, t in enumerate(lk.tiles):
+            if t in shape.home:
+                lk_slots[i, j] = t
+                tile_lk[t, lk.group] = i
+            else:  # a wall standing for this tile: fixed table cell
+                lk_slots[i, j] = 0
+                lk_fixed[i, j] = lk.cellmap[-t - 1] if t < 0 else -1
+    return tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, tile_lk
+
+
+def board_arrays(shape: Shape, cells) -> tuple[np.ndarray, np.ndarray]:
+    """(cells, pos) as the kernel wants them: tile id per cell (-1 walls), cell per tile."""
+    c = np.asarray(cells, dtype=np.int64)
+    pos = np.full(shape.max_tile + 1, -1, dtype=np.int64)
+    for cell, t in enumerate(cells):
+        if t != WALL:
+            pos[t] = cell
+    assert pos[BLANK] >= 0
+    return c, pos

@@ -1,0 +1,361 @@
+"""IDA* (Korf 1985) with an explicit stack, incremental heuristics and node counts.
+
+``ida_star(board, heuristic)`` returns a :class:`SearchResult`.  The kernel works
+in slices of at most ``SLICE_NODES`` generated nodes and keeps its whole state in
+arrays, so the Python driver checks the time limit between slices and a search
+can stop at any moment without losing what it knows: the last completed
+threshold is a proven lower bound.
+
+``optimal`` is claimed only when the threshold iteration that found the answer
+began at the threshold every earlier completed iteration proved, with an
+admissible heuristic: the first solution at threshold f is optimal.
+
+The kernel is not recursive (a cached recursive kernel segfaults when reloaded:
+numba issue 6061), is compiled once per argument type set and cached on disk.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numba as nb
+import numpy as np
+
+from pdb_builder.board import MOVES, Board
+from pdb_builder.ranking import rank_kernel
+
+from .heuristic import Heuristic, board_arrays, kernel_arrays, manhattan_heuristic
+
+MAX_DEPTH = 1000  # deepest path the kernel keeps; longer thresholds stop as a limit
+SLICE_NODES = 2_000_000  # nodes per kernel call between time checks
+INF = 1 << 30
+
+# kernel status codes
+_FOUND = 1
+_ITERATION_DONE = 2
+_BUDGET = 3
+
+# indices into the kernel's int64 state vector
+_S_DEPTH, _S_THRESH, _S_NEXT, _S_NODES, _S_MD, _S_LC = range(6)
+
+
+@dataclass
+class SearchResult:
+    moves: str | None
+    length: int | None
+    optimal: bool
+    lower_bound: int
+    nodes: int
+    seconds: float
+    status: str  # "solved" or "limit"
+    heuristic: list[str] = field(default_factory=list)
+    h0: int = 0
+
+
+@nb.njit(cache=True, inline="always")
+def _line_conflicts(cells, keytab, start, step, length, buf):
+    m = 0
+    for j in range(length):
+        c = start + j * step
+        t = cells[c]
+        if t > 0:
+            key = keytab[t, c]
+            if key >= 0:
+                buf[m] = key
+                m += 1
+    if m < 2:
+        return 0
+    # longest increasing run (subsequence) of goal keys: O(m^2), m <= line length
+    best = 0
+    for i in range(m):
+        v = 1
+        for j in range(i):
+            if buf[j] < buf[i] and buf[m + j] + 1 > v:
+                v = buf[m + j] + 1
+        buf[m + i] = v
+        if v > best:
+            best = v
+    return 2 * (m - best)
+
+
+@nb.njit(cache=True)
+def _lc_total(cells, rowkey, colkey, width, height, lc_lines, buf):
+    total = 0
+    for r in range(height):
+        v = _line_conflicts(cells, rowkey, r * width, 1, width, buf)
+        lc_lines[r] = v
+        total += v
+    for c in range(width):
+        v = _line_conflicts(cells, colkey, c, width, height, buf)
+        lc_lines[height + c] = v
+        total += v
+    return total
+
+
+@nb.njit(cache=True, inline="always")
+def _lookup_value(tables, i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, place):
+    k = lk_k[i]
+    for j in range(k):
+        f = lk_fixed[i, j]
+        if f >= 0:
+            place[j] = f
+        else:
+            place[j] = lk_cellmap[i, pos[lk_slots[i, j]]]
+    return np.int64(tables[i][rank_kernel(place, k, lk_w[i])])
+
+
+@nb.njit(cache=True)
+def _init_groups(tables, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups,
+                 lk_val, group_sum, place):
+    group_sum[:] = 0
+    for i in range(nlookups):
+        v = _lookup_value(tables, i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, place)
+        lk_val[i] = v
+        group_sum[lk_group[i]] += v
+
+
+@nb.njit(cache=True)
+def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
+            tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk, nlookups, ngroups,
+            lk_val, group_sum, lc_lines,
+            stk_blank, stk_it, stk_h, stk_old, path, state, budget, place, buf):
+    """Run IDA* from the state vector for at most ``budget`` generated nodes.
+
+    Stack entry d holds the blank cell, the next neighbour to try, the estimate,
+    and (stk_old[d]) what the move into d changed, so it can be undone."""
+    d = state[_S_DEPTH]
+    thresh = state[_S_THRESH]
+    nxt = state[_S_NEXT]
+    nodes = state[_S_NODES]
+    mdsum = state[_S_MD]
+    lcsum = state[_S_LC]
+    stop = nodes + budget
+    status = _ITERATION_DONE
+    while True:
+        b = stk_blank[d]
+        if stk_it[d] >= ndeg[b]:
+            if d == 0:
+                status = _ITERATION_DONE
+                break
+            # undo the move that led to depth d: the tile now on stk_blank[d-1] goes back
+            pb = stk_blank[d - 1]
+            t = cells[pb]
+            cells[b] = t
+            cells[pb] = 0
+            pos[t] = b
+            pos[0] = pb
+            mdsum += md[t, b] - md[t, pb]
+            if use_lc:
+                l1 = stk_old[d, 0]
+                l2 = stk_old[d, 2]
+                lcsum += stk_old[d, 1] - lc_lines[l1] + stk_old[d, 3] - lc_lines[l2]
+                lc_lines[l1] = stk_old[d, 1]
+                lc_lines[l2] = stk_old[d, 3]
+            for g in range(ngroups):
+                i = tile_lk[t, g]
+                if i >= 0:
+                    old = stk_old[d, 4 + g]
+                    group_sum[g] += old - lk_val[i]
+                    lk_val[i] = old
+            d -= 1
+            continue
+        if nodes >= stop:
+            status = _BUDGET
+            break
+        k = stk_it[d]
+        stk_it[d] = k + 1
+        c = nbr[b, k]
+        if d > 0 and c == stk_blank[d - 1]:
+            continue  # never undo the previous move
+        t = cells[c]
+        # move tile t from c to b; the blank goes to c
+        cells[b] = t
+        cells[c] = 0
+        pos[t] = b
+        pos[0] = c
+        nodes += 1
+        nmd = mdsum + md[t, b] - md[t, c]
+        d1 = d + 1
+        nlc = lcsum
+        if use_lc:
+            if c // width == b // width:  # horizontal move: columns of b and c change
+                l1 = height + b % width
+                l2 = height + c % width
+                v1 = _line_conflicts(cells, colkey, b % width, width, height, buf)
+                v2 = _line_conflicts(cells, colkey, c % width, width, height, buf)
+            else:  # vertical move: rows of b and c change
+                l1 = b // width
+                l2 = c // width
+                v1 = _line_conflicts(cells, rowkey, l1 * width, 1, width, buf)
+                v2 = _line_conflicts(cells, rowkey, l2 * width, 1, width, buf)
+            stk_old[d1, 0] = l1
+            stk_old[d1, 1] = lc_lines[l1]
+            stk_old[d1, 2] = l2
+            stk_old[d1, 3] = lc_lines[l2]
+            nlc = lcsum - lc_lines[l1] - lc_lines[l2] + v1 + v2
+            lc_lines[l1] = v1
+            lc_lines[l2] = v2
+        h = nmd + nlc
+        for g in range(ngroups):
+            i = tile_lk[t, g]
+            if i >= 0:
+                v = _lookup_value(tables, i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, place)
+                stk_old[d1, 4 + g] = lk_val[i]
+                group_sum[g] += v - lk_val[i]
+                lk_val[i] = v
+            if group_sum[g] > h:
+                h = group_sum[g]
+        f = d1 + h
+        if f > thresh:
+            if f < nxt:
+                nxt = f
+            # undo at once
+            cells[c] = t
+            cells[b] = 0
+            pos[t] = c
+            pos[0] = b
+            if use_lc:
+                lc_lines[stk_old[d1, 0]] = stk_old[d1, 1]
+                lc_lines[stk_old[d1, 2]] = stk_old[d1, 3]
+            for g in range(ngroups):
+                i = tile_lk[t, g]
+                if i >= 0:
+                    old = stk_old[d1, 4 + g]
+                    group_sum[g] += old - lk_val[i]
+                    lk_val[i] = old
+            continue
+        path[d] = k
+        mdsum = nmd
+        lcsum = nlc
+        d = d1
+        stk_blank[d] = c
+        stk_it[d] = 0
+        stk_h[d] = h
+        if h == 0:
+            status = _FOUND
+            break
+    state[_S_DEPTH] = d
+    state[_S_NEXT] = nxt
+    state[_S_NODES] = nodes
+    state[_S_MD] = mdsum
+    state[_S_LC] = lcsum
+    return status
+
+
+def neighbour_arrays(shape):
+    """nbr[c, k]: k-th free neighbour of c (L R U D order), ndeg[c]: how many; and
+    the move letter of each (c, k)."""
+    n = shape.n
+    nbr = np.full((n, 4), -1, dtype=np.int64)
+    ndeg = np.zeros(n, dtype=np.int64)
+    letters = np.full((n, 4), "?", dtype="<U1")
+    for c in range(n):
+        for m in MOVES:
+            d = shape.move_target(c, m)
+            if d is not None and d in shape.neighbours[c]:
+                nbr[c, ndeg[c]] = d
+                letters[c, ndeg[c]] = m
+                ndeg[c] += 1
+    return nbr, ndeg, letters
+
+
+class Searcher:
+    """Prepared arrays for one shape and heuristic; solves many boards of that shape."""
+
+    def __init__(self, heuristic: Heuristic):
+        self.h = heuristic
+        self.shape = heuristic.shape
+        self.nbr, self.ndeg, self.letters = neighbour_arrays(self.shape)
+        (self.tables, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap, self.lk_w,
+         self.lk_group, self.tile_lk) = kernel_arrays(heuristic)
+        self.nlookups = len(heuristic.lookups)
+        self.ngroups = heuristic.ngroups
+
+    def initial_h(self, board: Board) -> int:
+        st = self._start(board)
+        return st["h0"]
+
+    def _start(self, board: Board):
+        shape = self.shape
+        cells, pos = board_arrays(shape, board.cells)
+        buf = np.zeros(2 * max(shape.width, shape.height) + 2, dtype=np.int64)
+        lc_lines = np.zeros(shape.width + shape.height, dtype=np.int64)
+        place = np.zeros(16, dtype=np.int64)
+        lk_val = np.zeros(max(self.nlookups, 1), dtype=np.int64)
+        group_sum = np.zeros(max(self.ngroups, 1), dtype=np.int64)
+        md = int(sum(self.h.md[t, c] for c, t in enumerate(board.cells) if t > 0))
+        lc = int(_lc_total(cells, self.h.rowkey, self.h.colkey, shape.width, shape.height, lc_lines, buf)) \
+            if self.h.use_lc else 0
+        if self.nlookups:
+            _init_groups(self.tables, pos, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap,
+                         self.lk_w, self.lk_group, self.nlookups, lk_val, group_sum, place)
+        h0 = max([md + lc] + [int(v) for v in group_sum[: self.ngroups]])
+        return dict(cells=cells, pos=pos, buf=buf, lc_lines=lc_lines, place=place, lk_val=lk_val,
+                    group_sum=group_sum, md=md, lc=lc, h0=h0)
+
+    def solve(self, board: Board, time_limit: float | None = None, node_limit: int | None = None,
+              max_depth: int = MAX_DEPTH) -> SearchResult:
+        t0 = time.perf_counter()
+        st = self._start(board)
+        h0 = st["h0"]
+        names = list(self.h.names) or ["manhattan+lc" if self.h.use_lc else "manhattan"]
+        if h0 == 0:
+            return SearchResult("", 0, True, 0, 0, time.perf_counter() - t0, "solved", names, 0)
+        ngroups = self.ngroups
+        stk_blank = np.zeros(max_depth + 2, dtype=np.int64)
+        stk_it = np.zeros(max_depth + 2, dtype=np.int64)
+        stk_h = np.zeros(max_depth + 2, dtype=np.int64)
+        stk_old = np.zeros((max_depth + 2, 4 + max(ngroups, 1)), dtype=np.int64)
+        path = np.zeros(max_depth + 2, dtype=np.int64)
+        state = np.zeros(8, dtype=np.int64)
+        thresh = h0
+        nodes = 0
+        while True:
+            # a fresh iteration from the root
+            stk_blank[0] = board.blank
+            stk_it[0] = 0
+            stk_h[0] = h0
+            state[:] = 0
+            state[_S_THRESH] = thresh
+            state[_S_NEXT] = INF
+            state[_S_NODES] = nodes
+            state[_S_MD] = st["md"]
+            state[_S_LC] = st["lc"]
+            while True:
+                budget = SLICE_NODES
+                if node_limit is not None:
+                    budget = min(budget, node_limit - int(state[_S_NODES]))
+                status = _BUDGET if budget <= 0 else _search(
+                    st["cells"], st["pos"], self.nbr, self.ndeg, self.h.md, self.h.rowkey, self.h.colkey,
+                    self.shape.width, self.shape.height, self.h.use_lc,
+                    self.tables, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap, self.lk_w,
+                    self.tile_lk, self.nlookups, ngroups, st["lk_val"], st["group_sum"], st["lc_lines"],
+                    stk_blank, stk_it, stk_h, stk_old, path, state, budget, st["place"], st["buf"])
+                nodes = int(state[_S_NODES])
+                if status == _FOUND:
+                    depth = int(state[_S_DEPTH])
+                    moves = "".join(self.letters[stk_blank[i], path[i]] for i in range(depth))
+                    return SearchResult(moves, depth, True, depth, nodes, time.perf_counter() - t0,
+                                        "solved", names, h0)
+                if status == _ITERATION_DONE:
+                    break
+                out_of_nodes = node_limit is not None and nodes >= node_limit
+                out_of_time = time_limit is not None and time.perf_counter() - t0 >= time_limit
+                if out_of_nodes or out_of_time:
+                    return SearchResult(None, None, False, thresh, nodes, time.perf_counter() - t0,
+                                        "limit", names, h0)
+            nxt = int(state[_S_NEXT])
+            if nxt >= max_depth:
+                # Thresholds stay below max_depth, so the stack never overflows and no
+                # depth cut can hide a solution; past it the board stays unsolved.
+                return SearchResult(None, None, False, thresh, nodes, time.perf_counter() - t0,
+                                    "limit", names, h0)
+            thresh = nxt
+
+
+def ida_star(board: Board, heuristic: Heuristic | None = None, **limits) -> SearchResult:
+    """Optimal solution of a solvable board (see :class:`Searcher`)."""
+    if heuristic is None:
+        heuristic = manhattan_heuristic(board.shape)
+    return Searcher(heuristic).solve(board, **limits)

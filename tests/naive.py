@@ -1,0 +1,90 @@
+"""Slow, obvious references that the fast code must match exactly."""
+
+from __future__ import annotations
+
+from collections import deque
+
+from pdb_builder.board import BLANK, WALL, Shape
+
+
+def successors(shape: Shape, cells: tuple[int, ...]):
+    b = cells.index(BLANK)
+    for d in shape.neighbours[b]:
+        s = list(cells)
+        s[b], s[d] = s[d], BLANK
+        yield tuple(s)
+
+
+def bfs_distances(shape: Shape, start=None, max_depth=None) -> dict[tuple[int, ...], int]:
+    """Exact distance from ``start`` (default: the goal) to every reachable arrangement."""
+    start = shape.goal if start is None else tuple(start)
+    dist = {start: 0}
+    queue = deque([start])
+    while queue:
+        s = queue.popleft()
+        ds = dist[s]
+        if max_depth is not None and ds >= max_depth:
+            continue
+        for t in successors(shape, s):
+            if t not in dist:
+                dist[t] = ds + 1
+                queue.append(t)
+    return dist
+
+
+def connected(shape: Shape) -> bool:
+    free = shape.free_cells
+    return bool(free) and len(shape.component(free[0])) == len(free)
+
+
+def layouts(width: int, height: int, goal_kind: str = "devquiz", min_walls: int = 0, max_walls: int | None = None):
+    """Every wall layout of a size whose free cells are connected (goal blank free)."""
+    n = width * height
+    keep = n - 1 if goal_kind == "devquiz" else 0
+    cells = [c for c in range(n) if c != keep]
+    for mask in range(1 << len(cells)):
+        walls = [cells[i] for i in range(len(cells)) if mask >> i & 1]
+        if len(walls) < min_walls or (max_walls is not None and len(walls) > max_walls):
+            continue
+        if n - len(walls) < 2:
+            continue
+        shape = Shape.make(width, height, goal_kind, walls)
+        if connected(shape):
+            yield shape
+
+
+def pattern_bfs(shape: Shape, pattern: tuple[int, ...]) -> dict[tuple[int, ...], int]:
+    """Additive PDB by brute force: abstract state (pattern tile cells, blank cell);
+    moving a pattern tile costs 1, the blank alone costs 0 (Korf & Felner 2002).
+    Returns placement -> least cost over blank cells (0-1 BFS with a deque)."""
+    goal_place = tuple(shape.home[t] for t in pattern)
+    start = (goal_place, shape.goal_blank)
+    dist = {start: 0}
+    dq = deque([start])
+    while dq:
+        state = dq.popleft()
+        place, blank = state
+        d = dist[state]
+        for nb in shape.neighbours[blank]:
+            if nb in place:
+                j = place.index(nb)
+                new = (place[:j] + (blank,) + place[j + 1:], nb)
+                cost = 1
+            else:
+                new = (place, nb)
+                cost = 0
+            if new not in dist or dist[new] > d + cost:
+                dist[new] = d + cost
+                if cost:
+                    dq.append(new)
+                else:
+                    dq.appendleft(new)
+    out: dict[tuple[int, ...], int] = {}
+    for (place, _), d in dist.items():
+        if place not in out or d < out[place]:
+            out[place] = d
+    return out
+
+
+def is_wall(t: int) -> bool:
+    return t == WALL

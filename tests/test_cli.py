@@ -1,0 +1,86 @@
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from pdb_builder.board import check_moves
+from pdb_builder.formats import read_board_arg
+from solver.cli import main
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(main, list(args), input=input)
+
+
+def test_help_lists_commands():
+    r = run("--help")
+    assert r.exit_code == 0 and "check" in r.output and "solve" in r.output and "Exit codes" in r.output
+    assert run("--version").output.startswith("slidepdb")
+
+
+def test_exit_0_valid_and_solved():
+    assert run("check", "3,3,123456708").exit_code == 0
+    r = run("solve", "--json", "3,3,1=3456708")
+    rec = json.loads(r.output)
+    assert r.exit_code == 0 and rec["status"] == "solved" and rec["optimal"] and rec["length"] == 1
+    board = read_board_arg(rec["board"]).records[0].board
+    assert check_moves(board, rec["moves"]).ok
+
+
+def test_exit_2_bad_input_one_line_no_traceback():
+    r = run("check", "3,3,12345678")
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert r.output.strip().count("\n") == 0 and "needs 9" in r.output
+    assert run("check", "1 2 3 0", "--size", "9by9").exit_code == 2
+
+
+def test_exit_3_unsolvable():
+    r = run("check", "--json", "3,3,213456780")
+    assert r.exit_code == 3 and json.loads(r.output)["status"] == "unsolvable"
+    assert run("solve", "3,3,213456780").exit_code == 3
+
+
+def test_exit_4_limit():
+    board = "14 13 15 7 11 12 9 5 6 0 2 1 4 8 10 3"
+    r = run("solve", "--json", "--node-limit", "1000", board)
+    rec = json.loads(r.output)
+    assert r.exit_code == 4 and rec["status"] == "limit" and rec["optimal"] is False and rec["moves"] is None
+
+
+def test_exit_5_bad_moves():
+    r = run("check", "--json", "3,3,123456708", "RR")
+    rec = json.loads(r.output)
+    assert r.exit_code == 5 and rec["status"] == "illegal" and rec["move_index"] == 1
+    assert run("check", "3,3,123456708", "L").exit_code == 5  # legal, but not the goal
+    assert run("check", "3,3,123456708", "R").exit_code == 0
+
+
+def test_file_highest_code_wins_and_every_board_processed(tmp_path):
+    f = tmp_path / "p.txt"
+    f.write_text("10 10 10 10\n4\n3,3,123456708\n3,3,12345678\n3,3,213456780\n3,3,123456780\n")
+    r = run("check", "--json", str(f))
+    recs = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [x["index"] for x in recs] == [3, 4, 5, 6]
+    assert [x["status"] for x in recs] == ["valid", "invalid", "unsolvable", "valid"]
+    assert r.exit_code == 3
+
+
+def test_solve_file_writes_answer_file(tmp_path):
+    f = tmp_path / "p.txt"
+    f.write_text("10 10 10 10\n3\n3,3,123456708\n3,3,213456780\n3,3,123456078\n")
+    out = tmp_path / "answers.txt"
+    r = run("solve", str(f), "--out", str(out))
+    assert r.exit_code == 3
+    assert out.read_text().split("\n") == ["R", "", "RR", ""]
+
+
+def test_stdin_numeric_with_size():
+    r = run("check", "--json", "--size", "3x2", "-", input="1 2 0 3 4 5\n")
+    assert r.exit_code == 0 and json.loads(r.output)["status"] == "valid"
+
+
+def test_python_dash_m_solver():
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "solver", "check", "3,3,123456780"], capture_output=True, text=True)
+    assert out.returncode == 0 and "solvable" in out.stdout

@@ -1,0 +1,68 @@
+import random
+import subprocess
+import sys
+
+import pytest
+
+from pdb_builder.board import Board, Shape, check_moves
+from pdb_builder.formats import read_file
+from solver.heuristic import manhattan_heuristic
+from solver.ida import Searcher
+
+from .conftest import data_file
+from .naive import bfs_distances
+
+
+@pytest.mark.parametrize("shape", [
+    Shape.devquiz(3, 3), Shape.korf(3, 3), Shape.devquiz(3, 3, [4]), Shape.devquiz(3, 3, [1]),
+    Shape.devquiz(4, 3, [5, 6]), Shape.devquiz(2, 4), Shape.devquiz(3, 3, [3, 5]), Shape.korf(4, 2, [3]),
+], ids=lambda s: s.key)
+def test_optimal_lengths_equal_bfs(shape):
+    dist = bfs_distances(shape)
+    searcher = Searcher(manhattan_heuristic(shape))
+    rng = random.Random(11)
+    states = sorted(dist)
+    for cells in rng.sample(states, min(60, len(states))):
+        board = Board(shape, cells)
+        # the heuristic is admissible everywhere, not just on the sampled paths
+        assert searcher.initial_h(board) <= dist[cells]
+        res = searcher.solve(board)
+        assert res.optimal and res.length == dist[cells]
+        assert check_moves(board, res.moves).ok
+
+
+def test_heuristic_admissible_on_every_3x3_state():
+    shape = Shape.devquiz(3, 3)
+    dist = bfs_distances(shape)
+    searcher = Searcher(manhattan_heuristic(shape))
+    for cells in random.Random(5).sample(sorted(dist), 3000):
+        assert searcher.initial_h(Board(shape, cells)) <= dist[cells]
+
+
+def test_korf_instances_at_published_lengths():
+    bs = read_file(str(data_file("korf100.txt")))
+    fast = [r for r in bs.records if r.ident in {"2", "5", "6", "8", "9"}]
+    searcher = Searcher(manhattan_heuristic(fast[0].board.shape))
+    for rec in fast:
+        res = searcher.solve(rec.board)
+        assert res.optimal and res.length == rec.expected_length
+        assert check_moves(rec.board, res.moves).ok
+
+
+def test_node_limit_never_claims_optimal():
+    bs = read_file(str(data_file("korf100.txt")))
+    res = Searcher(manhattan_heuristic(bs.records[0].board.shape)).solve(bs.records[0].board, node_limit=10_000)
+    assert res.status == "limit" and not res.optimal and res.moves is None
+    assert 41 <= res.lower_bound <= 57
+
+
+def test_time_limit_stops():
+    bs = read_file(str(data_file("korf100.txt")))
+    res = Searcher(manhattan_heuristic(bs.records[2].board.shape)).solve(bs.records[2].board, time_limit=0.05)
+    assert res.status == "limit" and res.seconds < 5
+
+
+def test_solver_import_does_not_compile_build_kernels():
+    code = "import solver.ida, solver.batch, solver.cli, sys; print('pdb_builder.bfs' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
