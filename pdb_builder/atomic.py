@@ -17,6 +17,9 @@ def atomic_path(path, suffix: str = ".tmp"):
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
     os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a published file gets the usual mode
     try:
         yield Path(tmp)
         os.replace(tmp, path)

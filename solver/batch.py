@@ -19,6 +19,7 @@ from pdb_builder.solvability import decide
 
 from .heuristic import manhattan_heuristic
 from .ida import Searcher
+from .tables import heuristic_for
 
 STATUS_EXIT = {
     "valid": EXIT_OK,
@@ -76,16 +77,25 @@ def check_record(rec: Record, moves: str | None = None) -> Outcome:
 
 
 class SolverPool:
-    """One prepared searcher per board shape (tables loaded once, kernels compiled once)."""
+    """One prepared searcher per board shape (tables loaded once, kernels compiled once).
 
-    def __init__(self, use_lc: bool = True):
-        self.use_lc = use_lc
+    ``db_dir=None`` looks in the default database folder; ``use_db=False`` solves
+    with wall-aware Manhattan + linear conflicts only."""
+
+    def __init__(self, db_dir=None, use_db: bool = True, verify: bool = True):
+        self.db_dir = db_dir
+        self.use_db = use_db
+        self.verify = verify
         self._searchers: dict = {}
 
     def searcher(self, board: Board) -> Searcher:
         key = board.shape
         if key not in self._searchers:
-            self._searchers[key] = Searcher(manhattan_heuristic(board.shape, use_lc=self.use_lc))
+            if self.use_db:
+                h = heuristic_for(board.shape, self.db_dir, verify=self.verify)
+            else:
+                h = manhattan_heuristic(board.shape)
+            self._searchers[key] = Searcher(h)
         return self._searchers[key]
 
 

@@ -16,6 +16,7 @@ import click
 
 from pdb_builder import __version__
 from pdb_builder.board import parse_size
+from pdb_builder.cli import register as register_builder
 from pdb_builder.errors import EXIT_BAD_INPUT, EXIT_CODES, EXIT_INTERNAL, BoardError, SlidepdbError
 from pdb_builder.formats import read_board_arg
 
@@ -151,7 +152,8 @@ def check(board, moves, size, goal, as_json):
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Seconds per board before it is reported as a limit.")
 @click.option("--node-limit", type=click.IntRange(min=1), default=None, help="Nodes per board.")
-def solve(board, size, goal, as_json, out_path, db_dir, time_limit, node_limit):
+@click.option("--no-db", is_flag=True, help="Ignore databases: wall-aware Manhattan + linear conflicts only.")
+def solve(board, size, goal, as_json, out_path, db_dir, time_limit, node_limit, no_db):
     """Solve BOARD optimally with IDA* and print the moves of the blank.
 
     BOARD is read as by ``check``.  Each answer is simulated before it is printed;
@@ -160,7 +162,7 @@ def solve(board, size, goal, as_json, out_path, db_dir, time_limit, node_limit):
     from solver.batch import SolverPool, solve_record
 
     boards = load_boards(board, size, goal)
-    pool = SolverPool()
+    pool = SolverPool(db_dir, use_db=not no_db)
     outcomes = []
 
     def run():
@@ -184,6 +186,9 @@ def solve(board, size, goal, as_json, out_path, db_dir, time_limit, node_limit):
         by_index = {o.index: (o.extra.get("moves") or "") for o in outcomes}
         write_text_atomic(out_path, "".join(by_index.get(r.index, "") + "\n" for r in boards.records))
     sys.exit(code)
+
+
+register_builder(main)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,193 @@
+"""Build orchestration: validate -> allocate -> BFS layers -> stats -> write.
+
+``compute_pdb`` returns one pattern's table in memory; ``build_database`` builds a
+whole partition and publishes it atomically with :mod:`pdb_builder.storage`.
+Kernels never print: this driver owns logging and progress (stderr).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .board import Shape
+from .errors import BoardError
+from .patterns import Partition, validate_partition
+from .ranking import num_placements, weights
+
+log = logging.getLogger("slidepdb.build")
+
+
+@dataclass
+class TableStats:
+    tiles: tuple[int, ...]
+    entries: int
+    seconds: float
+    layers: list[int] = field(default_factory=list)  # placements first valued at each depth
+    histogram: list[int] = field(default_factory=list)  # count of each value 0..254, then unreachable
+    mean: float = 0.0
+    max: int = 0
+
+
+def grid_arrays(shape: Shape):
+    """Masks and index maps the BFS kernels take (grid cells <-> compact free cells)."""
+    free = shape.free_cells
+    cells_of = np.array(free, dtype=np.int64)
+    cidx = np.full(shape.n, -1, dtype=np.int64)
+    cidx[cells_of] = np.arange(len(free))
+    nbr_mask = np.zeros(shape.n, dtype=np.uint64)
+    for c in free:
+        m = 0
+        for d in shape.neighbours[c]:
+            m |= 1 << d
+        nbr_mask[c] = np.uint64(m)
+    all_free = np.uint64(sum(1 << c for c in free))
+    board = (1 << shape.n) - 1
+    col0 = sum(1 << c for c in range(0, shape.n, shape.width))
+    last = sum(1 << c for c in range(shape.width - 1, shape.n, shape.width))
+    return cells_of, cidx, nbr_mask, all_free, np.uint64(board & ~col0), np.uint64(board & ~last)
+
+
+def compute_pdb(shape: Shape, tiles, progress=None) -> tuple[np.ndarray, TableStats]:
+    """Additive PDB of pattern ``tiles`` on ``shape`` (see :mod:`pdb_builder.bfs`).
+
+    Returns a uint8 table indexed by the k-permutation rank of the tiles' compact
+    cells, and its statistics.  ``progress(depth, valued, marked, seconds)`` is
+    called after each layer."""
+    from .bfs import MAX_VALUE, UNSEEN, expand_layer, seed_goal, word_dtype
+
+    tiles = tuple(tiles)
+    validate_partition(shape, Partition("check", (tiles,)))
+    t0 = time.perf_counter()
+    n, k = len(shape.free_cells), len(tiles)
+    total = num_placements(n, k)
+    cells_of, cidx, nbr_mask, all_free, not_col0, not_last = grid_arrays(shape)
+    w = weights(n, k)
+    words = np.zeros(total, dtype=word_dtype(n, k))
+    table = np.full(total, UNSEEN, dtype=np.uint8)
+    goal_place = np.array([shape.home[t] for t in tiles], dtype=np.int64)
+    seed_goal(words, table, goal_place, cidx, all_free, shape.goal_blank, shape.width, not_col0, not_last, w)
+    layers = []
+    depth = 0
+    while True:
+        if depth > MAX_VALUE:
+            raise BoardError(f"pattern {tiles}: costs above {MAX_VALUE} do not fit one byte")
+        valued, marked = expand_layer(words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_free,
+                                      shape.width, not_col0, not_last)
+        layers.append(int(valued))
+        if progress is not None:
+            progress(depth, int(valued), int(marked), time.perf_counter() - t0)
+        if marked == 0:
+            break
+        depth += 1
+    del words
+    while layers and layers[-1] == 0:
+        layers.pop()
+    hist = value_histogram(table)
+    stats = TableStats(tiles, total, time.perf_counter() - t0, layers, [int(x) for x in hist], *histogram_mean_max(hist))
+    return table, stats
+
+
+def value_histogram(table: np.ndarray, chunk: int = 1 << 24) -> np.ndarray:
+    """Count of each byte value, in chunks (np.bincount alone would widen the
+    whole table to int64: 4 GB for the 8-tile 4x4 table)."""
+    hist = np.zeros(256, dtype=np.int64)
+    for i in range(0, table.size, chunk):
+        hist += np.bincount(table[i:i + chunk], minlength=256)
+    return hist
+
+
+def histogram_mean_max(hist) -> tuple[float, int]:
+    """Mean and max of the reachable values (the last bin counts unreachable placements)."""
+    from .bfs import UNSEEN
+
+    h = np.asarray(hist[:UNSEEN], dtype=np.float64)
+    count = h.sum()
+    if count == 0:
+        return 0.0, 0
+    return float((h * np.arange(UNSEEN)).sum() / count), int(np.nonzero(h)[0].max())
+
+
+@dataclass
+class BuildReport:
+    path: str
+    kind: str
+    shape: str
+    name: str
+    status: str  # "built", "skipped" (already built and valid), "rebuilt"
+    seconds: float = 0.0
+    entries: int = 0
+    mean_h: float = 0.0
+    max_h: int = 0
+    peak_bytes: int = 0
+
+
+def build_pdb(shape: Shape, partition: Partition, db_dir=None, overwrite: bool = False,
+              layout: str = "contiguous", progress=None) -> BuildReport:
+    """Build ``partition`` for ``shape`` and publish it under ``db_dir``.  An existing
+    file that opens and verifies is kept unless ``overwrite``."""
+    from .errors import DatabaseError
+    from .patterns import bfs_memory
+    from .storage import default_db_dir, open_database, pdb_filename, write_pdb
+
+    validate_partition(shape, partition)
+    path = default_db_dir(db_dir) / pdb_filename(shape, partition.name)
+    status = "built"
+    if path.exists():
+        try:
+            db = open_database(path, verify=True, mmap=True)
+        except DatabaseError as exc:  # damaged: never trusted, always rebuilt
+            log.warning("%s; rebuilding", exc)
+            db = None
+        if db is not None and not overwrite:
+            if db.partition != partition.groups:
+                raise BoardError(f"{path} holds another partition of that name; pass --overwrite to replace it")
+            return BuildReport(str(path), "pdb", shape.key, partition.name, "skipped",
+                               entries=sum(int(t.data.size) for t in db.tables),
+                               mean_h=float(db.metadata.get("mean-h", 0.0)))
+        status = "rebuilt"
+    t0 = time.perf_counter()
+    tables, stats = [], []
+    n = len(shape.free_cells)
+    for i, tiles in enumerate(partition.groups):
+        log.info("%s: pattern %d/%d (%d tiles, %d entries)", shape.key, i + 1, len(partition.groups), len(tiles),
+                 num_placements(n, len(tiles)))
+        cb = (lambda d, v, m, s, i=i: progress(i, d, v, m, s)) if progress else None
+        table, st = compute_pdb(shape, tiles, progress=cb)
+        tables.append(table)
+        stats.append(st)
+    seconds = time.perf_counter() - t0
+    write_pdb(path, shape, partition.name, tables, stats, seconds, layout=layout,
+              metadata={"partition-spec": partition.spec()})
+    return BuildReport(str(path), "pdb", shape.key, partition.name, status, seconds,
+                       sum(s.entries for s in stats), float(sum(s.mean for s in stats)),
+                       int(sum(s.max for s in stats)), max(bfs_memory(n, len(g)) for g in partition.groups))
+
+
+def build_goal_table(shape: Shape, depth: int, db_dir=None, overwrite: bool = False,
+                     layout: str = "contiguous", progress=None) -> BuildReport:
+    from .errors import DatabaseError
+    from .goal_table import compute_goal_table
+    from .storage import default_db_dir, goal_filename, open_database, write_goal_table
+
+    path = default_db_dir(db_dir) / goal_filename(shape, depth)
+    status = "built"
+    if path.exists():
+        try:
+            db = open_database(path, verify=True)
+            if not overwrite:
+                return BuildReport(str(path), "goal-table", shape.key, f"d{depth}", "skipped",
+                                   entries=int(db.dist.size))
+        except DatabaseError as exc:
+            log.warning("%s; rebuilding", exc)
+        status = "rebuilt"
+    t0 = time.perf_counter()
+    keys, dist, layers = compute_goal_table(shape, depth, progress=progress)
+    seconds = time.perf_counter() - t0
+    write_goal_table(path, shape, len(layers) - 1, keys, dist, seconds, layout=layout,
+                     metadata={"layers": layers})
+    return BuildReport(str(path), "goal-table", shape.key, f"d{depth}", status, seconds, int(dist.size),
+                       float((dist.astype(np.float64)).mean()), int(dist.max()), int(keys.nbytes * 3))

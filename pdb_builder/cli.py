@@ -1,0 +1,155 @@
+"""``slidepdb build`` (and the builder's other commands): thin click commands.
+
+They are attached to the ``slidepdb`` group in ``solver/cli.py``; this module
+never imports ``solver``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from .board import Shape, parse_size
+from .errors import EXIT_BAD_INPUT, BoardError
+
+log = logging.getLogger("slidepdb")
+
+UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_bytes(text: str) -> int:
+    t = text.strip().upper().removesuffix("IB").removesuffix("B")
+    num, unit = (t[:-1], t[-1]) if t and t[-1] in UNITS else (t, "")
+    try:
+        value = float(num)
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: expected a size such as 4G or 500M") from None
+    if value <= 0:
+        raise click.BadParameter(f"{text!r}: must be positive")
+    return int(value * UNITS[unit])
+
+
+def _memory(ctx, param, value):
+    return parse_bytes(value) if value is not None else None
+
+
+def shapes_of_target(target: str, goal: str, wall_free: bool):
+    """Shapes named by a build target: a size, a board line, or a file of boards."""
+    from .formats import read_board_arg
+
+    if target != "-" and not Path(target).exists() and "," not in target and " " not in target.strip():
+        try:
+            w, h = parse_size(target)
+        except BoardError as exc:
+            raise click.BadParameter(str(exc), param_hint="TARGET") from None
+        return [Shape.make(w, h, goal)]
+    boards = read_board_arg(target, goal=goal)
+    bad = [r for r in boards.records if r.error]
+    for r in bad:
+        click.echo(f"invalid: {boards.source}:{r.index}: {r.error}", err=True)
+    shapes = {}
+    for r in boards.records:
+        if r.board is None:
+            continue
+        s = r.board.shape
+        if wall_free and s.walls:
+            s = s.wall_free()
+        shapes.setdefault(s.key, s)
+    if not shapes:
+        raise click.ClickException(f"{target}: no valid board to build for")
+    return list(shapes.values())
+
+
+def format_table(rows, headers) -> str:
+    cols = [headers] + [[str(x) for x in r] for r in rows]
+    widths = [max(len(r[i]) for r in cols) for i in range(len(headers))]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(cols[0], widths))]
+    lines += ["  ".join(c.rjust(w) if c[:1].isdigit() else c.ljust(w) for c, w in zip(r, widths)) for r in cols[1:]]
+    return "\n".join(lines)
+
+
+@click.command()
+@click.argument("target")
+@click.option("--partition", "partitions", multiple=True,
+              help="Named (7-8, 6-6-3, 6-6-6-6, 5-5-5-5-5-5-5) or explicit (\"1,2,3/4,5,6\") partition; "
+                   "repeat for several. Default: the named default of the size, else automatic.")
+@click.option("--memory-limit", default="4G", show_default=True, callback=_memory,
+              help="Memory for one pattern's BFS; chooses automatic pattern sizes.")
+@click.option("--goal-depth", type=click.IntRange(min=1, max=254), default=None,
+              help="Also build the goal-side BFS table to this depth.")
+@click.option("--goal", type=click.Choice(["korf", "devquiz"]), default="korf", show_default=True,
+              help="Goal for a size TARGET or numeric boards.")
+@click.option("--wall-free/--exact", default=False, show_default=True,
+              help="For walled boards: build the wall-free database of their size, or the exact wall layout.")
+@click.option("--no-pdb", is_flag=True, help="Build only the goal table (with --goal-depth).")
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="Threads (default: all cores).")
+@click.option("--layout", type=click.Choice(["contiguous", "compressed"]), default="contiguous", show_default=True,
+              help="contiguous: memory-mapped on load; compressed: small on disk, read into memory.")
+@click.option("--overwrite", is_flag=True, help="Rebuild files that exist and verify.")
+@click.option("--db-dir", type=click.Path(file_okay=False), default=None,
+              help="Database folder (default: $SLIDEPDB_DB_DIR or ./databases).")
+def build(target, partitions, memory_limit, goal_depth, goal, wall_free, no_pdb, threads, layout, overwrite, db_dir):
+    """Build pattern databases (and goal tables) for TARGET.
+
+    TARGET is a size (4x4), a board (DevQuiz line or numeric), or a file of boards
+    (every distinct shape in it).  Re-running skips what is built and valid; an
+    interrupted build leaves no file that could be taken for a good one.
+    """
+    from .build import build_goal_table, build_pdb
+    from .patterns import default_partition, named_partition, parse_partition
+
+    if threads:
+        import numba
+
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    if no_pdb and goal_depth is None:
+        raise click.UsageError("--no-pdb needs --goal-depth")
+    shapes = shapes_of_target(target, goal, wall_free)
+    quiet = logging.getLogger().level >= logging.ERROR
+    verbose = logging.getLogger().level <= logging.INFO
+
+    def layer_progress(name):
+        def cb(i, depth, valued, marked, seconds):
+            # small tables finish in a blink: their layers only at -v
+            if not quiet and (verbose or seconds >= 1.0):
+                click.echo(f"  {name} pattern {i + 1} depth {depth:3d}: {valued:>12,} placements, "
+                           f"{marked:>12,} new regions, {seconds:8.1f} s", err=True)
+        return cb
+
+    def goal_progress(name):
+        def cb(depth, layer, total, seconds):
+            if not quiet:
+                click.echo(f"  {name} depth {depth:3d}: {layer:>12,} states, {total:>12,} in all, "
+                           f"{seconds:8.1f} s", err=True)
+        return cb
+
+    reports = []
+    for shape in shapes:
+        if not no_pdb:
+            try:
+                parts = [parse_partition(p, shape) if "," in p else named_partition(shape, p) for p in partitions] \
+                    or [default_partition(shape, memory_limit)]
+            except BoardError as exc:
+                raise click.BadParameter(str(exc), param_hint="--partition") from None
+            for part in parts:
+                if not quiet:
+                    click.echo(f"{shape.key}: partition {part.name} = {part.spec()}", err=True)
+                reports.append(build_pdb(shape, part, db_dir, overwrite, layout,
+                                         progress=layer_progress(f"{shape.key} {part.name}")))
+        if goal_depth is not None:
+            reports.append(build_goal_table(shape, goal_depth, db_dir, overwrite, layout,
+                                            progress=goal_progress(f"{shape.key} goal")))
+    rows = [(r.shape, r.kind, r.name, r.status, f"{r.entries:,}", f"{r.mean_h:.3f}", f"{r.seconds:.1f}", r.path)
+            for r in reports]
+    click.echo(format_table(rows, ["shape", "kind", "name", "status", "entries", "mean h", "seconds", "file"]))
+    sys.exit(0)
+
+
+def register(group: click.Group) -> None:
+    group.add_command(build)
+
+
+__all__ = ["build", "register", "EXIT_BAD_INPUT"]

@@ -1,0 +1,181 @@
+"""Goal-side BFS tables: every real board state within ``depth`` moves of the goal,
+with its exact distance.
+
+A state is packed into ``key-words`` uint64 words: each free cell (in compact
+order) holds the compact code of its tile (0 the blank, then the shape's tiles in
+ascending order) in ``bits`` bits, ``64 // bits`` cells a word, so no cell
+straddles two words.  Keys are sorted lexicographically (word 0 first) so the
+solver finds a state by binary search.
+
+The BFS is layered: the state graph is bipartite (every move moves the blank to
+a cell of the other colour), so a layer's successors lie only in the layers
+before and after it, and layer d+1 = successors(layer d) - layer (d-1).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+import numba as nb
+import numpy as np
+
+from .board import Shape
+
+log = logging.getLogger("slidepdb.build")
+
+
+def key_layout(shape: Shape) -> tuple[int, int, int]:
+    """(bits per cell, cells per word, words per key)."""
+    nfree = len(shape.free_cells)
+    bits = max(1, math.ceil(math.log2(nfree)))
+    per = 64 // bits
+    return bits, per, math.ceil(nfree / per)
+
+
+def tile_codes(shape: Shape) -> np.ndarray:
+    """Tile id -> compact code (0 blank, then tiles ascending); -1 for walls."""
+    codes = np.full(max(shape.max_tile, 0) + 2, -1, dtype=np.int64)
+    codes[0] = 0
+    for i, t in enumerate(shape.tiles):
+        codes[t] = i + 1
+    return codes
+
+
+def encode_board(shape: Shape, cells) -> np.ndarray:
+    """Key of one arrangement (Python, for tests and the solver's driver)."""
+    bits, per, nwords = key_layout(shape)
+    codes = tile_codes(shape)
+    key = [0] * nwords
+    for j, c in enumerate(shape.free_cells):
+        key[j // per] |= int(codes[cells[c]]) << ((j % per) * bits)
+    return np.array(key, dtype=np.uint64)
+
+
+@nb.njit(cache=True)
+def _expand(keys, nfree, bits, per, nbr_c, ndeg_c, out):
+    """Successor keys of every key (rows); unused rows of ``out`` stay all-ones."""
+    nwords = keys.shape[1]
+    mask = (np.uint64(1) << np.uint64(bits)) - np.uint64(1)
+    m = 0
+    state = np.empty(nfree, dtype=np.int64)
+    for r in range(keys.shape[0]):
+        blank = -1
+        for j in range(nfree):
+            v = (keys[r, j // per] >> np.uint64((j % per) * bits)) & mask
+            state[j] = v
+            if v == 0:
+                blank = j
+        for e in range(ndeg_c[blank]):
+            d = nbr_c[blank, e]
+            t = np.uint64(state[d])
+            for wi in range(nwords):
+                out[m, wi] = keys[r, wi]
+            # tile t goes from d to blank; the blank (code 0) to d
+            sb = np.uint64((blank % per) * bits)
+            sd = np.uint64((d % per) * bits)
+            out[m, blank // per] |= t << sb
+            out[m, d // per] &= ~(mask << sd)
+            m += 1
+    return m
+
+
+def _unique_rows(a: np.ndarray) -> np.ndarray:
+    if a.shape[0] == 0:
+        return a
+    if a.shape[1] == 1:
+        return np.unique(a[:, 0]).reshape(-1, 1)
+    order = np.lexsort(a.T[::-1])
+    a = a[order]
+    keep = np.ones(a.shape[0], dtype=bool)
+    keep[1:] = np.any(a[1:] != a[:-1], axis=1)
+    return a[keep]
+
+
+def _setdiff_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Rows of sorted-unique ``a`` not in sorted-unique ``b``."""
+    if b.shape[0] == 0 or a.shape[0] == 0:
+        return a
+    if a.shape[1] == 1:
+        return a[~np.isin(a[:, 0], b[:, 0], assume_unique=True)]
+    va = np.ascontiguousarray(a).view(np.dtype((np.void, 8 * a.shape[1]))).ravel()
+    vb = np.ascontiguousarray(b).view(np.dtype((np.void, 8 * b.shape[1]))).ravel()
+    return a[~np.isin(va, vb, assume_unique=True)]
+
+
+def _sort_rows(keys: np.ndarray, dist: np.ndarray):
+    if keys.shape[1] == 1:
+        order = np.argsort(keys[:, 0], kind="stable")
+    else:
+        order = np.lexsort(keys.T[::-1])
+    return np.ascontiguousarray(keys[order]), np.ascontiguousarray(dist[order])
+
+
+def compute_goal_table(shape: Shape, depth: int, max_states: int | None = None, progress=None):
+    """All states within ``depth`` moves of the goal: (keys sorted, dist uint8, layer sizes).
+
+    Stops early (at a smaller depth) when the next layer would pass ``max_states``
+    states in all; the depth actually reached is the length of the layer list - 1."""
+    bits, per, nwords = key_layout(shape)
+    free = shape.free_cells
+    nfree = len(free)
+    cidx = {c: j for j, c in enumerate(free)}
+    nbr_c = np.zeros((nfree, 4), dtype=np.int64)
+    ndeg_c = np.zeros(nfree, dtype=np.int64)
+    for c in free:
+        for d in shape.neighbours[c]:
+            nbr_c[cidx[c], ndeg_c[cidx[c]]] = cidx[d]
+            ndeg_c[cidx[c]] += 1
+    t0 = time.perf_counter()
+    prev = np.zeros((0, nwords), dtype=np.uint64)
+    cur = encode_board(shape, shape.goal).reshape(1, nwords)
+    layers = [cur]
+    total = 1
+    for d in range(depth):
+        out = np.full((cur.shape[0] * 4, nwords), np.iinfo(np.uint64).max, dtype=np.uint64)
+        m = _expand(cur, nfree, bits, per, nbr_c, ndeg_c, out)
+        nxt = _setdiff_rows(_unique_rows(out[:m]), prev)
+        if max_states is not None and total + nxt.shape[0] > max_states:
+            break
+        prev, cur = cur, nxt
+        layers.append(cur)
+        total += cur.shape[0]
+        if progress is not None:
+            progress(d + 1, cur.shape[0], total, time.perf_counter() - t0)
+        if cur.shape[0] == 0:
+            layers.pop()
+            break
+    keys = np.concatenate(layers)
+    dist = np.concatenate([np.full(len(layer), i, dtype=np.uint8) for i, layer in enumerate(layers)])
+    keys, dist = _sort_rows(keys, dist)
+    return keys, dist, [len(layer) for layer in layers]
+
+
+@nb.njit(cache=True)
+def find_key(keys, key):
+    """Row of ``key`` in sorted ``keys`` (binary search), or -1."""
+    lo, hi = 0, keys.shape[0]
+    nwords = keys.shape[1]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        cmp = 0
+        for w in range(nwords):
+            if keys[mid, w] < key[w]:
+                cmp = -1
+                break
+            if keys[mid, w] > key[w]:
+                cmp = 1
+                break
+        if cmp == 0:
+            return mid
+        if cmp < 0:
+            lo = mid + 1
+        else:
+            hi = mid
+    return -1
+
+
+def estimate_bytes(states: int, nwords: int) -> int:
+    """Peak bytes while building (keys of three layers, successors, sort copies)."""
+    return states * (8 * nwords + 1) * 3

@@ -1,0 +1,214 @@
+"""Patterns and partitions: which tiles share a database table.
+
+A partition is a tuple of disjoint patterns (tuples of tile ids of the shape the
+database is built for).  Tiles left out of every pattern add nothing, which is
+still admissible.  Sources:
+
+* named: ``7-8`` and ``6-6-3`` on 4x4 and ``6-6-6-6`` on 5x5 are the
+  partitions of Korf & Felner (2002) (for the DevQuiz goal, turned by 180
+  degrees so the blank corner matches); any other name of sizes, e.g.
+  ``5-5-5-5-5-5-5`` on 6x6, is grown as compact blocks;
+* given: ``"1,2,3,4,5,6,7/8,9,10,11,12,13,14,15"`` (numbers or DevQuiz labels);
+* automatic: :func:`auto_partition` picks the largest pattern size that fits a
+  memory budget, grows compact candidates, and keeps the one with the highest
+  mean heuristic value when the candidates are cheap enough to build.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .board import LABELS, Shape, label
+from .errors import BoardError
+from .ranking import num_placements
+
+MAX_PATTERN_TILES = 16  # the solver's lookups hold at most this many tiles
+MAX_FREE_NONPATTERN = 32  # the BFS keeps 2 bits per non-pattern cell in 64 bits
+
+
+@dataclass(frozen=True)
+class Partition:
+    name: str
+    groups: tuple[tuple[int, ...], ...]
+
+    def spec(self) -> str:
+        return "/".join(",".join(label(t) for t in g) for g in self.groups)
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return tuple(len(g) for g in self.groups)
+
+
+# Korf & Felner (2002) partitions as goal cells with the blank on cell 0.
+_KORF_CELLS = {
+    (4, 4, "7-8"): ((1, 2, 3, 4, 5, 6, 7), (8, 9, 10, 11, 12, 13, 14, 15)),
+    (4, 4, "6-6-3"): ((1, 2, 3, 5, 6, 7), (4, 8, 9, 12, 13, 14), (10, 11, 15)),
+    (5, 5, "6-6-6-6"): ((1, 2, 5, 6, 7, 12), (3, 4, 8, 9, 13, 14), (10, 11, 15, 16, 20, 21),
+                        (17, 18, 19, 22, 23, 24)),
+}
+
+
+def bfs_memory(n: int, k: int) -> int:
+    """Bytes the BFS needs for a k-tile pattern on n free cells (table + work words)."""
+    from .bfs import word_dtype
+
+    return num_placements(n, k) * (1 + np.dtype(word_dtype(n, k)).itemsize)
+
+
+def validate_partition(shape: Shape, part: Partition) -> None:
+    seen: set[int] = set()
+    n = len(shape.free_cells)
+    for g in part.groups:
+        if not g:
+            raise BoardError("partition: an empty pattern")
+        for t in g:
+            if t not in shape.home:
+                raise BoardError(f"partition: {label(t)} is not a tile of {shape.describe()}")
+            if t in seen:
+                raise BoardError(f"partition: tile {label(t)} is in two patterns")
+            seen.add(t)
+        if len(g) > MAX_PATTERN_TILES:
+            raise BoardError(f"partition: a pattern of {len(g)} tiles; at most {MAX_PATTERN_TILES}")
+        if n - len(g) > MAX_FREE_NONPATTERN:
+            raise BoardError(f"partition: a pattern of {len(g)} tiles leaves {n - len(g)} other cells on "
+                             f"{shape.size_text}; the builder handles at most {MAX_FREE_NONPATTERN}")
+
+
+def parse_partition(text: str, shape: Shape, name: str | None = None) -> Partition:
+    groups = []
+    for part in text.split("/"):
+        g = []
+        for tok in part.split(","):
+            tok = tok.strip().upper()
+            if tok.isdigit():
+                g.append(int(tok))
+            elif len(tok) == 1 and tok in LABELS:
+                g.append(LABELS.index(tok) + 1)
+            else:
+                raise BoardError(f"partition: bad tile {tok!r} (numbers or labels 1-9, A-Z)")
+        groups.append(tuple(g))
+    p = Partition(name or "-".join(str(len(g)) for g in groups), tuple(groups))
+    validate_partition(shape, p)
+    return p
+
+
+def grow_blocks(shape: Shape, sizes, order: str = "row") -> tuple[tuple[int, ...], ...]:
+    """Cells grown into compact groups of the given sizes.  Each group starts at
+    the first free cell in ``order`` (``row`` or ``col`` major, or ``far``: farthest
+    from the goal blank first) and adds the neighbouring cell that keeps its
+    bounding box smallest."""
+    w = shape.width
+    cells = [c for c in shape.free_cells if c != shape.goal_blank]
+    if order == "row":
+        key = lambda c: c  # noqa: E731
+    elif order == "col":
+        key = lambda c: (c % w, c // w)  # noqa: E731
+    else:
+        dist = shape.cell_distances(shape.goal_blank)
+        key = lambda c: (-dist[c], c)  # noqa: E731
+    left = set(cells)
+    groups = []
+    for size in sizes:
+        start = min(left, key=key)
+        group = [start]
+        left.discard(start)
+        while len(group) < size and left:
+            cand = {d for c in group for d in shape.neighbours[c] if d in left}
+            if not cand:
+                nxt = min(left, key=key)
+            else:
+                def box(c):
+                    rows = [x // w for x in group] + [c // w]
+                    cols = [x % w for x in group] + [c % w]
+                    return ((max(rows) - min(rows) + 1) * (max(cols) - min(cols) + 1), key(c))
+                nxt = min(cand, key=box)
+            group.append(nxt)
+            left.discard(nxt)
+        groups.append(tuple(sorted(group)))
+    return tuple(groups)
+
+
+def _cells_to_tiles(shape: Shape, cell_groups) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(sorted(shape.goal[c] for c in g)) for g in cell_groups)
+
+
+def named_partition(shape: Shape, name: str) -> Partition:
+    sizes = name.split("-")
+    if not all(s.isdigit() and int(s) > 0 for s in sizes):
+        raise BoardError(f"partition name {name!r}: expected sizes such as 7-8 or 6-6-3")
+    sizes = [int(s) for s in sizes]
+    ntiles = len(shape.tiles)
+    if sum(sizes) > ntiles:
+        raise BoardError(f"partition {name}: {sum(sizes)} tiles, but {shape.describe()} has {ntiles}")
+    fixed = _KORF_CELLS.get((shape.width, shape.height, name))
+    if fixed is not None and not shape.walls:
+        if shape.goal_kind == "korf":
+            return Partition(name, _cells_to_tiles(shape, fixed))
+        if shape.goal_kind == "devquiz":
+            n = shape.n
+            return Partition(name, _cells_to_tiles(shape, [[n - 1 - c for c in g] for g in fixed]))
+    part = Partition(name, _cells_to_tiles(shape, grow_blocks(shape, sizes)))
+    validate_partition(shape, part)
+    return part
+
+
+def default_sizes(shape: Shape, memory_limit: int) -> list[int]:
+    """Even pattern sizes, as large as the memory budget allows for one BFS."""
+    n = len(shape.free_cells)
+    m = len(shape.tiles)
+    k = 1
+    for cand in range(1, min(m, MAX_PATTERN_TILES) + 1):
+        if n - cand > MAX_FREE_NONPATTERN:
+            continue
+        if bfs_memory(n, cand) <= memory_limit:
+            k = cand
+    if n - k > MAX_FREE_NONPATTERN:
+        raise BoardError(f"{shape.size_text} with {n} free cells needs patterns of at least "
+                         f"{n - MAX_FREE_NONPATTERN} tiles; raise --memory-limit")
+    groups = math.ceil(m / k)
+    base, extra = divmod(m, groups)
+    return [base + 1] * extra + [base] * (groups - extra)
+
+
+DEFAULT_NAMES = {(4, 4): "7-8", (5, 5): "6-6-6-6"}
+
+
+def default_partition(shape: Shape, memory_limit: int) -> Partition:
+    """The named default where one exists and fits, else :func:`auto_partition`."""
+    name = DEFAULT_NAMES.get((shape.width, shape.height))
+    if name and not shape.walls:
+        part = named_partition(shape, name)
+        n = len(shape.free_cells)
+        if max(bfs_memory(n, k) for k in part.sizes) <= memory_limit:
+            return part
+    return auto_partition(shape, memory_limit)
+
+
+def auto_partition(shape: Shape, memory_limit: int, measure_limit: int = 3_000_000, build=None) -> Partition:
+    """Compact candidates under the memory budget; when every candidate's tables
+    hold at most ``measure_limit`` entries in all, build them and keep the highest
+    sum of table means (the mean heuristic value over uniformly random states)."""
+    sizes = default_sizes(shape, memory_limit)
+    name = "-".join(map(str, sizes))
+    cands = []
+    for order in ("row", "col", "far"):
+        groups = _cells_to_tiles(shape, grow_blocks(shape, sizes, order))
+        if groups not in [c.groups for c in cands]:
+            cands.append(Partition(name, groups))
+    n = len(shape.free_cells)
+    cost = sum(num_placements(n, k) for k in sizes) * len(cands)
+    if len(cands) == 1 or cost > measure_limit:
+        return cands[0]
+    if build is None:
+        from .build import compute_pdb as build
+    best, best_mean = cands[0], -1.0
+    for cand in cands:
+        mean = 0.0
+        for g in cand.groups:
+            mean += build(shape, g)[1].mean
+        if mean > best_mean:
+            best, best_mean = cand, mean
+    return best

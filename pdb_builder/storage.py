@@ -1,0 +1,265 @@
+"""The HDF5 database format: written and read side by side so the two cannot drift.
+
+See ``docs/FORMAT.md`` for the specification.  In short:
+
+* root attributes: ``magic`` = ``slidepdb``, ``format-version`` (integer, separate
+  from the package version), ``kind`` (``pdb`` or ``goal-table``), provenance
+  (``created``, ``generator``, ``build-seconds``, ``metadata`` as JSON), the
+  shape (``shape-width``, ``shape-height``, ``shape-goal``, ``shape-goal-kind``,
+  ``shape-key``) and, for ``pdb``, ``ranking-name``, ``ranking-version``,
+  ``partition-name``, ``partition`` (JSON list of tile lists);
+* ``pdb``: one uint8 dataset per pattern, ``tables/0`` .. ``tables/m-1``, each
+  with attributes ``tiles``, ``cells`` (free cells of the shape), ``sha256``,
+  ``mean``, ``max``, ``histogram`` (counts of values 0..254, then unreachable),
+  ``layers`` (placements first valued at each depth);
+* ``goal-table``: datasets ``keys`` (uint64, sorted, ``key-words`` words per state)
+  and ``dist`` (uint8), with ``depth`` and ``sha256`` attributes.
+
+Layouts: ``contiguous`` (default; unfiltered, memory-mapped on load) or
+``compressed`` (chunked, gzip, shuffle, fletcher32; read into memory).
+Files are published atomically (temporary file in the same folder, re-opened
+and verified, then renamed); a damaged, foreign or newer file raises
+DatabaseError naming the file, the dataset and how to rebuild.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from . import __version__
+from .atomic import atomic_path
+from .board import Shape
+from .errors import DatabaseError
+from .ranking import RANKING_NAME, RANKING_VERSION
+
+MAGIC = "slidepdb"
+FORMAT_VERSION = 1
+OLDEST_SUPPORTED = 1
+LAYOUTS = ("contiguous", "compressed")
+DB_DIR_ENV = "SLIDEPDB_DB_DIR"
+REQUIRED_ROOT = ("magic", "format-version", "kind", "created", "generator", "shape-width", "shape-height",
+                 "shape-goal", "shape-goal-kind", "shape-key", "build-seconds", "metadata")
+
+
+def default_db_dir(db_dir=None) -> Path:
+    return Path(db_dir or os.environ.get(DB_DIR_ENV) or "databases")
+
+
+def pdb_filename(shape: Shape, partition_name: str) -> str:
+    return f"{shape.key}.pdb.{partition_name}.h5"
+
+
+def goal_filename(shape: Shape, depth: int) -> str:
+    return f"{shape.key}.goal.d{depth}.h5"
+
+
+def sha256(arr: np.ndarray) -> str:
+    h = hashlib.sha256()
+    flat = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
+    step = 1 << 26
+    for i in range(0, flat.size, step):
+        h.update(flat[i:i + step])
+    return h.hexdigest()
+
+
+def _rebuild_hint(path) -> str:
+    return f"delete it and rebuild with `slidepdb build` (file {path})"
+
+
+def _write_provenance(f: h5py.File, kind: str, shape: Shape, seconds: float, metadata: dict, extra: dict) -> None:
+    """The one place that writes root attributes; asserts the required keys."""
+    attrs = {
+        "magic": MAGIC,
+        "format-version": FORMAT_VERSION,
+        "kind": kind,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "generator": f"slidepdb {__version__}",
+        "shape-width": shape.width,
+        "shape-height": shape.height,
+        "shape-goal": np.array(shape.goal, dtype=np.int16),
+        "shape-goal-kind": shape.goal_kind,
+        "shape-key": shape.key,
+        "build-seconds": float(seconds),
+        "metadata": json.dumps(metadata, sort_keys=True),
+    }
+    attrs.update(extra)
+    missing = [k for k in REQUIRED_ROOT if k not in attrs]
+    assert not missing, missing
+    for k, v in attrs.items():
+        f.attrs[k] = v
+
+
+def _dataset(f: h5py.File, name: str, data: np.ndarray, layout: str):
+    if layout == "contiguous":
+        return f.create_dataset(name, data=data)
+    if layout == "compressed":
+        return f.create_dataset(name, data=data, chunks=(min(len(data), 1 << 20),), compression="gzip",
+                                shuffle=True, fletcher32=True)
+    raise ValueError(f"layout {layout!r}: expected one of {LAYOUTS}")
+
+
+@dataclass
+class PdbTable:
+    tiles: tuple[int, ...]
+    data: np.ndarray  # uint8, possibly a read-only memory map
+    attrs: dict = field(default_factory=dict)
+
+
+@dataclass
+class Database:
+    path: Path
+    kind: str
+    shape: Shape
+    attrs: dict
+    tables: list[PdbTable] = field(default_factory=list)  # pdb
+    keys: np.ndarray | None = None  # goal-table
+    dist: np.ndarray | None = None
+    depth: int = 0
+
+    @property
+    def partition(self) -> tuple[tuple[int, ...], ...]:
+        return tuple(t.tiles for t in self.tables)
+
+    @property
+    def metadata(self) -> dict:
+        return json.loads(self.attrs.get("metadata", "{}"))
+
+
+def write_pdb(path, shape: Shape, partition_name: str, tables, stats, seconds: float,
+              layout: str = "contiguous", metadata: dict | None = None) -> Path:
+    """Publish a partition's tables atomically at ``path``."""
+    path = Path(path)
+    groups = [list(map(int, s.tiles)) for s in stats]
+    meta = dict(metadata or {})
+    meta.setdefault("mean-h", float(sum(s.mean for s in stats)))
+    with atomic_path(path) as tmp:
+        with h5py.File(tmp, "w") as f:
+            _write_provenance(f, "pdb", shape, seconds, meta, {
+                "ranking-name": RANKING_NAME,
+                "ranking-version": RANKING_VERSION,
+                "partition-name": partition_name,
+                "partition": json.dumps(groups),
+                "layout": layout,
+            })
+            grp = f.create_group("tables")
+            for i, (table, st) in enumerate(zip(tables, stats)):
+                ds = _dataset(grp, str(i), table, layout)
+                ds.attrs["tiles"] = np.array(st.tiles, dtype=np.int16)
+                ds.attrs["cells"] = len(shape.free_cells)
+                ds.attrs["sha256"] = sha256(table)
+                ds.attrs["mean"] = float(st.mean)
+                ds.attrs["max"] = int(st.max)
+                ds.attrs["histogram"] = np.array(st.histogram, dtype=np.int64)
+                ds.attrs["layers"] = np.array(st.layers, dtype=np.int64)
+                ds.attrs["seconds"] = float(st.seconds)
+        open_database(tmp, verify=True, mmap=False, _final=path)  # re-open and verify before publishing
+    return path
+
+
+def write_goal_table(path, shape: Shape, depth: int, keys: np.ndarray, dist: np.ndarray, seconds: float,
+                     layout: str = "contiguous", metadata: dict | None = None) -> Path:
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        with h5py.File(tmp, "w") as f:
+            _write_provenance(f, "goal-table", shape, seconds, dict(metadata or {}),
+                              {"depth": int(depth), "key-words": int(keys.shape[1]), "layout": layout})
+            for name, arr in (("keys", keys), ("dist", dist)):
+                ds = _dataset(f, name, arr.reshape(-1), layout)
+                ds.attrs["sha256"] = sha256(arr)
+            f["keys"].attrs["shape"] = np.array(keys.shape, dtype=np.int64)
+        open_database(tmp, verify=True, mmap=False, _final=path)
+    return path
+
+
+def _read_array(path: Path, ds: h5py.Dataset, mmap: bool) -> np.ndarray:
+    offset = ds.id.get_offset()
+    if mmap and offset is not None and ds.compression is None and ds.chunks is None:
+        return np.memmap(path, mode="r", dtype=ds.dtype, offset=offset, shape=ds.shape)
+    return ds[()]
+
+
+def open_database(path, verify: bool = True, mmap: bool = True, _final=None) -> Database:
+    """Open and check a database file; raises DatabaseError with a one-line reason."""
+    path = Path(path)
+    name = _final or path
+    if not path.exists():
+        raise DatabaseError(f"{name}: no such database; build it with `slidepdb build`")
+    try:
+        f = h5py.File(path, "r")
+    except OSError as exc:
+        raise DatabaseError(f"{name}: not a readable HDF5 file ({exc}); {_rebuild_hint(name)}") from None
+    with f:
+        a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+        if a.get("magic") != MAGIC:
+            raise DatabaseError(f"{name}: not a slidepdb database (no magic string); {_rebuild_hint(name)}")
+        version = int(a.get("format-version", -1))
+        if version > FORMAT_VERSION:
+            raise DatabaseError(f"{name}: format version {version} is newer than this slidepdb reads "
+                                f"({FORMAT_VERSION}); upgrade slidepdb (pip install -U slidepdb)")
+        if version < OLDEST_SUPPORTED:
+            raise DatabaseError(f"{name}: format version {version} is no longer supported; {_rebuild_hint(name)}")
+        if version < FORMAT_VERSION:
+            warnings.warn(f"{name}: format version {version} is older than {FORMAT_VERSION}; rebuilding is advised")
+        missing = [k for k in REQUIRED_ROOT if k not in a]
+        if missing:
+            raise DatabaseError(f"{name}: attributes {', '.join(missing)} missing; {_rebuild_hint(name)}")
+        goal = tuple(int(x) for x in a["shape-goal"])
+        shape = Shape(int(a["shape-width"]), int(a["shape-height"]), goal, a["shape-goal-kind"])
+        if shape.key != a["shape-key"]:
+            raise DatabaseError(f"{name}: shape attributes disagree with shape-key; {_rebuild_hint(name)}")
+        db = Database(path if _final is None else Path(_final), a["kind"], shape, a)
+        try:
+            if db.kind == "pdb":
+                if (a.get("ranking-name"), int(a.get("ranking-version", -1))) != (RANKING_NAME, RANKING_VERSION):
+                    raise DatabaseError(f"{name}: ranking {a.get('ranking-name')} v{a.get('ranking-version')} "
+                                        f"is not this slidepdb's {RANKING_NAME} v{RANKING_VERSION}; "
+                                        f"{_rebuild_hint(name)}")
+                groups = json.loads(a["partition"])
+                for i, tiles in enumerate(groups):
+                    dsname = f"tables/{i}"
+                    if dsname not in f:
+                        raise DatabaseError(f"{name}: dataset {dsname} missing; {_rebuild_hint(name)}")
+                    ds = f[dsname]
+                    data = _read_array(path, ds, mmap)
+                    tattrs = {k: ds.attrs[k] for k in ds.attrs}
+                    if verify and sha256(data) != _s(tattrs.get("sha256")):
+                        raise DatabaseError(f"{name}: dataset {dsname} fails its sha256 checksum; "
+                                            f"{_rebuild_hint(name)}")
+                    db.tables.append(PdbTable(tuple(int(t) for t in tiles), data, tattrs))
+            elif db.kind == "goal-table":
+                db.depth = int(a["depth"])
+                for dsname in ("keys", "dist"):
+                    if dsname not in f:
+                        raise DatabaseError(f"{name}: dataset {dsname} missing; {_rebuild_hint(name)}")
+                keys = _read_array(path, f["keys"], mmap)
+                dist = _read_array(path, f["dist"], mmap)
+                if verify:
+                    for dsname, arr in (("keys", keys), ("dist", dist)):
+                        if sha256(arr) != _s(f[dsname].attrs.get("sha256")):
+                            raise DatabaseError(f"{name}: dataset {dsname} fails its sha256 checksum; "
+                                                f"{_rebuild_hint(name)}")
+                db.keys = keys.reshape(-1, int(a["key-words"]))
+                db.dist = dist
+            else:
+                raise DatabaseError(f"{name}: unknown kind {db.kind!r}; {_rebuild_hint(name)}")
+        except OSError as exc:  # h5py raises OSError for damaged data (e.g. a fletcher32 mismatch)
+            raise DatabaseError(f"{name}: damaged data ({exc}); {_rebuild_hint(name)}") from None
+    return db
+
+
+def _s(v) -> str | None:
+    return v.decode() if isinstance(v, bytes) else v
+
+
+def list_databases(db_dir) -> list[Path]:
+    d = default_db_dir(db_dir)
+    return sorted(p for p in d.glob("*.h5") if not p.name.startswith("."))

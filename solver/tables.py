@@ -1,0 +1,92 @@
+"""Find, load (memory-mapped) and assemble the databases that serve a board shape.
+
+For a shape, every one of these is admissible, so the solver takes their max:
+
+* exact-shape PDBs (``SHAPEKEY.pdb.*.h5``), read directly;
+* wall-free PDBs of the same size and goal kind: a wall is the tile whose home
+  it is, sitting there for good, so each wall slot of a pattern is a fixed cell;
+* for square shapes whose walls are symmetric under the main diagonal, each
+  partition read a second time through the reflection (Korf & Felner 2002):
+  tile u on cell c reads as tile T'(u) on cell T(c).
+
+Loaded files are cached per process, so a batch maps each file once.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from pdb_builder.board import Shape
+from pdb_builder.storage import Database, default_db_dir, open_database
+
+from .heuristic import Heuristic, Lookup, manhattan_tables
+
+log = logging.getLogger("slidepdb.solve")
+
+_CACHE: dict[tuple[str, bool], Database] = {}
+
+
+def load(path, verify: bool = True) -> Database:
+    key = (str(Path(path).resolve()), verify)
+    if key not in _CACHE:
+        _CACHE[key] = open_database(path, verify=verify, mmap=True)
+    return _CACHE[key]
+
+
+def candidate_files(shape: Shape, db_dir=None) -> list[tuple[str, Path]]:
+    """(role, path) of the PDB files that could serve ``shape``: exact first."""
+    d = default_db_dir(db_dir)
+    out = [("exact", p) for p in sorted(d.glob(f"{shape.key}.pdb.*.h5"))]
+    if shape.walls and shape.goal_kind != "custom":
+        wf = shape.wall_free()
+        out += [("wall-free", p) for p in sorted(d.glob(f"{wf.key}.pdb.*.h5"))]
+    return out
+
+
+def _lookups_for(shape: Shape, db: Database, group: int, reflect: bool) -> list[Lookup]:
+    """Lookups reading ``db`` (built for ``db.shape``) on boards of ``shape``."""
+    dbs = db.shape
+    dbcell = np.full(dbs.n, -1, dtype=np.int64)
+    for j, c in enumerate(dbs.free_cells):
+        dbcell[c] = j
+    tmap = np.array(shape.transpose_map if reflect else range(shape.n), dtype=np.int64)
+    cellmap = dbcell[tmap]  # board cell -> table cell (through the reflection)
+    out = []
+    for t in db.tables:
+        tiles = []
+        for s in t.tiles:
+            home = dbs.home[s]
+            src = int(tmap[home])  # the board cell whose owner reads as s
+            if shape.goal[src] == -1:  # a wall: fixed on its cell
+                tiles.append(-(src + 1))
+            else:
+                tiles.append(shape.goal[src])
+        out.append(Lookup(t.data, tuple(tiles), cellmap, len(dbs.free_cells), group))
+    return out
+
+
+def heuristic_for(shape: Shape, db_dir=None, use_lc: bool = True, verify: bool = True,
+                  reflect: bool = True) -> Heuristic:
+    """Manhattan (+ linear conflicts) plus every database found for ``shape``."""
+    md, rowkey, colkey = manhattan_tables(shape)
+    h = Heuristic(shape, md, rowkey, colkey, use_lc=use_lc)
+    for role, path in candidate_files(shape, db_dir):
+        db = load(path, verify=verify)
+        if db.kind != "pdb":
+            continue
+        if role == "exact" and db.shape != shape:
+            log.warning("%s: built for another shape with the same key; skipped", path)
+            continue
+        name = f"{role} {db.attrs.get('partition-name')} ({path.name})"
+        h.lookups += _lookups_for(shape, db, h.ngroups, reflect=False)
+        h.names.append(name)
+        if reflect and shape.transpose_map is not None:
+            h.lookups += _lookups_for(shape, db, h.ngroups, reflect=True)
+            h.names.append(name + " reflected")
+    if h.lookups:
+        # with databases, linear conflicts rarely win and cost time per node
+        h.use_lc = False
+    return h

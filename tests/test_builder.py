@@ -1,0 +1,184 @@
+import random
+
+import numpy as np
+import pytest
+
+from pdb_builder.board import Board, Shape
+from pdb_builder.build import build_goal_table, build_pdb, compute_pdb
+from pdb_builder.goal_table import compute_goal_table, encode_board, find_key
+from pdb_builder.patterns import (Partition, auto_partition, default_partition, named_partition, parse_partition)
+from pdb_builder.ranking import num_placements, rank_py, unrank_py
+from pdb_builder.errors import BoardError
+from solver.ida import Searcher
+from solver.tables import heuristic_for
+
+from .naive import bfs_distances, pattern_bfs
+
+SMALL = [
+    (Shape.devquiz(3, 3), (1, 2, 3)),
+    (Shape.korf(3, 3), (1, 2, 3, 4)),
+    (Shape.devquiz(3, 3, [4]), (1, 2, 3)),
+    (Shape.devquiz(4, 3, [5, 6]), (1, 2, 3, 4)),
+    (Shape.korf(4, 3, [9]), (3, 6, 7)),
+    (Shape.devquiz(2, 4), (2, 3, 5)),
+    (Shape.devquiz(5, 3, [2, 7]), (1, 4, 6, 9)),  # a bottleneck row
+]
+
+
+@pytest.mark.parametrize("shape, pattern", SMALL, ids=lambda x: getattr(x, "key", str(x)))
+def test_kernel_equals_naive_bfs(shape, pattern):
+    table, stats = compute_pdb(shape, pattern)
+    ref = pattern_bfs(shape, pattern)
+    cidx = {c: i for i, c in enumerate(shape.free_cells)}
+    n = len(shape.free_cells)
+    expected = np.full(num_placements(n, len(pattern)), 255, dtype=np.uint8)
+    for place, d in ref.items():
+        expected[rank_py([cidx[c] for c in place], n)] = d
+    assert np.array_equal(table, expected)
+    assert sum(stats.layers) == len(ref) and stats.histogram[255] == expected.size - len(ref)
+
+
+def test_kernel_is_deterministic_across_thread_counts():
+    import numba
+    shape = Shape.devquiz(4, 3)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one, _ = compute_pdb(shape, (1, 2, 3, 4, 5, 6))
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        many, _ = compute_pdb(shape, (1, 2, 3, 4, 5, 6))
+    finally:
+        numba.set_num_threads(before)
+    assert np.array_equal(one, many)
+
+
+def test_rank_round_trip_exhaustive_and_sampled():
+    for n, k in [(4, 2), (5, 3), (6, 6), (9, 4)]:
+        seen = set()
+        for r in range(num_placements(n, k)):
+            p = unrank_py(r, n, k)
+            assert rank_py(p, n) == r
+            seen.add(p)
+        assert len(seen) == num_placements(n, k)
+    rng = random.Random(2)
+    from pdb_builder.ranking import rank_many, unrank_many, weights
+    for n, k in [(16, 8), (25, 6), (36, 5), (64, 4)]:
+        ranks = np.array([rng.randrange(num_placements(n, k)) for _ in range(200)], dtype=np.int64)
+        places = unrank_many(ranks, n, k, weights(n, k))
+        assert all(rank_py(tuple(p), n) == r for p, r in zip(places, ranks))
+        assert np.array_equal(rank_many(places, n, weights(n, k)), ranks)
+
+
+def _check_admissible(shape, dist, searcher, sample=None, seed=0):
+    """h <= exact distance on every (or a sample of) reachable state.
+
+    Consistency is deliberately not asserted: a table stores the least cost over
+    the blank's regions (Korf & Felner 2002), and after a pattern-tile move the
+    cheapest region may be another one, so h can jump by more than 1 (on 3x3 with
+    4-4, from 9 to 14).  IDA* needs only admissibility; each table's values are
+    asserted equal to the exact abstract distances in test_kernel_equals_naive_bfs."""
+    states = sorted(dist)
+    if sample:
+        states = random.Random(seed).sample(states, min(sample, len(states)))
+    for cells in states:
+        h = searcher.initial_h(Board(shape, cells))
+        assert h <= dist[cells], (cells, h, dist[cells])
+
+
+@pytest.mark.parametrize("shape, partition", [
+    (Shape.devquiz(3, 3), "4-4"),
+    (Shape.korf(3, 3), "3-3-2"),
+    (Shape.devquiz(3, 3, [4]), "4-3"),
+    (Shape.devquiz(3, 3, [1, 3]), "3-3"),  # symmetric walls: the reflection is used too
+    (Shape.korf(4, 2, [5]), "3-3"),
+], ids=lambda x: getattr(x, "key", str(x)))
+def test_exact_pdb_admissible_on_every_state(tmp_path, shape, partition):
+    build_pdb(shape, named_partition(shape, partition), tmp_path)
+    h = heuristic_for(shape, tmp_path)
+    assert h.lookups
+    if shape.transpose_map is not None:
+        assert any("reflected" in n for n in h.names)
+    dist = bfs_distances(shape)
+    searcher = Searcher(h)
+    _check_admissible(shape, dist, searcher)
+    # and the search with it returns BFS-optimal lengths
+    for cells in random.Random(1).sample(sorted(dist), min(30, len(dist))):
+        res = searcher.solve(Board(shape, cells))
+        assert res.optimal and res.length == dist[cells]
+
+
+@pytest.mark.parametrize("walls", [[4], [1], [0, 2], [3, 5], [1, 3]])
+def test_wall_free_pdb_admissible_on_walled_boards(tmp_path, walls):
+    wf = Shape.devquiz(3, 3)
+    build_pdb(wf, named_partition(wf, "4-4"), tmp_path)
+    shape = Shape.devquiz(3, 3, walls)
+    h = heuristic_for(shape, tmp_path)
+    assert any(n.startswith("wall-free") for n in h.names)
+    _check_admissible(shape, bfs_distances(shape), Searcher(h))
+
+
+def test_wall_free_4x4_pdb_on_walled_4x4(tmp_path):
+    wf = Shape.devquiz(4, 4)
+    build_pdb(wf, named_partition(wf, "6-6-3"), tmp_path)
+    shape = Shape.devquiz(4, 4, [5, 6, 9])
+    dist = bfs_distances(shape, max_depth=14)
+    searcher = Searcher(heuristic_for(shape, tmp_path))
+    _check_admissible(shape, dist, searcher, sample=400)
+
+
+@pytest.mark.parametrize("shape, depth", [(Shape.devquiz(3, 3), 14), (Shape.devquiz(3, 3, [4]), 40),
+                                          (Shape.korf(4, 3, [9]), 12), (Shape.devquiz(6, 6, [3, 17]), 6)],
+                         ids=lambda x: getattr(x, "key", str(x)))
+def test_goal_table_equals_bfs(shape, depth):
+    keys, dist, layers = compute_goal_table(shape, depth)
+    ref = bfs_distances(shape, max_depth=depth)
+    assert len(keys) == len(ref) == sum(layers)
+    for s, d in ref.items():
+        assert dist[find_key(keys, encode_board(shape, s))] == d
+    # a state beyond the depth is absent
+    far = [s for s, d in bfs_distances(shape, max_depth=depth + 1).items() if d == depth + 1]
+    if far:
+        assert find_key(keys, encode_board(shape, far[0])) == -1
+
+
+def test_goal_table_file_round_trip(tmp_path):
+    from pdb_builder.storage import open_database
+    shape = Shape.devquiz(3, 3)
+    rep = build_goal_table(shape, 10, tmp_path)
+    db = open_database(rep.path)
+    assert db.kind == "goal-table" and db.depth == 10 and len(db.dist) == rep.entries
+    again = build_goal_table(shape, 10, tmp_path)
+    assert again.status == "skipped"
+
+
+def test_partitions():
+    k = Shape.korf(4, 4)
+    assert named_partition(k, "7-8").groups == ((1, 2, 3, 4, 5, 6, 7), (8, 9, 10, 11, 12, 13, 14, 15))
+    d = Shape.devquiz(4, 4)
+    assert named_partition(d, "7-8").groups == ((9, 10, 11, 12, 13, 14, 15), (1, 2, 3, 4, 5, 6, 7, 8))
+    assert sorted(sum(named_partition(Shape.korf(5, 5), "6-6-6-6").groups, ())) == list(range(1, 25))
+    six = named_partition(Shape.devquiz(6, 6), "5-5-5-5-5-5-5")
+    assert sorted(sum(six.groups, ())) == list(range(1, 36))
+    p = parse_partition("1,2,3/4,5,A", Shape.devquiz(4, 4))
+    assert p.groups == ((1, 2, 3), (4, 5, 10)) and p.name == "3-3"
+    with pytest.raises(BoardError, match="two patterns"):
+        parse_partition("1,2/2,3", Shape.devquiz(3, 3))
+    with pytest.raises(BoardError, match="not a tile"):
+        parse_partition("1,2/9", Shape.devquiz(3, 3))
+    with pytest.raises(BoardError, match="not a tile"):
+        parse_partition("1,2,5", Shape.devquiz(3, 3, [4]))  # tile 5's home is a wall
+    assert default_partition(Shape.korf(4, 4), 4 << 30).name == "7-8"
+    assert default_partition(Shape.korf(4, 4), 300 << 20).sizes == (5, 5, 5)
+    assert max(default_partition(Shape.devquiz(6, 6), 6 << 30).sizes) <= 6
+
+
+def test_auto_partition_measures_candidates():
+    shape = Shape.devquiz(4, 3, [5])
+    part = auto_partition(shape, 2 << 20)
+    assert sorted(sum(part.groups, ())) == list(shape.tiles)
+    means = {}
+    from pdb_builder.patterns import grow_blocks, _cells_to_tiles
+    for order in ("row", "col", "far"):
+        groups = _cells_to_tiles(shape, grow_blocks(shape, part.sizes, order))
+        means[groups] = sum(compute_pdb(shape, g)[1].mean for g in groups)
+    assert means[part.groups] == max(means.values())
