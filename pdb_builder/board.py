@@ -201,6 +201,17 @@ class Shape:
         return dist
 
     @cached_property
+    def distances(self) -> tuple[tuple[int, ...], ...]:
+        """distances[a][b]: shortest path along free cells (-1 unreachable or a wall)."""
+        return tuple(tuple(self.cell_distances(c)) if c not in self.walls else (-1,) * self.n
+                     for c in range(self.n))
+
+    def manhattan(self, cells) -> int:
+        """Wall-aware Manhattan distance of an arrangement: each tile's shortest
+        free path home (admissible: a tile never crosses a wall)."""
+        return sum(max(self.distances[self.home[t]][c], 0) for c, t in enumerate(cells) if t > 0)
+
+    @cached_property
     def cut_vertices(self) -> frozenset[int]:
         """Articulation points of the free-cell graph."""
         return self.region_cut_vertices(frozenset(self.free_cells))

@@ -148,8 +148,139 @@ def build(target, partitions, memory_limit, goal_depth, goal, wall_free, no_pdb,
     sys.exit(0)
 
 
+def _human_bytes(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if n < 1024 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+@click.command()
+@click.argument("db", required=False, type=click.Path(dir_okay=False))
+@click.option("--db-dir", type=click.Path(file_okay=False), default=None,
+              help="Database folder (default: $SLIDEPDB_DB_DIR or ./databases).")
+@click.option("--problems", type=click.Path(dir_okay=False), default=None,
+              help="Coverage of every board of this file by the databases of the folder.")
+@click.option("--suggest", is_flag=True, help="With --problems: print the builds that would cover the rest.")
+@click.option("--plot", "plot_png", type=click.Path(dir_okay=False), default=None,
+              help="With DB: draw the value histograms into this PNG (needs matplotlib).")
+@click.option("--no-verify", is_flag=True, help="Listing: skip the checksums.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one object per line).")
+def inspect(db, db_dir, problems, suggest, plot_png, no_verify, as_json):
+    """List the databases of a folder, show one DB in detail, or report coverage.
+
+    \b
+    slidepdb inspect                      one row per database
+    slidepdb inspect FILE.h5 [--plot P]   one database: histograms, BFS layers
+    slidepdb inspect --problems FILE      which tables serve each board, and the gain
+    """
+    import json
+
+    from . import inspect as insp
+    from .storage import default_db_dir
+
+    if db and problems:
+        raise click.UsageError("give DB or --problems, not both")
+    if plot_png and not db:
+        raise click.UsageError("--plot needs a DB file")
+    if suggest and not problems:
+        raise click.UsageError("--suggest goes with --problems")
+    if db:
+        info = insp.describe(db)
+        if plot_png:
+            insp.plot_histograms(db, plot_png)
+            click.echo(f"wrote {plot_png}", err=True)
+        if as_json:
+            click.echo(json.dumps(info))
+            return
+        click.echo(f"{info['file']}: {info['kind']} for {info['shape-description']} ({info['shape']})")
+        a = info["attributes"]
+        click.echo(f"  created {a['created']} by {a['generator']}, built in {a['build-seconds']:.1f} s, "
+                   f"layout {a.get('layout')}, format v{a['format-version']}")
+        if info["kind"] == "pdb":
+            click.echo(f"  partition {a['partition-name']}, ranking {a['ranking-name']} v{a['ranking-version']}")
+            for i, t in enumerate(info["tables"]):
+                click.echo(f"  table {i}: tiles {','.join(map(str, t['tiles']))}; {t['entries']:,} entries, "
+                           f"mean {t['mean']:.3f}, max {t['max']}, unreachable {t['unreachable']:,}, "
+                           f"{t['seconds']:.1f} s")
+                click.echo("    histogram: " + " ".join(f"{v}:{c}" for v, c in t["histogram"].items()))
+                click.echo("    BFS layers: " + " ".join(map(str, t["layers"])))
+        else:
+            click.echo(f"  {info['states']:,} states to depth {info['depth']}")
+            click.echo("    layers: " + " ".join(map(str, info["layers"])))
+        return
+    if problems:
+        from .formats import read_file
+
+        boards = read_file(problems)
+        for r in boards.records:
+            if r.error:
+                click.echo(f"invalid: {boards.source}:{r.index}: {r.error}", err=True)
+        covs = insp.coverage(boards.records, db_dir)
+        summary = insp.coverage_summary(covs)
+        if as_json:
+            for c in covs:
+                click.echo(json.dumps(c.as_json()))
+            click.echo(json.dumps({"summary": summary}))
+        else:
+            rows = [(s["size"], s["boards"], s["exact"], s["wall-free"], s["goal-table"], s["none"],
+                     f"{100 * s['covered']:.1f}%", f"{s['mean-manhattan']:.2f}", f"{s['mean-h0']:.2f}",
+                     f"{s['mean-gain']:+.2f}") for s in summary]
+            click.echo(format_table(rows, ["size", "boards", "exact PDB", "wall-free PDB", "goal table", "none",
+                                           "covered", "mean manhattan", "mean h0", "mean gain"]))
+        if suggest:
+            cmds = insp.suggest(covs, boards.records)
+            click.echo("\n".join(cmds) if cmds else "# every board is served by a database", err=as_json)
+        return
+    rows = insp.list_databases(db_dir, verify=not no_verify)
+    if as_json:
+        for r in rows:
+            click.echo(json.dumps(r.as_json()))
+        return
+    if not rows:
+        click.echo(f"no databases in {default_db_dir(db_dir)}; build some with `slidepdb build`", err=True)
+        return
+    click.echo(format_table(
+        [(r.shape, r.kind, r.name, f"{r.entries:,}", _human_bytes(r.bytes), r.created, f"{r.build_seconds:.1f}",
+          r.max_h, f"{r.mean_h:.3f}", r.checksum) for r in rows],
+        ["shape", "kind", "name", "entries", "on disk", "built", "build s", "max h", "mean h", "checksum"]))
+
+
+@click.command()
+@click.argument("dbs", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("--db-dir", type=click.Path(file_okay=False), default=None,
+              help="Verify every database of this folder when no DB is named.")
+@click.option("--samples", type=click.IntRange(min=1), default=2000, show_default=True,
+              help="States checked for admissibility per database.")
+def verify(dbs, db_dir, samples):
+    """Check format, version, checksums and admissibility of databases.
+
+    Admissibility is spot-checked against exact distances from a BFS of real
+    states from the goal (whole for small shapes).  Exits 1 when anything fails.
+    """
+    from . import inspect as insp
+    from .errors import EXIT_INTERNAL
+    from .storage import list_databases
+
+    paths = list(dbs) or [str(p) for p in list_databases(db_dir)]
+    if not paths:
+        raise click.ClickException("no databases to verify")
+    code = 0
+    for p in paths:
+        r = insp.verify(p, samples=samples)
+        if r.ok:
+            click.echo(f"ok: {p}: " + "; ".join(r.checks))
+        else:
+            click.echo(f"FAILED: {r.error}")
+            code = EXIT_INTERNAL
+    sys.exit(code)
+
+
 def register(group: click.Group) -> None:
     group.add_command(build)
+    group.add_command(inspect)
+    group.add_command(verify)
 
 
 __all__ = ["build", "register", "EXIT_BAD_INPUT"]

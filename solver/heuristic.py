@@ -26,21 +26,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pdb_builder.board import BLANK, WALL, Shape
+from pdb_builder.lookup import Lookup
 
 MAX_LOOKUP_TILES = 16  # most tiles a pattern may hold in one lookup
-
-
-@dataclass
-class Lookup:
-    """One table read: the board tiles in the table's slot order, the map from
-    board cells to table cells, and the table itself (1-D uint8)."""
-
-    table: np.ndarray
-    tiles: tuple[int, ...]  # board tile ids in slot order
-    cellmap: np.ndarray  # board cell -> table cell
-    ncells: int  # cells of the table's shape
-    group: int
-    name: str = ""
 
 
 @dataclass
@@ -66,7 +54,7 @@ def manhattan_tables(shape: Shape) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rowkey = np.full((size, n), -1, dtype=np.int32)
     colkey = np.full((size, n), -1, dtype=np.int32)
     for t, home in shape.home.items():
-        dist = shape.cell_distances(home)
+        dist = shape.distances[home]
         hr, hc = divmod(home, w)
         for c in range(n):
             # unreachable cells: the tile can never be there on a solvable board

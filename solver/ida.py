@@ -115,15 +115,88 @@ def _init_groups(tables, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_gro
         group_sum[lk_group[i]] += v
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
+def _do_move(cells, pos, b, c, md, rowkey, colkey, width, height, use_lc,
+             tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk, ngroups,
+             lk_val, group_sum, lc_lines, stk_old, d1, mdsum, lcsum, limit, place, buf):
+    """Move the tile on ``c`` into the blank on ``b`` and update every estimate,
+    keeping what changed in ``stk_old[d1]``.  Groups are evaluated only while
+    ``d1 + h <= limit``: a child pruned anyway needs no more.
+    Returns (h, groups evaluated, new md sum, new lc sum)."""
+    t = cells[c]
+    cells[b] = t
+    cells[c] = 0
+    pos[t] = b
+    pos[0] = c
+    nmd = mdsum + md[t, b] - md[t, c]
+    nlc = lcsum
+    if use_lc:
+        if c // width == b // width:  # horizontal move: the columns of b and c change
+            l1 = height + b % width
+            l2 = height + c % width
+            v1 = _line_conflicts(cells, colkey, b % width, width, height, buf)
+            v2 = _line_conflicts(cells, colkey, c % width, width, height, buf)
+        else:  # vertical move: the rows of b and c change
+            l1 = b // width
+            l2 = c // width
+            v1 = _line_conflicts(cells, rowkey, l1 * width, 1, width, buf)
+            v2 = _line_conflicts(cells, rowkey, l2 * width, 1, width, buf)
+        stk_old[d1, 0] = l1
+        stk_old[d1, 1] = lc_lines[l1]
+        stk_old[d1, 2] = l2
+        stk_old[d1, 3] = lc_lines[l2]
+        nlc = lcsum - lc_lines[l1] - lc_lines[l2] + v1 + v2
+        lc_lines[l1] = v1
+        lc_lines[l2] = v2
+    h = nmd + nlc
+    done = 0
+    while done < ngroups and d1 + h <= limit:
+        g = done
+        i = tile_lk[t, g]
+        if i >= 0:
+            v = _lookup_value(tables, i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, place)
+            stk_old[d1, 4 + g] = lk_val[i]
+            group_sum[g] += v - lk_val[i]
+            lk_val[i] = v
+        if group_sum[g] > h:
+            h = group_sum[g]
+        done += 1
+    return h, done, nmd, nlc
+
+
+@nb.njit(cache=True, inline="always")
+def _undo_move(cells, pos, b, c, tile_lk, lk_val, group_sum, lc_lines, stk_old, d1, done, use_lc):
+    """Reverse :func:`_do_move`: the tile on ``b`` goes back to ``c``."""
+    t = cells[b]
+    cells[c] = t
+    cells[b] = 0
+    pos[t] = c
+    pos[0] = b
+    if use_lc:
+        lc_lines[stk_old[d1, 0]] = stk_old[d1, 1]
+        lc_lines[stk_old[d1, 2]] = stk_old[d1, 3]
+    for g in range(done):
+        i = tile_lk[t, g]
+        if i >= 0:
+            old = stk_old[d1, 4 + g]
+            group_sum[g] += old - lk_val[i]
+            lk_val[i] = old
+
+
+@nb.njit(cache=True, _nrt=False)
 def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
             tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk, nlookups, ngroups,
             lk_val, group_sum, lc_lines,
-            stk_blank, stk_it, stk_h, stk_old, path, state, budget, place, buf):
+            stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_old, path, state, budget, place, buf, bpmx):
     """Run IDA* from the state vector for at most ``budget`` generated nodes.
 
-    Stack entry d holds the blank cell, the next neighbour to try, the estimate,
-    and (stk_old[d]) what the move into d changed, so it can be undone."""
+    At its first visit (``stk_it[d] == -1``) a node generates all its children
+    (each counted once), prunes those over the threshold, and keeps the rest in
+    ``stk_ck[d]`` sorted by estimate, so the final iteration meets the goal early;
+    then it descends into them one by one.  ``stk_h[d]`` is the node's estimate,
+    raised by BPMX: neighbours differ by one move, so a child's h - 1 bounds the
+    parent too (Felner et al. 2005), and a raise that prunes the parent skips its
+    remaining children."""
     d = state[_S_DEPTH]
     thresh = state[_S_THRESH]
     nxt = state[_S_NEXT]
@@ -132,109 +205,94 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
     lcsum = state[_S_LC]
     stop = nodes + budget
     status = _ITERATION_DONE
+    big = thresh + 1000
     while True:
         b = stk_blank[d]
-        if stk_it[d] >= ndeg[b]:
+        if stk_it[d] < 0:
+            if nodes >= stop:
+                status = _BUDGET
+                break
+            cnt = 0
+            goal_k = -1
+            for k in range(ndeg[b]):
+                c = nbr[b, k]
+                if d > 0 and c == stk_blank[d - 1]:
+                    continue  # never undo the previous move
+                nodes += 1
+                h, done, nmd, nlc = _do_move(cells, pos, b, c, md, rowkey, colkey, width, height, use_lc,
+                                             tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk,
+                                             ngroups, lk_val, group_sum, lc_lines, stk_old, d + 1, mdsum,
+                                             lcsum, thresh, place, buf)
+                _undo_move(cells, pos, b, c, tile_lk, lk_val, group_sum, lc_lines, stk_old, d + 1, done, use_lc)
+                f = d + 1 + h
+                if f > thresh:
+                    if f < nxt:
+                        nxt = f
+                    if bpmx and h - 1 > stk_h[d]:
+                        stk_h[d] = h - 1
+                    continue
+                if h == 0:
+                    goal_k = k
+                    break
+                j = cnt  # insertion sort by estimate; ties keep L R U D order
+                while j > 0 and stk_ch[d, j - 1] > h:
+                    stk_ch[d, j] = stk_ch[d, j - 1]
+                    stk_ck[d, j] = stk_ck[d, j - 1]
+                    j -= 1
+                stk_ch[d, j] = h
+                stk_ck[d, j] = k
+                cnt += 1
+            if goal_k >= 0:
+                c = nbr[b, goal_k]
+                h, done, mdsum, lcsum = _do_move(cells, pos, b, c, md, rowkey, colkey, width, height, use_lc,
+                                                 tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk,
+                                                 ngroups, lk_val, group_sum, lc_lines, stk_old, d + 1, mdsum,
+                                                 lcsum, big, place, buf)
+                path[d] = goal_k
+                d += 1
+                stk_blank[d] = c
+                stk_h[d] = 0
+                status = _FOUND
+                break
+            stk_n[d] = cnt
+            stk_it[d] = 0
+            if bpmx and d + stk_h[d] > thresh:
+                if d + stk_h[d] < nxt:
+                    nxt = d + stk_h[d]
+                stk_it[d] = cnt  # BPMX cut: no child is worth a visit
+            continue
+        if stk_it[d] >= stk_n[d]:
             if d == 0:
                 status = _ITERATION_DONE
                 break
             # undo the move that led to depth d: the tile now on stk_blank[d-1] goes back
             pb = stk_blank[d - 1]
             t = cells[pb]
-            cells[b] = t
-            cells[pb] = 0
-            pos[t] = b
-            pos[0] = pb
             mdsum += md[t, b] - md[t, pb]
             if use_lc:
-                l1 = stk_old[d, 0]
-                l2 = stk_old[d, 2]
-                lcsum += stk_old[d, 1] - lc_lines[l1] + stk_old[d, 3] - lc_lines[l2]
-                lc_lines[l1] = stk_old[d, 1]
-                lc_lines[l2] = stk_old[d, 3]
-            for g in range(ngroups):
-                i = tile_lk[t, g]
-                if i >= 0:
-                    old = stk_old[d, 4 + g]
-                    group_sum[g] += old - lk_val[i]
-                    lk_val[i] = old
+                lcsum += stk_old[d, 1] - lc_lines[stk_old[d, 0]] + stk_old[d, 3] - lc_lines[stk_old[d, 2]]
+            _undo_move(cells, pos, pb, b, tile_lk, lk_val, group_sum, lc_lines, stk_old, d, ngroups, use_lc)
+            up = stk_h[d] - 1  # BPMX upwards: what the child learnt bounds the parent
             d -= 1
+            if bpmx and up > stk_h[d]:
+                stk_h[d] = up
+                if d + up > thresh:
+                    if d + up < nxt:
+                        nxt = d + up
+                    stk_it[d] = stk_n[d]
             continue
-        if nodes >= stop:
-            status = _BUDGET
-            break
-        k = stk_it[d]
-        stk_it[d] = k + 1
+        k = stk_ck[d, stk_it[d]]
+        stk_it[d] += 1
         c = nbr[b, k]
-        if d > 0 and c == stk_blank[d - 1]:
-            continue  # never undo the previous move
-        t = cells[c]
-        # move tile t from c to b; the blank goes to c
-        cells[b] = t
-        cells[c] = 0
-        pos[t] = b
-        pos[0] = c
-        nodes += 1
-        nmd = mdsum + md[t, b] - md[t, c]
-        d1 = d + 1
-        nlc = lcsum
-        if use_lc:
-            if c // width == b // width:  # horizontal move: columns of b and c change
-                l1 = height + b % width
-                l2 = height + c % width
-                v1 = _line_conflicts(cells, colkey, b % width, width, height, buf)
-                v2 = _line_conflicts(cells, colkey, c % width, width, height, buf)
-            else:  # vertical move: rows of b and c change
-                l1 = b // width
-                l2 = c // width
-                v1 = _line_conflicts(cells, rowkey, l1 * width, 1, width, buf)
-                v2 = _line_conflicts(cells, rowkey, l2 * width, 1, width, buf)
-            stk_old[d1, 0] = l1
-            stk_old[d1, 1] = lc_lines[l1]
-            stk_old[d1, 2] = l2
-            stk_old[d1, 3] = lc_lines[l2]
-            nlc = lcsum - lc_lines[l1] - lc_lines[l2] + v1 + v2
-            lc_lines[l1] = v1
-            lc_lines[l2] = v2
-        h = nmd + nlc
-        for g in range(ngroups):
-            i = tile_lk[t, g]
-            if i >= 0:
-                v = _lookup_value(tables, i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, place)
-                stk_old[d1, 4 + g] = lk_val[i]
-                group_sum[g] += v - lk_val[i]
-                lk_val[i] = v
-            if group_sum[g] > h:
-                h = group_sum[g]
-        f = d1 + h
-        if f > thresh:
-            if f < nxt:
-                nxt = f
-            # undo at once
-            cells[c] = t
-            cells[b] = 0
-            pos[t] = c
-            pos[0] = b
-            if use_lc:
-                lc_lines[stk_old[d1, 0]] = stk_old[d1, 1]
-                lc_lines[stk_old[d1, 2]] = stk_old[d1, 3]
-            for g in range(ngroups):
-                i = tile_lk[t, g]
-                if i >= 0:
-                    old = stk_old[d1, 4 + g]
-                    group_sum[g] += old - lk_val[i]
-                    lk_val[i] = old
-            continue
+        h, done, mdsum, lcsum = _do_move(cells, pos, b, c, md, rowkey, colkey, width, height, use_lc,
+                                         tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk,
+                                         ngroups, lk_val, group_sum, lc_lines, stk_old, d + 1, mdsum,
+                                         lcsum, big, place, buf)
         path[d] = k
-        mdsum = nmd
-        lcsum = nlc
-        d = d1
+        d += 1
         stk_blank[d] = c
-        stk_it[d] = 0
+        stk_it[d] = -1
         stk_h[d] = h
-        if h == 0:
-            status = _FOUND
-            break
     state[_S_DEPTH] = d
     state[_S_NEXT] = nxt
     state[_S_NODES] = nodes
@@ -263,8 +321,9 @@ def neighbour_arrays(shape):
 class Searcher:
     """Prepared arrays for one shape and heuristic; solves many boards of that shape."""
 
-    def __init__(self, heuristic: Heuristic):
+    def __init__(self, heuristic: Heuristic, bpmx: bool = True):
         self.h = heuristic
+        self.bpmx = bpmx
         self.shape = heuristic.shape
         self.nbr, self.ndeg, self.letters = neighbour_arrays(self.shape)
         (self.tables, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap, self.lk_w,
@@ -305,6 +364,9 @@ class Searcher:
         ngroups = self.ngroups
         stk_blank = np.zeros(max_depth + 2, dtype=np.int64)
         stk_it = np.zeros(max_depth + 2, dtype=np.int64)
+        stk_n = np.zeros(max_depth + 2, dtype=np.int64)
+        stk_ch = np.zeros((max_depth + 2, 4), dtype=np.int64)
+        stk_ck = np.zeros((max_depth + 2, 4), dtype=np.int64)
         stk_h = np.zeros(max_depth + 2, dtype=np.int64)
         stk_old = np.zeros((max_depth + 2, 4 + max(ngroups, 1)), dtype=np.int64)
         path = np.zeros(max_depth + 2, dtype=np.int64)
@@ -314,7 +376,7 @@ class Searcher:
         while True:
             # a fresh iteration from the root
             stk_blank[0] = board.blank
-            stk_it[0] = 0
+            stk_it[0] = -1
             stk_h[0] = h0
             state[:] = 0
             state[_S_THRESH] = thresh
@@ -331,7 +393,8 @@ class Searcher:
                     self.shape.width, self.shape.height, self.h.use_lc,
                     self.tables, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap, self.lk_w,
                     self.tile_lk, self.nlookups, ngroups, st["lk_val"], st["group_sum"], st["lc_lines"],
-                    stk_blank, stk_it, stk_h, stk_old, path, state, budget, st["place"], st["buf"])
+                    stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_old, path, state, budget, st["place"],
+                    st["buf"], self.bpmx)
                 nodes = int(state[_S_NODES])
                 if status == _FOUND:
                     depth = int(state[_S_DEPTH])

@@ -17,12 +17,11 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-import numpy as np
-
 from pdb_builder.board import Shape
+from pdb_builder.lookup import lookups_for, serves
 from pdb_builder.storage import Database, default_db_dir, open_database
 
-from .heuristic import Heuristic, Lookup, manhattan_tables
+from .heuristic import Heuristic, manhattan_tables
 
 log = logging.getLogger("slidepdb.solve")
 
@@ -41,30 +40,7 @@ def candidate_files(shape: Shape, db_dir=None) -> list[tuple[str, Path]]:
     d = default_db_dir(db_dir)
     out = [("exact", p) for p in sorted(d.glob(f"{shape.key}.pdb.*.h5"))]
     if shape.walls and shape.goal_kind != "custom":
-        wf = shape.wall_free()
-        out += [("wall-free", p) for p in sorted(d.glob(f"{wf.key}.pdb.*.h5"))]
-    return out
-
-
-def _lookups_for(shape: Shape, db: Database, group: int, reflect: bool) -> list[Lookup]:
-    """Lookups reading ``db`` (built for ``db.shape``) on boards of ``shape``."""
-    dbs = db.shape
-    dbcell = np.full(dbs.n, -1, dtype=np.int64)
-    for j, c in enumerate(dbs.free_cells):
-        dbcell[c] = j
-    tmap = np.array(shape.transpose_map if reflect else range(shape.n), dtype=np.int64)
-    cellmap = dbcell[tmap]  # board cell -> table cell (through the reflection)
-    out = []
-    for t in db.tables:
-        tiles = []
-        for s in t.tiles:
-            home = dbs.home[s]
-            src = int(tmap[home])  # the board cell whose owner reads as s
-            if shape.goal[src] == -1:  # a wall: fixed on its cell
-                tiles.append(-(src + 1))
-            else:
-                tiles.append(shape.goal[src])
-        out.append(Lookup(t.data, tuple(tiles), cellmap, len(dbs.free_cells), group))
+        out += [("wall-free", p) for p in sorted(d.glob(f"{shape.wall_free().key}.pdb.*.h5"))]
     return out
 
 
@@ -75,17 +51,14 @@ def heuristic_for(shape: Shape, db_dir=None, use_lc: bool = True, verify: bool =
     h = Heuristic(shape, md, rowkey, colkey, use_lc=use_lc)
     for role, path in candidate_files(shape, db_dir):
         db = load(path, verify=verify)
-        if db.kind != "pdb":
-            continue
-        if role == "exact" and db.shape != shape:
-            log.warning("%s: built for another shape with the same key; skipped", path)
+        if db.kind != "pdb" or serves(db.shape, shape) != role:
+            log.warning("%s: not a %s database for %s; skipped", path, role, shape.key)
             continue
         name = f"{role} {db.attrs.get('partition-name')} ({path.name})"
-        h.lookups += _lookups_for(shape, db, h.ngroups, reflect=False)
-        h.names.append(name)
-        if reflect and shape.transpose_map is not None:
-            h.lookups += _lookups_for(shape, db, h.ngroups, reflect=True)
-            h.names.append(name + " reflected")
+        tables = [(t.tiles, t.data) for t in db.tables]
+        for reflected in (False, True) if reflect and shape.transpose_map is not None else (False,):
+            h.lookups += lookups_for(shape, db.shape, tables, h.ngroups, reflect=reflected)
+            h.names.append(name + (" reflected" if reflected else ""))
     if h.lookups:
         # with databases, linear conflicts rarely win and cost time per node
         h.use_lc = False

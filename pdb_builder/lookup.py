@@ -1,0 +1,72 @@
+"""How a database's tables read a board of some shape (shared by solver and inspect).
+
+* A table built for the board's own shape reads it directly.
+* A table built for the wall-free shape of the same size and goal reads a walled
+  board with each wall as the tile whose home it is, fixed on that cell.
+* For square shapes whose walls are symmetric under the main diagonal, a second
+  reading goes through the reflection (Korf & Felner 2002): tile u on cell c
+  reads as tile T'(u) on cell T(c), T'(u) the tile whose home is T(home(u)).
+
+``evaluate`` is the slow, obvious Python evaluator (coverage reports, verify,
+tests); the solver's kernel does the same with the arrays of
+``solver.heuristic.kernel_arrays``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .board import WALL, Shape
+from .ranking import rank_py
+
+
+@dataclass
+class Lookup:
+    """One table read: board tile ids in the table's slot order (``-(c+1)`` for a
+    wall on board cell c, fixed), the map from board cells to table cells, and
+    the table (1-D uint8)."""
+
+    table: np.ndarray
+    tiles: tuple[int, ...]
+    cellmap: np.ndarray  # board cell -> table cell (compact index), through the reflection if any
+    ncells: int  # free cells of the table's shape
+    group: int
+
+
+def serves(db_shape: Shape, shape: Shape) -> str | None:
+    """``exact``, ``wall-free`` or None: whether tables of ``db_shape`` read boards of ``shape``."""
+    if db_shape == shape:
+        return "exact"
+    if (shape.walls and shape.goal_kind != "custom" and not db_shape.walls
+            and db_shape == shape.wall_free()):
+        return "wall-free"
+    return None
+
+
+def lookups_for(shape: Shape, db_shape: Shape, tables, group: int, reflect: bool) -> list[Lookup]:
+    """Lookups reading ``tables`` ((tiles, data) pairs built for ``db_shape``) on ``shape``."""
+    dbcell = np.full(db_shape.n, -1, dtype=np.int64)
+    for j, c in enumerate(db_shape.free_cells):
+        dbcell[c] = j
+    tmap = np.array(shape.transpose_map if reflect else range(shape.n), dtype=np.int64)
+    cellmap = dbcell[tmap]
+    out = []
+    for tiles, data in tables:
+        slots = []
+        for s in tiles:
+            src = int(tmap[db_shape.home[s]])  # the board cell whose owner reads as s
+            slots.append(-(src + 1) if shape.goal[src] == WALL else shape.goal[src])
+        out.append(Lookup(data, tuple(slots), cellmap, len(db_shape.free_cells), group))
+    return out
+
+
+def evaluate(lookups: list[Lookup], cells, ngroups: int) -> list[int]:
+    """Sum of each group's lookups for arrangement ``cells``."""
+    pos = {t: c for c, t in enumerate(cells) if t > 0}
+    sums = [0] * ngroups
+    for lk in lookups:
+        place = [int(lk.cellmap[-t - 1]) if t < 0 else int(lk.cellmap[pos[t]]) for t in lk.tiles]
+        sums[lk.group] += int(lk.table[rank_py(place, lk.ncells)])
+    return sums

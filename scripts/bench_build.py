@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Build benchmark: wall time, CPU time and peak memory of each database build.
+
+    .venv/bin/python scripts/bench_build.py [--only NAME ...] [--db-dir DIR] [--keep]
+
+Each build runs as its own ``slidepdb build`` process (fresh, with a warm numba
+cache from a tiny warm-up build), measured with ``os.wait4``: wall seconds, user
+CPU seconds and peak resident memory.  Prints a markdown table for the README.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SLIDEPDB = [sys.executable, "-m", "solver"]
+
+CASES = [
+    # name, build arguments, target
+    ("4x4 7-8", ["4x4", "--goal", "korf", "--partition", "7-8"], "<= 10 min, <= 4 GB"),
+    ("4x4 6-6-3", ["4x4", "--goal", "korf", "--partition", "6-6-3"], "<= 20 s"),
+    ("5x5 6-6-6-6", ["5x5", "--goal", "korf", "--partition", "6-6-6-6", "--memory-limit", "6G"], "<= 30 min, <= 6 GB"),
+    ("6x6 default", ["6x6", "--goal", "devquiz", "--memory-limit", "6G"], "<= 30 min, <= 6 GB"),
+    ("goal table 4x4 d20", ["4x4", "--goal", "korf", "--no-pdb", "--goal-depth", "20"], "<= 2 min"),
+]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", nargs="*", help="case names to run (default: all)")
+    ap.add_argument("--db-dir", default=None, help="where to build (default: a temporary folder)")
+    ap.add_argument("--keep", action="store_true", help="keep the built files")
+    a = ap.parse_args()
+    db_dir = Path(a.db_dir) if a.db_dir else Path(tempfile.mkdtemp(prefix="slidepdb-bench-"))
+    sys.path.insert(0, str(ROOT))
+    from pdb_builder.storage import open_database
+
+    # warm the numba cache so compile time is not counted
+    subprocess.run(SLIDEPDB + ["-q", "build", "3x3", "--partition", "4-4", "--goal-depth", "4", "--db-dir",
+                               str(db_dir / "warm")], cwd=ROOT, check=True, capture_output=True)
+    rows = []
+    for name, args, target in CASES:
+        if a.only and name not in a.only:
+            continue
+        before = set(db_dir.glob("*.h5"))
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(SLIDEPDB + ["-q", "build", *args, "--db-dir", str(db_dir), "--overwrite"],
+                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        out = proc.stdout.read().decode()
+        err = proc.stderr.read().decode()
+        if os.waitstatus_to_exitcode(status) != 0:
+            print(f"{name}: build failed\n{out}\n{err}", file=sys.stderr)
+            return 1
+        new = sorted(set(db_dir.glob("*.h5")) - before) or sorted(db_dir.glob("*.h5"))
+        path = [p for p in new if (("goal" in name) == (".goal." in p.name))][-1]
+        db = open_database(path, verify=False)
+        if db.kind == "pdb":
+            entries = sum(int(t.data.size) for t in db.tables)
+            mean = sum(float(t.attrs["mean"]) for t in db.tables)
+            detail = f"{entries:,} entries, mean h {mean:.2f}"
+        else:
+            detail = f"{len(db.dist):,} states to depth {db.depth}"
+        rows.append((name, f"{wall:.1f}", f"{usage.ru_utime:.1f}", f"{usage.ru_maxrss / 2**20:.2f}",
+                     detail, target))
+        print(f"done: {name} {wall:.1f} s", file=sys.stderr)
+    print("| database | wall s | user CPU s | peak GB | contents | target |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+    if not a.keep and not a.db_dir:
+        shutil.rmtree(db_dir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Solver benchmark on the standard sets; prints markdown tables for the README.
+
+    .venv/bin/python scripts/bench_solve.py --db-dir DIR [--sets korf100 depth80 korf24 manhattan]
+                                            [--korf24-count 5] [--time-limit S]
+
+Needs the databases built first (``slidepdb build 4x4 --partition 7-8``;
+``slidepdb build 5x5 --partition 6-6-6-6 --memory-limit 6G`` for korf24).  Runs
+on one core (the IDA* kernel is serial).  Tables are loaded and kernels compiled
+before timing starts; every answer is simulated and compared with the
+published optimal length.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+
+
+def solve_set(records, searcher, time_limit=None, limit=None):
+    from pdb_builder.board import check_moves
+
+    rows = []
+    for rec in records[:limit]:
+        res = searcher.solve(rec.board, time_limit=time_limit)
+        ok = res.moves is not None and check_moves(rec.board, res.moves).ok
+        rows.append((rec, res, ok))
+        print(f"  {rec.ident}: {res.status} length {res.length} (published {rec.expected_length}) "
+              f"{res.nodes:,} nodes {res.seconds:.2f} s", file=sys.stderr)
+    return rows
+
+
+def summary(name, rows, heuristic):
+    solved = [(r, x) for r, x, ok in rows if ok and x.optimal]
+    right = sum(1 for r, x in solved if x.length == r.expected_length)
+    secs = sum(x.seconds for _, x, _ in rows)
+    nodes = sum(x.nodes for _, x, _ in rows)
+    worst = max((x.seconds for _, x, _ in rows), default=0.0)
+    return (name, heuristic, f"{len(solved)}/{len(rows)}", f"{right}/{len(rows)}", f"{secs:.2f}", f"{worst:.2f}",
+            f"{nodes / max(len(rows), 1):,.0f}", f"{nodes / max(secs, 1e-9) / 1e6:.1f}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--db-dir", default=None)
+    ap.add_argument("--sets", nargs="*", default=["korf100", "depth80", "manhattan"])
+    ap.add_argument("--korf24-count", type=int, default=5)
+    ap.add_argument("--time-limit", type=float, default=None, help="seconds per instance")
+    a = ap.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from pdb_builder.formats import read_file
+    from solver.heuristic import manhattan_heuristic
+    from solver.ida import Searcher
+    from solver.tables import heuristic_for
+
+    out = []
+    for name in a.sets:
+        if name in ("korf100", "depth80", "manhattan"):
+            fname = "depth80_15puzzle.txt" if name == "depth80" else "korf100.txt"
+            recs = read_file(str(DATA / fname)).records
+            shape = recs[0].board.shape
+            if name == "manhattan":
+                h = manhattan_heuristic(shape)
+                recs = recs[:10]
+            else:
+                h = heuristic_for(shape, a.db_dir)
+                if not h.lookups:
+                    print(f"{name}: no 4x4 database in {a.db_dir}; build it first", file=sys.stderr)
+                    return 1
+            searcher = Searcher(h)
+            searcher.solve(recs[8].board if len(recs) > 8 else recs[0].board, node_limit=10_000)  # warm-up
+            print(f"{name}: {', '.join(h.names) or 'manhattan+lc'}", file=sys.stderr)
+            rows = solve_set(recs, searcher, a.time_limit)
+            label = {"korf100": "Korf's 100", "depth80": "17 at depth 80",
+                     "manhattan": "Korf's 100, first 10"}[name]
+            out.append(summary(label, rows, " + ".join(h.names) if h.names else "Manhattan + LC"))
+        elif name == "korf24":
+            recs = sorted(read_file(str(DATA / "korf24.txt")).records, key=lambda r: r.expected_length)
+            h = heuristic_for(recs[0].board.shape, a.db_dir)
+            if not h.lookups:
+                print(f"korf24: no 5x5 database in {a.db_dir}; build it first", file=sys.stderr)
+                return 1
+            searcher = Searcher(h)
+            print(f"korf24: {', '.join(h.names)}", file=sys.stderr)
+            rows = solve_set(recs, searcher, a.time_limit, a.korf24_count)
+            out.append(summary(f"Korf's 24-puzzles, {a.korf24_count} shortest", rows, " + ".join(h.names)))
+    print("| set | heuristic | proven optimal | at published length | total s | worst s | avg nodes | M nodes/s |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in out:
+        print("| " + " | ".join(r) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+import json
+import random
+import struct
+import zlib
+
+import h5py
+import pytest
+from click.testing import CliRunner
+
+from pdb_builder.board import Board, Shape
+from pdb_builder.build import build_goal_table, build_pdb
+from pdb_builder.inspect import coverage, coverage_summary, list_databases, verify
+from pdb_builder.lookup import evaluate, lookups_for
+from pdb_builder.formats import read_lines
+from pdb_builder.patterns import named_partition
+from pdb_builder.storage import open_database
+from solver.cli import main
+from solver.ida import Searcher
+from solver.tables import heuristic_for
+
+from .naive import bfs_distances
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    d = tmp_path_factory.mktemp("db")
+    s = Shape.devquiz(3, 3)
+    build_pdb(s, named_partition(s, "4-4"), d)
+    build_goal_table(s, 8, d)
+    w = Shape.devquiz(3, 3, [4])
+    build_pdb(w, named_partition(w, "4-3"), d)
+    return d
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_listing_exact(folder):
+    rows = list_databases(folder)
+    assert [(r.shape, r.kind, r.name, r.checksum) for r in rows] == [  # file name order
+        ("3x3-devquiz-w10", "pdb", "4-3", "ok"),
+        ("3x3-devquiz", "goal-table", "depth 8", "ok"),
+        ("3x3-devquiz", "pdb", "4-4", "ok"),
+    ]
+    assert rows[2].entries == 2 * 9 * 8 * 7 * 6 and rows[0].entries == 8 * 7 * 6 * 5 + 8 * 7 * 6
+    assert rows[1].entries == len(bfs_distances(Shape.devquiz(3, 3), max_depth=8))
+    r = run("inspect", "--db-dir", str(folder), "--json")
+    assert r.exit_code == 0 and [json.loads(x)["name"] for x in r.stdout.splitlines()] == ["4-3", "depth 8", "4-4"]
+
+
+def test_details_and_plot(folder, tmp_path):
+    r = run("inspect", str(folder / "3x3-devquiz.pdb.4-4.h5"), "--json")
+    info = json.loads(r.stdout)
+    assert r.exit_code == 0 and len(info["tables"]) == 2
+    assert sum(info["tables"][0]["layers"]) == 3024
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "h.png"
+    r = run("inspect", str(folder / "3x3-devquiz.pdb.4-4.h5"), "--plot", str(png))
+    assert r.exit_code == 0
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    assert width > 100 and height > 100
+    zlib.decompress(b"".join(_idat(data)))  # the image data is intact
+
+
+def _idat(data):
+    i = 8
+    while i < len(data):
+        n = struct.unpack(">I", data[i:i + 4])[0]
+        kind = data[i + 4:i + 8]
+        if kind == b"IDAT":
+            yield data[i + 8:i + 8 + n]
+        i += 12 + n
+
+
+def test_plot_without_matplotlib_is_one_line(folder, tmp_path, monkeypatch):
+    import builtins
+    real = builtins.__import__
+
+    def fake(name, *a, **k):
+        if name.startswith("matplotlib"):
+            raise ImportError(name)
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", fake)
+    r = run("inspect", str(folder / "3x3-devquiz.pdb.4-4.h5"), "--plot", str(tmp_path / "x.png"))
+    assert r.exit_code == 1 and "needs matplotlib" in r.output and "Traceback" not in r.output
+
+
+def walk(shape, steps=200, seed=0):
+    """A board a random walk of the blank away from the goal."""
+    rng = random.Random(seed)
+    cells, b = list(shape.goal), shape.goal_blank
+    for _ in range(steps):
+        d = rng.choice(shape.neighbours[b])
+        cells[b], cells[d], b = cells[d], 0, d
+    return str(Board(shape, tuple(cells)))
+
+
+def test_coverage_exact(folder):
+    lines = ["9 9 9 9", "4",
+             "3,3,123456708",  # 1 move from the goal: inside the goal table
+             walk(Shape.devquiz(3, 3, [4])),  # exact PDB for w10 (cell 4)
+             walk(Shape.devquiz(3, 3, [0])),  # wall-free PDB only
+             walk(Shape.devquiz(4, 3))]  # no table
+    bs = read_lines(lines, "p")
+    covs = coverage(bs.records, folder)
+    assert [c.served_by for c in covs] == ["exact", "exact", "wall-free", "none"]
+    assert covs[0].in_goal_table == 1 and covs[0].goal_table
+    assert covs[1].exact == ["3x3-devquiz-w10.pdb.4-3.h5"] and covs[1].wall_free == ["3x3-devquiz.pdb.4-4.h5"]
+    for c, rec in zip(covs, bs.records):  # optimal lengths from the solver (checked against BFS elsewhere)
+        assert c.manhattan <= c.h0 <= Searcher(heuristic_for(rec.board.shape, None)).solve(rec.board).length
+    summary = {s["size"]: s for s in coverage_summary(covs)}
+    assert summary["3x3"]["boards"] == 3 and summary["3x3"]["covered"] == 1.0
+    assert summary["all"]["none"] == 1 and summary["4x3"]["covered"] == 0.0
+    f = folder / "problems.txt"
+    f.write_text("\n".join(lines) + "\n")
+    r = run("inspect", "--db-dir", str(folder), "--problems", str(f), "--suggest")
+    assert r.exit_code == 0 and "slidepdb build 4x3 --goal devquiz" in r.output
+
+
+def test_python_evaluator_matches_kernel(folder):
+    for shape in (Shape.devquiz(3, 3), Shape.devquiz(3, 3, [4]), Shape.devquiz(3, 3, [0])):
+        h = heuristic_for(shape, folder)
+        s = Searcher(h)
+        dist = bfs_distances(shape)
+        for cells in random.Random(3).sample(sorted(dist), min(200, len(dist))):
+            sums = evaluate(h.lookups, cells, h.ngroups)
+            assert s.initial_h(Board(shape, cells)) == max([shape.manhattan(cells)] + sums)
+
+
+def test_verify_ok_and_flipped_byte(folder, tmp_path):
+    r = verify(folder / "3x3-devquiz.pdb.4-4.h5")
+    assert r.ok and "admissible on 2000 states" in r.checks[-1]
+    assert verify(folder / "3x3-devquiz.goal.d8.h5").ok
+    import shutil
+    bad = tmp_path / "3x3-devquiz.pdb.4-4.h5"
+    shutil.copy(folder / "3x3-devquiz.pdb.4-4.h5", bad)
+    with h5py.File(bad, "r") as f:
+        off = f["tables/0"].id.get_offset()
+    with open(bad, "r+b") as fh:
+        fh.seek(off + 100)
+        fh.write(b"\xff")
+    r = run("verify", str(bad))
+    assert r.exit_code == 1 and "FAILED" in r.output and "tables/0" in r.output
+    r = run("inspect", "--db-dir", str(tmp_path))
+    assert "BAD" in r.output
+
+
+def test_verify_catches_inadmissible_values(folder, tmp_path):
+    import shutil
+    import numpy as np
+    from pdb_builder.storage import sha256
+    bad = tmp_path / "3x3-devquiz.pdb.4-4.h5"
+    shutil.copy(folder / "3x3-devquiz.pdb.4-4.h5", bad)
+    with h5py.File(bad, "r+") as f:
+        data = f["tables/1"][()]
+        data[data < 255] += 3  # every value too large, checksum made consistent
+        f["tables/1"][...] = data
+        f["tables/1"].attrs["sha256"] = sha256(np.asarray(data))
+    r = verify(bad)
+    assert not r.ok and "tables/1" in r.error and "inadmissible" in r.error
