@@ -8,12 +8,16 @@ simulated before it is reported.  A bad board never stops the others.
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from pdb_builder.atomic import write_text_atomic
 from pdb_builder.board import Board, check_moves
 from pdb_builder.errors import (EXIT_BAD_INPUT, EXIT_BAD_MOVES, EXIT_INTERNAL, EXIT_LIMIT, EXIT_OK,
-                                EXIT_UNSOLVABLE)
+                                EXIT_UNSOLVABLE, BoardError)
 from pdb_builder.formats import Record
 from pdb_builder.solvability import decide
 
@@ -121,3 +125,172 @@ def solve_record(rec: Record, pool: SolverPool, time_limit: float | None = None,
         return Outcome(rec.index, str(board), "error", f"internal error: solver answer rejected: {mc.reason}", extra)
     extra.update(moves=result.moves, length=result.length, optimal=result.optimal)
     return Outcome(rec.index, str(board), "solved", None, extra)
+
+
+# -- many boards -----------------------------------------------------------------------------
+
+_WORKER_POOL: SolverPool | None = None
+
+
+def _worker_init(db_dir, use_db, verify):
+    global _WORKER_POOL
+    _WORKER_POOL = SolverPool(db_dir, use_db=use_db, verify=verify)
+
+
+def _worker_solve(rec: Record, time_limit, node_limit) -> Outcome:
+    return solve_record(rec, _WORKER_POOL, time_limit=time_limit, node_limit=node_limit)
+
+
+def journal_path(out_path) -> Path:
+    out_path = Path(out_path)
+    return out_path.with_name(out_path.name + ".progress.jsonl")
+
+
+def read_journal(path: Path, records) -> dict[int, Outcome]:
+    """Outcomes of a previous run, re-checked: an answer whose moves do not reach
+    the goal of the same board, or a torn last line, is dropped (solved again)."""
+    by_index = {r.index: r for r in records}
+    done: dict[int, Outcome] = {}
+    if not path.exists():
+        return done
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            d = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut short by a kill
+        rec = by_index.get(d.get("index"))
+        if rec is None or d.get("board") != (str(rec.board) if rec.board is not None else rec.text):
+            continue
+        if d.get("status") == "solved":
+            if rec.board is None or not check_moves(rec.board, d.get("moves") or "").ok:
+                continue
+        extra = {k: v for k, v in d.items() if k not in ("index", "board", "status", "error")}
+        done[rec.index] = Outcome(rec.index, d["board"], d["status"], d.get("error"), extra)
+    return done
+
+
+@dataclass
+class BatchResult:
+    outcomes: dict[int, Outcome]
+    interrupted: bool = False
+    resumed: int = 0
+    seconds: float = 0.0
+
+
+def run_batch(records, *, db_dir=None, use_db: bool = True, time_limit=None, node_limit=None,
+              workers: int = 1, out_path=None, resume: bool = False, on_outcome=None) -> BatchResult:
+    """Solve every record; ``on_outcome(outcome)`` is called as each board finishes.
+
+    With ``out_path``, finished boards go to a journal beside it at once (so a kill
+    loses nothing, and ``resume`` skips them), and the answer file is written
+    atomically at the end, or at an interrupt with what is finished."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    t0 = time.perf_counter()
+    journal = journal_path(out_path) if out_path else None
+    done: dict[int, Outcome] = {}
+    if journal is not None and journal.exists():
+        if not resume:
+            raise BoardError(f"{journal} holds an interrupted run: pass --resume to continue it, "
+                             f"or delete it to start over")
+        done = read_journal(journal, records)
+    result = BatchResult(dict(done), resumed=len(done))
+    for out in done.values():
+        if on_outcome:
+            on_outcome(out)
+    todo = [r for r in records if r.index not in done]
+    jf = open(journal, "a", encoding="utf-8") if journal is not None else None
+
+    def finish(out: Outcome):
+        result.outcomes[out.index] = out
+        if jf is not None:
+            jf.write(json.dumps(out.as_json()) + "\n")
+            jf.flush()
+            os.fsync(jf.fileno())
+        if on_outcome:
+            on_outcome(out)
+
+    try:
+        if workers <= 1 or len(todo) <= 1:
+            pool = SolverPool(db_dir, use_db=use_db)
+            for rec in todo:
+                finish(solve_record(rec, pool, time_limit=time_limit, node_limit=node_limit))
+        else:
+            ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+            with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init,
+                                     initargs=(db_dir, use_db, True)) as ex:
+                futures = [ex.submit(_worker_solve, rec, time_limit, node_limit) for rec in todo]
+                try:
+                    for fut in as_completed(futures):
+                        finish(fut.result())
+                except BaseException:
+                    ex.shutdown(wait=False, cancel_futures=True)
+                    raise
+    except KeyboardInterrupt:
+        result.interrupted = True
+    finally:
+        if jf is not None:
+            jf.close()
+        result.seconds = time.perf_counter() - t0
+        if out_path:
+            write_answers(out_path, records, result.outcomes)
+            if not result.interrupted and len(result.outcomes) == len(records):
+                journal.unlink(missing_ok=True)  # complete: the answer file says it all
+    return result
+
+
+def write_answers(out_path, records, outcomes: dict[int, Outcome]) -> None:
+    """DevQuiz answer file: one line per board in input order, empty when unsolved."""
+    lines = []
+    for r in records:
+        o = outcomes.get(r.index)
+        lines.append((o.extra.get("moves") or "") if o is not None and o.status == "solved" else "")
+    write_text_atomic(out_path, "".join(line + "\n" for line in lines))
+
+
+def write_report(path, outcomes) -> None:
+    """Per-board report: CSV when the name ends in .csv, else JSON lines."""
+    rows = [o.as_json() for o in sorted(outcomes, key=lambda o: o.index)]
+    if str(path).endswith(".csv"):
+        import csv
+        import io
+
+        cols = ["index", "board", "status", "size", "walls", "length", "optimal", "lower_bound", "h0", "nodes",
+                "seconds", "error", "moves"]
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+        write_text_atomic(path, buf.getvalue())
+    else:
+        write_text_atomic(path, "".join(json.dumps(r) + "\n" for r in rows))
+
+
+def summary_rows(outcomes) -> list[tuple]:
+    """Per size and in all: boards, solved, proven optimal, moves, nodes, seconds."""
+    groups: dict[str, list[Outcome]] = {}
+    for o in outcomes:
+        groups.setdefault(o.extra.get("size", "?"), []).append(o)
+
+    def key(size):
+        try:
+            return tuple(int(x) for x in size.split("x"))
+        except ValueError:
+            return (99, 99)
+
+    rows = []
+    for size in sorted(groups, key=key) + ["all"]:
+        os_ = list(outcomes) if size == "all" else groups[size]
+        solved = [o for o in os_ if o.status == "solved"]
+        rows.append((size, len(os_), len(solved), sum(1 for o in solved if o.extra.get("optimal")),
+                     sum(1 for o in os_ if o.status in ("unsolvable", "invalid")),
+                     sum(1 for o in os_ if o.status == "limit"),
+                     sum(o.extra.get("length") or 0 for o in solved),
+                     sum(o.extra.get("nodes") or 0 for o in os_),
+                     round(sum(o.extra.get("seconds") or 0.0 for o in os_), 1)))
+    return rows
+
+
+SUMMARY_HEADERS = ["size", "boards", "solved", "proven optimal", "rejected", "limit", "moves", "nodes", "seconds"]

@@ -146,45 +146,69 @@ def check(board, moves, size, goal, as_json):
 @goal_option
 @json_option
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
-              help="Write an answer file: one line per board, in order, empty when unsolved.")
+              help="Answer file: one line per board, in order, empty when unsolved (written atomically; "
+                   "finished boards are kept in OUT.progress.jsonl until the run completes).")
+@click.option("--resume", is_flag=True, help="Continue an interrupted run of --out: skip boards already answered.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
+              help="Per-board report: CSV if the name ends in .csv, else JSON lines.")
 @click.option("--db-dir", type=click.Path(file_okay=False), default=None,
               help="Database folder (default: $SLIDEPDB_DB_DIR or ./databases).")
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Seconds per board before it is reported as a limit.")
 @click.option("--node-limit", type=click.IntRange(min=1), default=None, help="Nodes per board.")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Processes (default: one per core for several boards).")
 @click.option("--no-db", is_flag=True, help="Ignore databases: wall-aware Manhattan + linear conflicts only.")
-def solve(board, size, goal, as_json, out_path, db_dir, time_limit, node_limit, no_db):
+def solve(board, size, goal, as_json, out_path, resume, report_path, db_dir, time_limit, node_limit, workers,
+          no_db):
     """Solve BOARD optimally with IDA* and print the moves of the blank.
 
     BOARD is read as by ``check``.  Each answer is simulated before it is printed;
     ``optimal`` means proven: an admissible heuristic and a completed IDA* iteration.
+    Ctrl-C keeps every finished answer (rerun with --resume).
     """
-    from solver.batch import SolverPool, solve_record
+    from solver.batch import SUMMARY_HEADERS, run_batch, summary_rows, write_report
 
+    if resume and not out_path:
+        raise click.UsageError("--resume needs --out")
     boards = load_boards(board, size, goal)
-    pool = SolverPool(db_dir, use_db=not no_db)
-    outcomes = []
+    if workers is None:
+        workers = os.cpu_count() or 1 if len(boards.records) > 1 else 1
+    code = 0
+    for err in boards.errors:
+        click.echo(f"error: {where(boards, err.index)}: {err.error}", err=True)
+        code = EXIT_BAD_INPUT
 
-    def run():
-        for rec in boards.records:
-            out = solve_record(rec, pool, time_limit=time_limit, node_limit=node_limit)
-            outcomes.append(out)
-            yield out
+    def show(out):
+        if as_json:
+            click.echo(json.dumps(out.as_json()))
+            return
+        if out.error:
+            click.echo(f"{out.status}: {where(boards, out.index)}: {out.error}", err=True)
+        if out.status == "solved":
+            e = out.extra
+            tag = "optimal" if e["optimal"] else "not proven optimal"
+            click.echo(f"{where(boards, out.index)}: {e['length']} moves ({tag}, {e['nodes']} nodes, "
+                       f"{e['seconds']:.2f} s): {e['moves']}")
 
-    def human(out):
-        if out.status != "solved":
-            return None
-        e = out.extra
-        tag = "optimal" if e["optimal"] else "not proven optimal"
-        return (f"{where(boards, out.index)}: {e['length']} moves ({tag}, {e['nodes']} nodes, "
-                f"{e['seconds']:.2f} s): {e['moves']}")
+    result = run_batch(boards.records, db_dir=db_dir, use_db=not no_db, time_limit=time_limit,
+                       node_limit=node_limit, workers=workers, out_path=out_path, resume=resume, on_outcome=show)
+    outcomes = list(result.outcomes.values())
+    if report_path:
+        write_report(report_path, outcomes)
+    for o in outcomes:
+        code = max(code, o.exit_code)
+    if len(boards.records) > 1:
+        from pdb_builder.cli import format_table
 
-    code = emit(run(), boards, as_json, human)
-    if out_path:
-        from pdb_builder.atomic import write_text_atomic
-
-        by_index = {o.index: (o.extra.get("moves") or "") for o in outcomes}
-        write_text_atomic(out_path, "".join(by_index.get(r.index, "") + "\n" for r in boards.records))
+        table = format_table(summary_rows(outcomes), SUMMARY_HEADERS)
+        resumed = f", {result.resumed} from an earlier run" if result.resumed else ""
+        click.echo(f"{len(outcomes)}/{len(boards.records)} boards in {result.seconds:.1f} s with "
+                   f"{workers} worker(s){resumed}\n{table}", err=as_json)
+    if result.interrupted:
+        click.echo(f"interrupted: {len(outcomes)} boards finished"
+                   + (f"; rerun with --resume to continue {out_path}" if out_path else ""), err=True)
+        sys.exit(130)
     sys.exit(code)
 
 

@@ -40,6 +40,8 @@ class Heuristic:
     use_lc: bool = True
     lookups: list[Lookup] = field(default_factory=list)
     names: list[str] = field(default_factory=list)  # description of each group
+    goal_table: object = None  # a loaded goal-table Database of this exact shape, or None
+    goal_name: str | None = None  # its description (not a group)
 
     @property
     def ngroups(self) -> int:
@@ -119,3 +121,22 @@ def board_arrays(shape: Shape, cells) -> tuple[np.ndarray, np.ndarray]:
             pos[t] = cell
     assert pos[BLANK] >= 0
     return c, pos
+
+
+def goal_arrays(h: Heuristic):
+    """The goal table as the kernel's arguments (depth -1 and dummies when there is none)."""
+    from pdb_builder.goal_table import key_layout, tile_codes
+
+    shape = h.shape
+    gt = h.goal_table
+    bits, per, nwords = key_layout(shape)
+    if gt is None:
+        keys = np.zeros((1, nwords), dtype=np.uint64)
+        dist = np.zeros(1, dtype=np.uint8)
+        depth = -1
+    else:
+        keys, dist, depth = gt.keys, gt.dist, int(gt.depth)
+    codes = tile_codes(shape)
+    codes = np.where(codes < 0, 0, codes).astype(np.int64)
+    cells_of = np.array(shape.free_cells, dtype=np.int64)
+    return (keys, dist, depth, bits, per, codes, cells_of, np.zeros(nwords, dtype=np.uint64))

@@ -23,9 +23,10 @@ import numba as nb
 import numpy as np
 
 from pdb_builder.board import MOVES, Board
+from pdb_builder.goal_table import find_key
 from pdb_builder.ranking import rank_kernel
 
-from .heuristic import Heuristic, board_arrays, kernel_arrays, manhattan_heuristic
+from .heuristic import Heuristic, board_arrays, goal_arrays, kernel_arrays, manhattan_heuristic
 
 MAX_DEPTH = 1000  # deepest path the kernel keeps; longer thresholds stop as a limit
 SLICE_NODES = 2_000_000  # nodes per kernel call between time checks
@@ -116,12 +117,26 @@ def _init_groups(tables, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_gro
 
 
 @nb.njit(cache=True, inline="always")
+def _goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells, key):
+    """Exact distance of the arrangement from the goal table, or -1 when absent."""
+    for w in range(key.shape[0]):
+        key[w] = 0
+    for j in range(gt_cells.shape[0]):
+        t = cells[gt_cells[j]]
+        key[j // gt_per] |= np.uint64(gt_codes[t]) << np.uint64((j % gt_per) * gt_bits)
+    r = find_key(gt_keys, key)
+    return -1 if r < 0 else np.int64(gt_dist[r])
+
+
+@nb.njit(cache=True, inline="always")
 def _do_move(cells, pos, b, c, md, rowkey, colkey, width, height, use_lc,
              tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk, ngroups,
-             lk_val, group_sum, lc_lines, stk_old, d1, mdsum, lcsum, limit, place, buf):
+             lk_val, group_sum, lc_lines, stk_old, d1, mdsum, lcsum, limit, place, buf, bpar):
     """Move the tile on ``c`` into the blank on ``b`` and update every estimate,
     keeping what changed in ``stk_old[d1]``.  Groups are evaluated only while
-    ``d1 + h <= limit``: a child pruned anyway needs no more.
+    ``d1 + h <= limit``: a child pruned anyway needs no more.  The result is
+    rounded up to the parity of the blank's distance from its goal cell (``bpar``),
+    which every solution length shares (the grid is bipartite).
     Returns (h, groups evaluated, new md sum, new lc sum)."""
     t = cells[c]
     cells[b] = t
@@ -161,6 +176,7 @@ def _do_move(cells, pos, b, c, md, rowkey, colkey, width, height, use_lc,
         if group_sum[g] > h:
             h = group_sum[g]
         done += 1
+    h += (h ^ bpar[c]) & 1  # every path to the goal has the blank's distance parity
     return h, done, nmd, nlc
 
 
@@ -187,7 +203,8 @@ def _undo_move(cells, pos, b, c, tile_lk, lk_val, group_sum, lc_lines, stk_old, 
 def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
             tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk, nlookups, ngroups,
             lk_val, group_sum, lc_lines,
-            stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_old, path, state, budget, place, buf, bpmx):
+            stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_old, path, state, budget, place, buf, bpmx,
+            gt_keys, gt_dist, gt_depth, gt_bits, gt_per, gt_codes, gt_cells, gt_key, bpar):
     """Run IDA* from the state vector for at most ``budget`` generated nodes.
 
     At its first visit (``stk_it[d] == -1``) a node generates all its children
@@ -196,7 +213,12 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
     then it descends into them one by one.  ``stk_h[d]`` is the node's estimate,
     raised by BPMX: neighbours differ by one move, so a child's h - 1 bounds the
     parent too (Felner et al. 2005), and a raise that prunes the parent skips its
-    remaining children."""
+    remaining children.
+
+    With a goal table of depth D (``gt_depth >= 0``), a child whose remaining
+    budget is at most D is settled by one lookup: present, its distance is exact
+    (and a solution if it fits the threshold: the rest of the path is read off the
+    table by greedy descent); absent, it is at least D + 1 away."""
     d = state[_S_DEPTH]
     thresh = state[_S_THRESH]
     nxt = state[_S_NEXT]
@@ -214,6 +236,7 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
                 break
             cnt = 0
             goal_k = -1
+            goal_e = 0
             for k in range(ndeg[b]):
                 c = nbr[b, k]
                 if d > 0 and c == stk_blank[d - 1]:
@@ -222,9 +245,21 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
                 h, done, nmd, nlc = _do_move(cells, pos, b, c, md, rowkey, colkey, width, height, use_lc,
                                              tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk,
                                              ngroups, lk_val, group_sum, lc_lines, stk_old, d + 1, mdsum,
-                                             lcsum, thresh, place, buf)
+                                             lcsum, thresh, place, buf, bpar)
+                gt_e = -2
+                if gt_depth >= 0 and d + 1 + h <= thresh and thresh - (d + 1) <= gt_depth:
+                    gt_e = _goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells, gt_key)
+                    if gt_e >= 0:
+                        h = gt_e  # exact (and >= h, which is admissible)
+                    elif gt_depth + 1 > h:
+                        h = gt_depth + 1  # absent: farther than the table reaches
+                        h += (h ^ bpar[c]) & 1
                 _undo_move(cells, pos, b, c, tile_lk, lk_val, group_sum, lc_lines, stk_old, d + 1, done, use_lc)
                 f = d + 1 + h
+                if gt_e >= 0 and f <= thresh:
+                    goal_k = k  # the table holds a path within the threshold
+                    goal_e = gt_e
+                    break
                 if f > thresh:
                     if f < nxt:
                         nxt = f
@@ -233,6 +268,7 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
                     continue
                 if h == 0:
                     goal_k = k
+                    goal_e = 0
                     break
                 j = cnt  # insertion sort by estimate; ties keep L R U D order
                 while j > 0 and stk_ch[d, j - 1] > h:
@@ -247,11 +283,30 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
                 h, done, mdsum, lcsum = _do_move(cells, pos, b, c, md, rowkey, colkey, width, height, use_lc,
                                                  tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk,
                                                  ngroups, lk_val, group_sum, lc_lines, stk_old, d + 1, mdsum,
-                                                 lcsum, big, place, buf)
+                                                 lcsum, big, place, buf, bpar)
                 path[d] = goal_k
                 d += 1
                 stk_blank[d] = c
                 stk_h[d] = 0
+                # read the rest off the goal table: some neighbour is one closer
+                while goal_e > 0:
+                    b2 = stk_blank[d]
+                    for k2 in range(ndeg[b2]):
+                        c2 = nbr[b2, k2]
+                        t2 = cells[c2]
+                        cells[b2] = t2
+                        cells[c2] = 0
+                        if _goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells,
+                                          gt_key) == goal_e - 1:
+                            pos[t2] = b2
+                            pos[0] = c2
+                            path[d] = k2
+                            d += 1
+                            stk_blank[d] = c2
+                            goal_e -= 1
+                            break
+                        cells[c2] = t2
+                        cells[b2] = 0
                 status = _FOUND
                 break
             stk_n[d] = cnt
@@ -287,7 +342,7 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
         h, done, mdsum, lcsum = _do_move(cells, pos, b, c, md, rowkey, colkey, width, height, use_lc,
                                          tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk,
                                          ngroups, lk_val, group_sum, lc_lines, stk_old, d + 1, mdsum,
-                                         lcsum, big, place, buf)
+                                         lcsum, big, place, buf, bpar)
         path[d] = k
         d += 1
         stk_blank[d] = c
@@ -328,6 +383,9 @@ class Searcher:
         self.nbr, self.ndeg, self.letters = neighbour_arrays(self.shape)
         (self.tables, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap, self.lk_w,
          self.lk_group, self.tile_lk) = kernel_arrays(heuristic)
+        self.goal = goal_arrays(heuristic)
+        g = self.shape.goal_blank
+        self.bpar = np.array([max(self.shape.distances[g][c], 0) & 1 for c in range(self.shape.n)], dtype=np.int64)
         self.nlookups = len(heuristic.lookups)
         self.ngroups = heuristic.ngroups
 
@@ -350,6 +408,11 @@ class Searcher:
             _init_groups(self.tables, pos, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap,
                          self.lk_w, self.lk_group, self.nlookups, lk_val, group_sum, place)
         h0 = max([md + lc] + [int(v) for v in group_sum[: self.ngroups]])
+        keys, dist, depth, bits, per, codes, gcells, key = self.goal
+        if depth >= 0:
+            e = int(_goal_distance(cells, keys, dist, bits, per, codes, gcells, key))
+            h0 = max(h0, depth + 1) if e < 0 else e
+        h0 += (h0 ^ int(self.bpar[board.blank])) & 1
         return dict(cells=cells, pos=pos, buf=buf, lc_lines=lc_lines, place=place, lk_val=lk_val,
                     group_sum=group_sum, md=md, lc=lc, h0=h0)
 
@@ -359,6 +422,8 @@ class Searcher:
         st = self._start(board)
         h0 = st["h0"]
         names = list(self.h.names) or ["manhattan+lc" if self.h.use_lc else "manhattan"]
+        if self.h.goal_name:
+            names.append(self.h.goal_name)
         if h0 == 0:
             return SearchResult("", 0, True, 0, 0, time.perf_counter() - t0, "solved", names, 0)
         ngroups = self.ngroups
@@ -394,7 +459,7 @@ class Searcher:
                     self.tables, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap, self.lk_w,
                     self.tile_lk, self.nlookups, ngroups, st["lk_val"], st["group_sum"], st["lc_lines"],
                     stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_old, path, state, budget, st["place"],
-                    st["buf"], self.bpmx)
+                    st["buf"], self.bpmx, *self.goal, self.bpar)
                 nodes = int(state[_S_NODES])
                 if status == _FOUND:
                     depth = int(state[_S_DEPTH])

@@ -59,6 +59,13 @@ def heuristic_for(shape: Shape, db_dir=None, use_lc: bool = True, verify: bool =
         for reflected in (False, True) if reflect and shape.transpose_map is not None else (False,):
             h.lookups += lookups_for(shape, db.shape, tables, h.ngroups, reflect=reflected)
             h.names.append(name + (" reflected" if reflected else ""))
+    goals = sorted(default_db_dir(db_dir).glob(f"{shape.key}.goal.d*.h5"))
+    for path in goals:
+        db = load(path, verify=verify)
+        if db.kind == "goal-table" and db.shape == shape and (h.goal_table is None or db.depth > h.goal_table.depth):
+            h.goal_table = db
+    if h.goal_table is not None:
+        h.goal_name = f"goal table depth {h.goal_table.depth} ({h.goal_table.path.name})"
     if h.lookups:
         # with databases, linear conflicts rarely win and cost time per node
         h.use_lc = False

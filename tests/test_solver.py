@@ -66,3 +66,27 @@ def test_solver_import_does_not_compile_build_kernels():
     code = "import solver.ida, solver.batch, solver.cli, sys; print('pdb_builder.bfs' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("shape, depth", [(Shape.devquiz(3, 3), 12), (Shape.devquiz(3, 3, [4]), 9),
+                                          (Shape.korf(4, 2, [5]), 6)], ids=lambda x: getattr(x, "key", str(x)))
+def test_goal_table_settles_nodes_and_keeps_optimality(tmp_path, shape, depth):
+    from pdb_builder.build import build_goal_table
+    from solver.tables import heuristic_for
+
+    build_goal_table(shape, depth, tmp_path)
+    h = heuristic_for(shape, tmp_path)
+    assert h.goal_table is not None and h.goal_table.depth <= depth
+    with_table, without = Searcher(h), Searcher(manhattan_heuristic(shape))
+    dist = bfs_distances(shape)
+    nodes_with = nodes_without = 0
+    for cells in random.Random(4).sample(sorted(dist), min(80, len(dist))):
+        board = Board(shape, cells)
+        a, b = with_table.solve(board), without.solve(board)
+        assert a.optimal and a.length == dist[cells] == b.length
+        assert check_moves(board, a.moves).ok
+        assert any("goal table" in n for n in a.heuristic)
+        nodes_with += a.nodes
+        nodes_without += b.nodes
+    # one board may take more (estimates reorder children), the sample takes fewer
+    assert nodes_with < nodes_without

@@ -1,0 +1,91 @@
+import csv
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from pdb_builder.board import Shape, check_moves
+from pdb_builder.errors import BoardError
+from pdb_builder.formats import read_file
+from solver.batch import journal_path, run_batch
+from solver.cli import main
+
+from .naive import bfs_distances
+from .test_inspect import walk
+
+SHAPES = [Shape.devquiz(3, 3), Shape.devquiz(3, 3, [4]), Shape.devquiz(2, 4), Shape.devquiz(3, 3, [1, 3])]
+
+
+@pytest.fixture
+def problems(tmp_path):
+    lines = ["99 99 99 99", "8"] + [walk(SHAPES[i % 4], seed=i) for i in range(7)] + ["3,3,213456780"]
+    f = tmp_path / "p.txt"
+    f.write_text("\n".join(lines) + "\n")
+    return f
+
+
+def _lengths(records):
+    return {r.index: bfs_distances(r.board.shape, start=r.board.cells)[r.board.shape.goal] for r in records
+            if r.board is not None and r.index != 10}
+
+
+def test_interrupted_run_resumes_without_loss(problems, tmp_path):
+    recs = read_file(str(problems)).records
+    out = tmp_path / "answers.txt"
+    seen = []
+
+    def stop_after_three(o):
+        seen.append(o.index)
+        if len(seen) == 3:
+            raise KeyboardInterrupt
+
+    first = run_batch(recs, db_dir=tmp_path / "none", out_path=out, on_outcome=stop_after_three)
+    assert first.interrupted and len(first.outcomes) == 3
+    lines = out.read_text().split("\n")[:-1]
+    assert len(lines) == 8 and sum(1 for x in lines if x) == 3  # finished answers kept
+    assert journal_path(out).exists()
+    with pytest.raises(BoardError, match="--resume"):
+        run_batch(recs, db_dir=tmp_path / "none", out_path=out)
+    second = run_batch(recs, db_dir=tmp_path / "none", out_path=out, resume=True)
+    assert second.resumed == 3 and not second.interrupted and len(second.outcomes) == 8
+    assert not journal_path(out).exists()
+    answers = out.read_text().split("\n")[:-1]
+    exact = _lengths(recs)
+    for rec, moves in zip(recs, answers):
+        if rec.index == 10:
+            assert moves == ""  # unsolvable
+        else:
+            assert check_moves(rec.board, moves).ok and len(moves) == exact[rec.index]
+
+
+def test_torn_or_forged_journal_lines_are_solved_again(problems, tmp_path):
+    recs = read_file(str(problems)).records
+    out = tmp_path / "a.txt"
+    j = journal_path(out)
+    good = {"index": 3, "board": str(recs[0].board), "status": "solved", "moves": "L", "length": 1,
+            "optimal": True}  # forged: L does not solve board 3
+    j.write_text(json.dumps(good) + "\n" + '{"index": 4, "board": "3,3')
+    res = run_batch(recs, db_dir=tmp_path / "none", out_path=out, resume=True)
+    assert res.resumed == 0 and len(res.outcomes) == 8
+    assert all(check_moves(r.board, m).ok for r, m in zip(recs[:7], out.read_text().split("\n")))
+
+
+def test_two_workers_same_lengths(problems, tmp_path):
+    recs = read_file(str(problems)).records
+    one = run_batch(recs, db_dir=tmp_path / "none", workers=1).outcomes
+    two = run_batch(recs, db_dir=tmp_path / "none", workers=2).outcomes
+    assert {i: o.extra.get("length") for i, o in one.items()} == {i: o.extra.get("length") for i, o in two.items()}
+    assert two[10].status == "unsolvable"
+
+
+def test_cli_report_summary_and_exit(problems, tmp_path):
+    out, rep = tmp_path / "a.txt", tmp_path / "r.csv"
+    r = CliRunner().invoke(main, ["solve", str(problems), "--out", str(out), "--report", str(rep),
+                                  "--db-dir", str(tmp_path / "none"), "--workers", "1"])
+    assert r.exit_code == 3  # one unsolvable board
+    assert "proven optimal" in r.stdout and "8/8 boards" in r.stdout
+    rows = list(csv.DictReader(rep.open()))
+    assert [int(x["index"]) for x in rows] == list(range(3, 11))
+    assert rows[-1]["status"] == "unsolvable" and rows[0]["optimal"] == "True"
+    r = CliRunner().invoke(main, ["solve", str(problems), "--resume"])
+    assert r.exit_code == 2 and "--resume needs --out" in r.output
