@@ -167,27 +167,40 @@ def build_pdb(shape: Shape, partition: Partition, db_dir=None, overwrite: bool =
                        int(sum(s.max for s in stats)), max(bfs_memory(n, len(g)) for g in partition.groups))
 
 
-def build_goal_table(shape: Shape, depth: int, db_dir=None, overwrite: bool = False,
-                     layout: str = "contiguous", progress=None) -> BuildReport:
+def build_goal_table(shape: Shape, depth: int | None, db_dir=None, overwrite: bool = False,
+                     layout: str = "contiguous", progress=None, memory_limit: int | None = None) -> BuildReport:
+    """Goal-side BFS table to ``depth``; with ``depth=None``, as deep as complete
+    layers fit ``memory_limit`` while building.  A valid existing table is kept
+    (for ``depth=None``: the deepest one of the shape) unless ``overwrite``."""
     from .errors import DatabaseError
-    from .goal_table import compute_goal_table
+    from .goal_table import compute_goal_table, estimate_bytes, key_layout
     from .storage import default_db_dir, goal_filename, open_database, write_goal_table
 
-    path = default_db_dir(db_dir) / goal_filename(shape, depth)
+    folder = default_db_dir(db_dir)
+    if depth is None:
+        if memory_limit is None:
+            raise BoardError("a goal table needs a depth or a memory limit")
+        existing = sorted(folder.glob(f"{shape.key}.goal.d*.h5"), key=lambda p: int(p.name.split(".d")[-1][:-3]))
+    else:
+        existing = [folder / goal_filename(shape, depth)]
     status = "built"
-    if path.exists():
+    if existing and existing[-1].exists():
         try:
-            db = open_database(path, verify=True)
+            db = open_database(existing[-1], verify=True)
             if not overwrite:
-                return BuildReport(str(path), "goal-table", shape.key, f"d{depth}", "skipped",
+                return BuildReport(str(existing[-1]), "goal-table", shape.key, f"d{db.depth}", "skipped",
                                    entries=int(db.dist.size))
-        except DatabaseError as exc:
+            status = "rebuilt"
+        except DatabaseError as exc:  # damaged: rebuilt, never trusted
             log.warning("%s; rebuilding", exc)
-        status = "rebuilt"
+            status = "rebuilt"
+    max_states = None if depth is not None else max(1, memory_limit // estimate_bytes(1, key_layout(shape)[2]))
     t0 = time.perf_counter()
-    keys, dist, layers = compute_goal_table(shape, depth, progress=progress)
+    keys, dist, layers = compute_goal_table(shape, depth if depth is not None else 254, max_states=max_states,
+                                            progress=progress)
     seconds = time.perf_counter() - t0
-    write_goal_table(path, shape, len(layers) - 1, keys, dist, seconds, layout=layout,
-                     metadata={"layers": layers})
-    return BuildReport(str(path), "goal-table", shape.key, f"d{depth}", status, seconds, int(dist.size),
+    reached = len(layers) - 1
+    path = folder / goal_filename(shape, reached)
+    write_goal_table(path, shape, reached, keys, dist, seconds, layout=layout, metadata={"layers": layers})
+    return BuildReport(str(path), "goal-table", shape.key, f"d{reached}", status, seconds, int(dist.size),
                        float((dist.astype(np.float64)).mean()), int(dist.max()), int(keys.nbytes * 3))

@@ -67,7 +67,10 @@ def format_table(rows, headers) -> str:
     cols = [headers] + [[str(x) for x in r] for r in rows]
     widths = [max(len(r[i]) for r in cols) for i in range(len(headers))]
     lines = ["  ".join(h.ljust(w) for h, w in zip(cols[0], widths))]
-    lines += ["  ".join(c.rjust(w) if c[:1].isdigit() else c.ljust(w) for c, w in zip(r, widths)) for r in cols[1:]]
+    def numeric(c: str) -> bool:
+        return c.replace(",", "").replace(".", "").replace("%", "").lstrip("+-").isdigit()
+
+    lines += ["  ".join(c.rjust(w) if numeric(c) else c.ljust(w) for c, w in zip(r, widths)) for r in cols[1:]]
     return "\n".join(lines)
 
 
@@ -78,8 +81,9 @@ def format_table(rows, headers) -> str:
                    "repeat for several. Default: the named default of the size, else automatic.")
 @click.option("--memory-limit", default="4G", show_default=True, callback=_memory,
               help="Memory for one pattern's BFS; chooses automatic pattern sizes.")
-@click.option("--goal-depth", type=click.IntRange(min=1, max=254), default=None,
-              help="Also build the goal-side BFS table to this depth.")
+@click.option("--goal-depth", default=None, metavar="D|auto",
+              help="Also build the goal-side BFS table to depth D, or with 'auto' as deep as fits "
+                   "--memory-limit.")
 @click.option("--goal", type=click.Choice(["korf", "devquiz"]), default="korf", show_default=True,
               help="Goal for a size TARGET or numeric boards.")
 @click.option("--wall-free/--exact", default=False, show_default=True,
@@ -107,6 +111,10 @@ def build(target, partitions, memory_limit, goal_depth, goal, wall_free, no_pdb,
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     if no_pdb and goal_depth is None:
         raise click.UsageError("--no-pdb needs --goal-depth")
+    if goal_depth is not None and goal_depth != "auto":
+        if not goal_depth.isdigit() or not 1 <= int(goal_depth) <= 254:
+            raise click.BadParameter(f"{goal_depth!r}: a depth from 1 to 254, or auto", param_hint="--goal-depth")
+        goal_depth = int(goal_depth)
     shapes = shapes_of_target(target, goal, wall_free)
     quiet = logging.getLogger().level >= logging.ERROR
     verbose = logging.getLogger().level <= logging.INFO
@@ -140,8 +148,9 @@ def build(target, partitions, memory_limit, goal_depth, goal, wall_free, no_pdb,
                 reports.append(build_pdb(shape, part, db_dir, overwrite, layout,
                                          progress=layer_progress(f"{shape.key} {part.name}")))
         if goal_depth is not None:
-            reports.append(build_goal_table(shape, goal_depth, db_dir, overwrite, layout,
-                                            progress=goal_progress(f"{shape.key} goal")))
+            reports.append(build_goal_table(shape, None if goal_depth == "auto" else goal_depth, db_dir, overwrite,
+                                            layout, progress=goal_progress(f"{shape.key} goal"),
+                                            memory_limit=memory_limit))
     rows = [(r.shape, r.kind, r.name, r.status, f"{r.entries:,}", f"{r.mean_h:.3f}", f"{r.seconds:.1f}", r.path)
             for r in reports]
     click.echo(format_table(rows, ["shape", "kind", "name", "status", "entries", "mean h", "seconds", "file"]))

@@ -230,6 +230,7 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
     big = thresh + 1000
     while True:
         b = stk_blank[d]
+        goal_k = -1
         if stk_it[d] < 0:
             if nodes >= stop:
                 status = _BUDGET
@@ -278,45 +279,16 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
                 stk_ch[d, j] = h
                 stk_ck[d, j] = k
                 cnt += 1
-            if goal_k >= 0:
-                c = nbr[b, goal_k]
-                h, done, mdsum, lcsum = _do_move(cells, pos, b, c, md, rowkey, colkey, width, height, use_lc,
-                                                 tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk,
-                                                 ngroups, lk_val, group_sum, lc_lines, stk_old, d + 1, mdsum,
-                                                 lcsum, big, place, buf, bpar)
-                path[d] = goal_k
-                d += 1
-                stk_blank[d] = c
-                stk_h[d] = 0
-                # read the rest off the goal table: some neighbour is one closer
-                while goal_e > 0:
-                    b2 = stk_blank[d]
-                    for k2 in range(ndeg[b2]):
-                        c2 = nbr[b2, k2]
-                        t2 = cells[c2]
-                        cells[b2] = t2
-                        cells[c2] = 0
-                        if _goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells,
-                                          gt_key) == goal_e - 1:
-                            pos[t2] = b2
-                            pos[0] = c2
-                            path[d] = k2
-                            d += 1
-                            stk_blank[d] = c2
-                            goal_e -= 1
-                            break
-                        cells[c2] = t2
-                        cells[b2] = 0
-                status = _FOUND
-                break
-            stk_n[d] = cnt
-            stk_it[d] = 0
-            if bpmx and d + stk_h[d] > thresh:
-                if d + stk_h[d] < nxt:
-                    nxt = d + stk_h[d]
-                stk_it[d] = cnt  # BPMX cut: no child is worth a visit
-            continue
-        if stk_it[d] >= stk_n[d]:
+            if goal_k < 0:
+                stk_n[d] = cnt
+                stk_it[d] = 0
+                if bpmx and d + stk_h[d] > thresh:
+                    if d + stk_h[d] < nxt:
+                        nxt = d + stk_h[d]
+                    stk_it[d] = cnt  # BPMX cut: no child is worth a visit
+                continue
+            k = goal_k  # descend into the goal (or the goal table's path) below
+        elif stk_it[d] >= stk_n[d]:
             if d == 0:
                 status = _ITERATION_DONE
                 break
@@ -336,8 +308,9 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
                         nxt = d + up
                     stk_it[d] = stk_n[d]
             continue
-        k = stk_ck[d, stk_it[d]]
-        stk_it[d] += 1
+        else:
+            k = stk_ck[d, stk_it[d]]
+            stk_it[d] += 1
         c = nbr[b, k]
         h, done, mdsum, lcsum = _do_move(cells, pos, b, c, md, rowkey, colkey, width, height, use_lc,
                                          tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk,
@@ -348,6 +321,28 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
         stk_blank[d] = c
         stk_it[d] = -1
         stk_h[d] = h
+        if goal_k >= 0:
+            # read the rest off the goal table (goal_e == 0 at the goal): some neighbour is one closer
+            while goal_e > 0:
+                b2 = stk_blank[d]
+                for k2 in range(ndeg[b2]):
+                    c2 = nbr[b2, k2]
+                    t2 = cells[c2]
+                    cells[b2] = t2
+                    cells[c2] = 0
+                    if _goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells,
+                                      gt_key) == goal_e - 1:
+                        pos[t2] = b2
+                        pos[0] = c2
+                        path[d] = k2
+                        d += 1
+                        stk_blank[d] = c2
+                        goal_e -= 1
+                        break
+                    cells[c2] = t2
+                    cells[b2] = 0
+            status = _FOUND
+            break
     state[_S_DEPTH] = d
     state[_S_NEXT] = nxt
     state[_S_NODES] = nodes

@@ -182,3 +182,15 @@ def test_auto_partition_measures_candidates():
         groups = _cells_to_tiles(shape, grow_blocks(shape, part.sizes, order))
         means[groups] = sum(compute_pdb(shape, g)[1].mean for g in groups)
     assert means[part.groups] == max(means.values())
+
+
+def test_goal_table_depth_from_memory_budget(tmp_path):
+    from pdb_builder.goal_table import estimate_bytes, key_layout
+    shape = Shape.devquiz(3, 3)
+    per_state = estimate_bytes(1, key_layout(shape)[2])
+    rep = build_goal_table(shape, None, tmp_path, memory_limit=per_state * 1000)
+    layers = [len([1 for d in bfs_distances(shape, max_depth=20).values() if d == i]) for i in range(21)]
+    depth = int(rep.name[1:])
+    assert sum(layers[:depth + 1]) <= 1000 < sum(layers[:depth + 2])  # the deepest complete depth that fits
+    assert rep.entries == sum(layers[:depth + 1])
+    assert build_goal_table(shape, None, tmp_path, memory_limit=1 << 30).status == "skipped"
