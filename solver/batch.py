@@ -103,23 +103,39 @@ class SolverPool:
         return self._searchers[key]
 
 
+FALLBACK_WEIGHTS = (150, 200, 300, 500, 1000)  # percent; weighted IDA* after a limit, in turn
+
+
 def solve_record(rec: Record, pool: SolverPool, time_limit: float | None = None,
-                 node_limit: int | None = None) -> Outcome:
+                 node_limit: int | None = None, fallback: bool = True) -> Outcome:
+    """Optimal search within the limits; when a limit stops it and ``fallback`` is on,
+    weighted IDA* (each weight with the same limits, until one answers) gives a valid
+    answer, reported ``optimal: false`` with the lower bound the optimal search proved."""
     checked = check_record(rec)
     if checked.status != "valid":
         return checked
     board = rec.board
     t0 = time.perf_counter()
-    result = pool.searcher(board).solve(board, time_limit=time_limit, node_limit=node_limit)
+    searcher = pool.searcher(board)
+    result = searcher.solve(board, time_limit=time_limit, node_limit=node_limit)
+    nodes, bound, weight = result.nodes, result.lower_bound, 100
+    if result.status != "solved" and fallback and (time_limit is not None or node_limit is not None):
+        for weight in FALLBACK_WEIGHTS:
+            result = searcher.solve(board, time_limit=time_limit, node_limit=node_limit, weight=weight)
+            nodes += result.nodes
+            if result.status == "solved":
+                break
     extra = {"size": board.shape.size_text, "walls": len(board.shape.walls), "h0": result.h0,
-             "nodes": result.nodes, "seconds": round(time.perf_counter() - t0, 4),
-             "lower_bound": result.lower_bound, "heuristic": result.heuristic}
+             "nodes": nodes, "seconds": round(time.perf_counter() - t0, 4),
+             "lower_bound": max(bound, result.lower_bound), "heuristic": result.heuristic}
+    if weight != 100 and result.status == "solved":
+        extra["fallback_weight"] = weight / 100
     if rec.expected_length is not None:
         extra["expected_length"] = rec.expected_length
     if result.status != "solved":
         extra.update(moves=None, length=None, optimal=False)
         return Outcome(rec.index, str(board), "limit",
-                       f"limit reached before an answer; lower bound {result.lower_bound}", extra)
+                       f"limit reached before an answer; lower bound {extra['lower_bound']}", extra)
     mc = check_moves(board, result.moves)
     if not mc.ok:  # never print an answer that does not simulate to the goal
         return Outcome(rec.index, str(board), "error", f"internal error: solver answer rejected: {mc.reason}", extra)
@@ -137,8 +153,8 @@ def _worker_init(db_dir, use_db, verify):
     _WORKER_POOL = SolverPool(db_dir, use_db=use_db, verify=verify)
 
 
-def _worker_solve(rec: Record, time_limit, node_limit) -> Outcome:
-    return solve_record(rec, _WORKER_POOL, time_limit=time_limit, node_limit=node_limit)
+def _worker_solve(rec: Record, time_limit, node_limit, fallback) -> Outcome:
+    return solve_record(rec, _WORKER_POOL, time_limit=time_limit, node_limit=node_limit, fallback=fallback)
 
 
 def journal_path(out_path) -> Path:
@@ -178,7 +194,8 @@ class BatchResult:
 
 
 def run_batch(records, *, db_dir=None, use_db: bool = True, time_limit=None, node_limit=None,
-              workers: int = 1, out_path=None, resume: bool = False, on_outcome=None) -> BatchResult:
+              workers: int = 1, out_path=None, resume: bool = False, on_outcome=None,
+              fallback: bool = True) -> BatchResult:
     """Solve every record; ``on_outcome(outcome)`` is called as each board finishes.
 
     With ``out_path``, finished boards go to a journal beside it at once (so a kill
@@ -215,12 +232,12 @@ def run_batch(records, *, db_dir=None, use_db: bool = True, time_limit=None, nod
         if workers <= 1 or len(todo) <= 1:
             pool = SolverPool(db_dir, use_db=use_db)
             for rec in todo:
-                finish(solve_record(rec, pool, time_limit=time_limit, node_limit=node_limit))
+                finish(solve_record(rec, pool, time_limit=time_limit, node_limit=node_limit, fallback=fallback))
         else:
             ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
             with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init,
                                      initargs=(db_dir, use_db, True)) as ex:
-                futures = [ex.submit(_worker_solve, rec, time_limit, node_limit) for rec in todo]
+                futures = [ex.submit(_worker_solve, rec, time_limit, node_limit, fallback) for rec in todo]
                 try:
                     for fut in as_completed(futures):
                         finish(fut.result())

@@ -159,12 +159,16 @@ def check(board, moves, size, goal, as_json):
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Processes (default: one per core for several boards).")
 @click.option("--no-db", is_flag=True, help="Ignore databases: wall-aware Manhattan + linear conflicts only.")
+@click.option("--no-fallback", is_flag=True,
+              help="Optimal or nothing: no weighted search for a board a limit stopped.")
 def solve(board, size, goal, as_json, out_path, resume, report_path, db_dir, time_limit, node_limit, workers,
-          no_db):
+          no_db, no_fallback):
     """Solve BOARD optimally with IDA* and print the moves of the blank.
 
     BOARD is read as by ``check``.  Each answer is simulated before it is printed;
     ``optimal`` means proven: an admissible heuristic and a completed IDA* iteration.
+    When a limit stops the optimal search, weighted IDA* still finds a valid answer
+    (``optimal: false``, with the proven lower bound) unless --no-fallback.
     Ctrl-C keeps every finished answer (rerun with --resume).
     """
     from solver.batch import SUMMARY_HEADERS, run_batch, summary_rows, write_report
@@ -173,7 +177,7 @@ def solve(board, size, goal, as_json, out_path, resume, report_path, db_dir, tim
         raise click.UsageError("--resume needs --out")
     boards = load_boards(board, size, goal)
     if workers is None:
-        workers = os.cpu_count() or 1 if len(boards.records) > 1 else 1
+        workers = (os.cpu_count() or 1) if len(boards.records) > 1 else 1
     code = 0
     for err in boards.errors:
         click.echo(f"error: {where(boards, err.index)}: {err.error}", err=True)
@@ -187,12 +191,14 @@ def solve(board, size, goal, as_json, out_path, resume, report_path, db_dir, tim
             click.echo(f"{out.status}: {where(boards, out.index)}: {out.error}", err=True)
         if out.status == "solved":
             e = out.extra
-            tag = "optimal" if e["optimal"] else "not proven optimal"
+            tag = "optimal" if e["optimal"] else (f"not proven optimal, weight {e['fallback_weight']}, "
+                                                  f"lower bound {e['lower_bound']}")
             click.echo(f"{where(boards, out.index)}: {e['length']} moves ({tag}, {e['nodes']} nodes, "
                        f"{e['seconds']:.2f} s): {e['moves']}")
 
     result = run_batch(boards.records, db_dir=db_dir, use_db=not no_db, time_limit=time_limit,
-                       node_limit=node_limit, workers=workers, out_path=out_path, resume=resume, on_outcome=show)
+                       node_limit=node_limit, workers=workers, out_path=out_path, resume=resume, on_outcome=show,
+                       fallback=not no_fallback)
     outcomes = list(result.outcomes.values())
     if report_path:
         write_report(report_path, outcomes)

@@ -131,7 +131,7 @@ def _goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells,
 @nb.njit(cache=True, inline="always")
 def _do_move(cells, pos, b, c, md, rowkey, colkey, width, height, use_lc,
              tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk, ngroups,
-             lk_val, group_sum, lc_lines, stk_old, d1, mdsum, lcsum, limit, place, buf, bpar):
+             lk_val, group_sum, lc_lines, stk_old, d1, mdsum, lcsum, limit, place, buf, bpar, weight):
     """Move the tile on ``c`` into the blank on ``b`` and update every estimate,
     keeping what changed in ``stk_old[d1]``.  Groups are evaluated only while
     ``d1 + h <= limit``: a child pruned anyway needs no more.  The result is
@@ -176,7 +176,10 @@ def _do_move(cells, pos, b, c, md, rowkey, colkey, width, height, use_lc,
         if group_sum[g] > h:
             h = group_sum[g]
         done += 1
-    h += (h ^ bpar[c]) & 1  # every path to the goal has the blank's distance parity
+    if weight == 100:
+        h += (h ^ bpar[c]) & 1  # every path to the goal has the blank's distance parity
+    else:
+        h = (h * weight) // 100  # weighted search: inflated, so answers are not proven optimal
     return h, done, nmd, nlc
 
 
@@ -204,7 +207,7 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
             tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk, nlookups, ngroups,
             lk_val, group_sum, lc_lines,
             stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_old, path, state, budget, place, buf, bpmx,
-            gt_keys, gt_dist, gt_depth, gt_bits, gt_per, gt_codes, gt_cells, gt_key, bpar):
+            gt_keys, gt_dist, gt_depth, gt_bits, gt_per, gt_codes, gt_cells, gt_key, bpar, weight):
     """Run IDA* from the state vector for at most ``budget`` generated nodes.
 
     At its first visit (``stk_it[d] == -1``) a node generates all its children
@@ -246,7 +249,7 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
                 h, done, nmd, nlc = _do_move(cells, pos, b, c, md, rowkey, colkey, width, height, use_lc,
                                              tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk,
                                              ngroups, lk_val, group_sum, lc_lines, stk_old, d + 1, mdsum,
-                                             lcsum, thresh, place, buf, bpar)
+                                             lcsum, thresh, place, buf, bpar, weight)
                 gt_e = -2
                 if gt_depth >= 0 and d + 1 + h <= thresh and thresh - (d + 1) <= gt_depth:
                     gt_e = _goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells, gt_key)
@@ -315,7 +318,7 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
         h, done, mdsum, lcsum = _do_move(cells, pos, b, c, md, rowkey, colkey, width, height, use_lc,
                                          tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk,
                                          ngroups, lk_val, group_sum, lc_lines, stk_old, d + 1, mdsum,
-                                         lcsum, big, place, buf, bpar)
+                                         lcsum, big, place, buf, bpar, weight)
         path[d] = k
         d += 1
         stk_blank[d] = c
@@ -412,10 +415,17 @@ class Searcher:
                     group_sum=group_sum, md=md, lc=lc, h0=h0)
 
     def solve(self, board: Board, time_limit: float | None = None, node_limit: int | None = None,
-              max_depth: int = MAX_DEPTH) -> SearchResult:
+              max_depth: int = MAX_DEPTH, weight: int = 100) -> SearchResult:
+        """IDA* for ``board``.  ``weight`` (percent, >= 100) inflates the estimate for
+        a faster, bounded-suboptimal search (weighted IDA*: at most weight/100 times
+        the optimal length); only ``weight == 100`` can claim optimality."""
+        if weight < 100:
+            raise ValueError("weight must be at least 100 (percent)")
         t0 = time.perf_counter()
         st = self._start(board)
         h0 = st["h0"]
+        if weight != 100:
+            h0 = (h0 * weight) // 100
         names = list(self.h.names) or ["manhattan+lc" if self.h.use_lc else "manhattan"]
         if self.h.goal_name:
             names.append(self.h.goal_name)
@@ -454,26 +464,27 @@ class Searcher:
                     self.tables, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap, self.lk_w,
                     self.tile_lk, self.nlookups, ngroups, st["lk_val"], st["group_sum"], st["lc_lines"],
                     stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_old, path, state, budget, st["place"],
-                    st["buf"], self.bpmx, *self.goal, self.bpar)
+                    st["buf"], self.bpmx and weight == 100, *self.goal, self.bpar, weight)
                 nodes = int(state[_S_NODES])
                 if status == _FOUND:
                     depth = int(state[_S_DEPTH])
                     moves = "".join(self.letters[stk_blank[i], path[i]] for i in range(depth))
-                    return SearchResult(moves, depth, True, depth, nodes, time.perf_counter() - t0,
-                                        "solved", names, h0)
+                    optimal = weight == 100
+                    return SearchResult(moves, depth, optimal, depth if optimal else st["h0"], nodes,
+                                        time.perf_counter() - t0, "solved", names, st["h0"])
                 if status == _ITERATION_DONE:
                     break
                 out_of_nodes = node_limit is not None and nodes >= node_limit
                 out_of_time = time_limit is not None and time.perf_counter() - t0 >= time_limit
                 if out_of_nodes or out_of_time:
-                    return SearchResult(None, None, False, thresh, nodes, time.perf_counter() - t0,
-                                        "limit", names, h0)
+                    return SearchResult(None, None, False, thresh if weight == 100 else st["h0"], nodes,
+                                        time.perf_counter() - t0, "limit", names, st["h0"])
             nxt = int(state[_S_NEXT])
             if nxt >= max_depth:
                 # Thresholds stay below max_depth, so the stack never overflows and no
                 # depth cut can hide a solution; past it the board stays unsolved.
-                return SearchResult(None, None, False, thresh, nodes, time.perf_counter() - t0,
-                                    "limit", names, h0)
+                return SearchResult(None, None, False, thresh if weight == 100 else st["h0"], nodes,
+                                    time.perf_counter() - t0, "limit", names, st["h0"])
             thresh = nxt
 
 

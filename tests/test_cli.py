@@ -42,7 +42,7 @@ def test_exit_3_unsolvable():
 
 def test_exit_4_limit():
     board = "14 13 15 7 11 12 9 5 6 0 2 1 4 8 10 3"
-    r = run("solve", "--json", "--node-limit", "1000", board)
+    r = run("solve", "--json", "--node-limit", "1000", "--no-fallback", board)
     rec = json.loads(r.output)
     assert r.exit_code == 4 and rec["status"] == "limit" and rec["optimal"] is False and rec["moves"] is None
 
@@ -84,3 +84,13 @@ def test_python_dash_m_solver():
     import sys
     out = subprocess.run([sys.executable, "-m", "solver", "check", "3,3,123456780"], capture_output=True, text=True)
     assert out.returncode == 0 and "solvable" in out.stdout
+
+
+def test_fallback_gives_a_valid_unproven_answer():
+    board = "14 13 15 7 11 12 9 5 6 0 2 1 4 8 10 3"  # Korf #1, optimal 57
+    r = run("solve", "--json", "--node-limit", "20000", "--db-dir", "/nonexistent", board)
+    rec = json.loads(r.output)
+    assert r.exit_code == 0 and rec["status"] == "solved" and rec["optimal"] is False
+    assert rec["fallback_weight"] > 1 and rec["lower_bound"] <= 57 <= rec["length"]
+    assert rec["length"] <= rec["fallback_weight"] * 57
+    assert check_moves(read_board_arg(board).records[0].board, rec["moves"]).ok

@@ -90,3 +90,19 @@ def test_goal_table_settles_nodes_and_keeps_optimality(tmp_path, shape, depth):
         nodes_without += b.nodes
     # one board may take more (estimates reorder children), the sample takes fewer
     assert nodes_with < nodes_without
+
+
+@pytest.mark.parametrize("weight", [150, 300])
+def test_weighted_search_is_valid_bounded_and_never_optimal(weight):
+    shape = Shape.devquiz(3, 3)
+    dist = bfs_distances(shape)
+    searcher = Searcher(manhattan_heuristic(shape))
+    longer = 0
+    for cells in random.Random(9).sample(sorted(dist), 60):
+        board = Board(shape, cells)
+        res = searcher.solve(board, weight=weight)
+        assert res.status == "solved" and not res.optimal and check_moves(board, res.moves).ok
+        assert dist[cells] <= res.length <= weight * dist[cells] // 100
+        assert res.lower_bound <= dist[cells]
+        longer += res.length > dist[cells]
+    assert longer  # the weight really changes the search
