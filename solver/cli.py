@@ -133,7 +133,8 @@ def check(board, moves, size, goal, as_json):
     def human(out):
         if out.status == "valid":
             if moves is not None:
-                return f"{where(boards, out.index)}: {out.extra['length']} moves reach the goal"
+                n = out.extra["length"]
+                return f"{where(boards, out.index)}: {n} move{'' if n == 1 else 's'} reach{'es' if n == 1 else ''} the goal"
             return f"{where(boards, out.index)}: solvable ({out.extra['method']})"
         return None
 
