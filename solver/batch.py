@@ -109,8 +109,9 @@ FALLBACK_WEIGHTS = (150, 200, 300, 500, 1000)  # percent; weighted IDA* after a 
 def solve_record(rec: Record, pool: SolverPool, time_limit: float | None = None,
                  node_limit: int | None = None, fallback: bool = True) -> Outcome:
     """Optimal search within the limits; when a limit stops it and ``fallback`` is on,
-    weighted IDA* (each weight with the same limits, until one answers) gives a valid
-    answer, reported ``optimal: false`` with the lower bound the optimal search proved."""
+    weighted IDA* (weights in turn, sharing one more budget of the same limits, until one
+    answers) gives a valid answer, reported ``optimal: false`` with the lower bound the
+    optimal search proved."""
     checked = check_record(rec)
     if checked.status != "valid":
         return checked
@@ -120,8 +121,15 @@ def solve_record(rec: Record, pool: SolverPool, time_limit: float | None = None,
     result = searcher.solve(board, time_limit=time_limit, node_limit=node_limit)
     nodes, bound, weight = result.nodes, result.lower_bound, 100
     if result.status != "solved" and fallback and (time_limit is not None or node_limit is not None):
+        # all weights share one budget equal to the limits, so a board takes at most twice them
+        t1, spent = time.perf_counter(), 0
         for weight in FALLBACK_WEIGHTS:
-            result = searcher.solve(board, time_limit=time_limit, node_limit=node_limit, weight=weight)
+            left_time = None if time_limit is None else time_limit - (time.perf_counter() - t1)
+            left_nodes = None if node_limit is None else node_limit - spent
+            if (left_time is not None and left_time <= 0) or (left_nodes is not None and left_nodes <= 0):
+                break
+            result = searcher.solve(board, time_limit=left_time, node_limit=left_nodes, weight=weight)
+            spent += result.nodes
             nodes += result.nodes
             if result.status == "solved":
                 break

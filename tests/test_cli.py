@@ -94,3 +94,13 @@ def test_fallback_gives_a_valid_unproven_answer():
     assert rec["fallback_weight"] > 1 and rec["lower_bound"] <= 57 <= rec["length"]
     assert rec["length"] <= rec["fallback_weight"] * 57
     assert check_moves(read_board_arg(board).records[0].board, rec["moves"]).ok
+
+
+def test_fallback_stays_within_twice_the_time_limit():
+    from pdb_builder.board import Shape
+    from .test_inspect import walk
+    board = walk(Shape.devquiz(5, 5), steps=3000, seed=5)  # far from the goal: Manhattan alone is slow
+    r = run("solve", "--json", "--time-limit", "0.5", "--db-dir", "/nonexistent", board)
+    rec = json.loads(r.output)
+    assert rec["seconds"] < 2 * 0.5 + 0.5  # two budgets, plus slice granularity
+    assert rec["status"] in ("solved", "limit") and rec["optimal"] is False
