@@ -23,7 +23,7 @@ import numpy as np
 
 from .board import BLANK, Board, Shape
 from .errors import DatabaseError, SlidepdbError
-from .lookup import evaluate, lookups_for, serves
+from .lookup import evaluate, group_lookups, lookups_for
 from .storage import Database, default_db_dir, list_databases as _files, open_database
 
 
@@ -193,14 +193,7 @@ def coverage(records, db_dir=None) -> list[BoardCoverage]:
         shape = b.shape
         if shape not in cache:
             exact, wf = cat.for_shape(shape)
-            lookups, names = [], []
-            for db, role in [(d, "exact") for d in exact if d.kind == "pdb"] + [(d, "wall-free") for d in wf]:
-                if serves(db.shape, shape) != role:
-                    continue
-                tables = [(t.tiles, t.data) for t in db.tables]
-                for reflect in (False, True) if shape.transpose_map is not None else (False,):
-                    lookups += lookups_for(shape, db.shape, tables, len(names), reflect)
-                    names.append(db.path.name)
+            lookups, names = group_lookups(shape, [("exact", d) for d in exact] + [("wall-free", d) for d in wf])
             cache[shape] = (exact, wf, lookups, len(names))
         exact, wf, lookups, ngroups = cache[shape]
         cov = BoardCoverage(rec.index, str(b), shape.size_text, len(shape.walls),

@@ -62,6 +62,24 @@ def lookups_for(shape: Shape, db_shape: Shape, tables, group: int, reflect: bool
     return out
 
 
+def group_lookups(shape: Shape, databases, reflect: bool = True) -> tuple[list[Lookup], list[str]]:
+    """Lookups of every PDB in ``databases`` ((role, Database) pairs, role ``exact``
+    or ``wall-free``) that serves ``shape`` in that role, one group per reading (the
+    reflected reading too where the shape allows it), and a name for each group."""
+    lookups: list[Lookup] = []
+    names: list[str] = []
+    readings = (False, True) if reflect and shape.transpose_map is not None else (False,)
+    for role, db in databases:
+        if db.kind != "pdb" or serves(db.shape, shape) != role:
+            continue
+        tables = [(t.tiles, t.data) for t in db.tables]
+        name = f"{role} {db.attrs.get('partition-name')} ({db.path.name})"
+        for reflected in readings:
+            lookups += lookups_for(shape, db.shape, tables, len(names), reflect=reflected)
+            names.append(name + (" reflected" if reflected else ""))
+    return lookups, names
+
+
 def evaluate(lookups: list[Lookup], cells, ngroups: int) -> list[int]:
     """Sum of each group's lookups for arrangement ``cells``."""
     pos = {t: c for c, t in enumerate(cells) if t > 0}

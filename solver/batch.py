@@ -122,14 +122,13 @@ def solve_record(rec: Record, pool: SolverPool, time_limit: float | None = None,
     nodes, bound, weight = result.nodes, result.lower_bound, 100
     if result.status != "solved" and fallback and (time_limit is not None or node_limit is not None):
         # all weights share one budget equal to the limits, so a board takes at most twice them
-        t1, spent = time.perf_counter(), 0
+        t1, optimal_nodes = time.perf_counter(), nodes
         for weight in FALLBACK_WEIGHTS:
             left_time = None if time_limit is None else time_limit - (time.perf_counter() - t1)
-            left_nodes = None if node_limit is None else node_limit - spent
+            left_nodes = None if node_limit is None else node_limit - (nodes - optimal_nodes)
             if (left_time is not None and left_time <= 0) or (left_nodes is not None and left_nodes <= 0):
                 break
             result = searcher.solve(board, time_limit=left_time, node_limit=left_nodes, weight=weight)
-            spent += result.nodes
             nodes += result.nodes
             if result.status == "solved":
                 break

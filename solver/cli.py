@@ -62,22 +62,31 @@ def where(boards, index: int) -> str:
     return f"{boards.source}:{index}" if boards.source != "<argument>" else "board"
 
 
-def emit(outcomes, boards, as_json: bool, human) -> int:
-    """Print each outcome; return the highest exit code."""
-    code = 0
+def report_file_errors(boards) -> int:
+    """File-level problems (e.g. a wrong count line) to stderr; their exit code."""
     for err in boards.errors:
         click.echo(f"error: {where(boards, err.index)}: {err.error}", err=True)
-        code = max(code, EXIT_BAD_INPUT)
+    return EXIT_BAD_INPUT if boards.errors else 0
+
+
+def show(out, boards, as_json: bool, human) -> None:
+    """One outcome: its JSON object, or its error on stderr and ``human(out)`` on stdout."""
+    if as_json:
+        click.echo(json.dumps(out.as_json()))
+        return
+    if out.error:
+        click.echo(f"{out.status}: {where(boards, out.index)}: {out.error}", err=True)
+    line = human(out)
+    if line is not None:
+        click.echo(line)
+
+
+def emit(outcomes, boards, as_json: bool, human) -> int:
+    """Print each outcome; return the highest exit code."""
+    code = report_file_errors(boards)
     for out in outcomes:
         code = max(code, out.exit_code)
-        if as_json:
-            click.echo(json.dumps(out.as_json()))
-        else:
-            if out.error:
-                click.echo(f"{out.status}: {where(boards, out.index)}: {out.error}", err=True)
-            line = human(out)
-            if line is not None:
-                click.echo(line)
+        show(out, boards, as_json, human)
     return code
 
 
@@ -179,26 +188,20 @@ def solve(board, size, goal, as_json, out_path, resume, report_path, db_dir, tim
     boards = load_boards(board, size, goal)
     if workers is None:
         workers = (os.cpu_count() or 1) if len(boards.records) > 1 else 1
-    code = 0
-    for err in boards.errors:
-        click.echo(f"error: {where(boards, err.index)}: {err.error}", err=True)
-        code = EXIT_BAD_INPUT
+    code = report_file_errors(boards)
 
-    def show(out):
-        if as_json:
-            click.echo(json.dumps(out.as_json()))
-            return
-        if out.error:
-            click.echo(f"{out.status}: {where(boards, out.index)}: {out.error}", err=True)
-        if out.status == "solved":
-            e = out.extra
-            tag = "optimal" if e["optimal"] else (f"not proven optimal, weight {e['fallback_weight']}, "
-                                                  f"lower bound {e['lower_bound']}")
-            click.echo(f"{where(boards, out.index)}: {e['length']} moves ({tag}, {e['nodes']} nodes, "
-                       f"{e['seconds']:.2f} s): {e['moves']}")
+    def human(out):
+        if out.status != "solved":
+            return None
+        e = out.extra
+        tag = "optimal" if e["optimal"] else (f"not proven optimal, weight {e['fallback_weight']}, "
+                                              f"lower bound {e['lower_bound']}")
+        return (f"{where(boards, out.index)}: {e['length']} moves ({tag}, {e['nodes']} nodes, "
+                f"{e['seconds']:.2f} s): {e['moves']}")
 
     result = run_batch(boards.records, db_dir=db_dir, use_db=not no_db, time_limit=time_limit,
-                       node_limit=node_limit, workers=workers, out_path=out_path, resume=resume, on_outcome=show,
+                       node_limit=node_limit, workers=workers, out_path=out_path, resume=resume,
+                       on_outcome=lambda out: show(out, boards, as_json, human),
                        fallback=not no_fallback)
     outcomes = list(result.outcomes.values())
     if report_path:

@@ -129,6 +129,13 @@ def _goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells,
 
 
 @nb.njit(cache=True, inline="always")
+def _parity_up(h, parity):
+    """``h`` rounded up to ``parity``: every solution length has the parity of the
+    blank's distance from its goal cell (the grid is bipartite), so this stays admissible."""
+    return h + ((h ^ parity) & 1)
+
+
+@nb.njit(cache=True, inline="always")
 def _do_move(cells, pos, b, c, md, rowkey, colkey, width, height, use_lc,
              tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk, ngroups,
              lk_val, group_sum, lc_lines, stk_old, d1, mdsum, lcsum, limit, place, buf, bpar, weight):
@@ -177,7 +184,7 @@ def _do_move(cells, pos, b, c, md, rowkey, colkey, width, height, use_lc,
             h = group_sum[g]
         done += 1
     if weight == 100:
-        h += (h ^ bpar[c]) & 1  # every path to the goal has the blank's distance parity
+        h = _parity_up(h, bpar[c])
     else:
         h = (h * weight) // 100  # weighted search: inflated, so answers are not proven optimal
     return h, done, nmd, nlc
@@ -239,7 +246,6 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
                 status = _BUDGET
                 break
             cnt = 0
-            goal_k = -1
             goal_e = 0
             for k in range(ndeg[b]):
                 c = nbr[b, k]
@@ -256,8 +262,7 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
                     if gt_e >= 0:
                         h = gt_e  # exact (and >= h, which is admissible)
                     elif gt_depth + 1 > h:
-                        h = gt_depth + 1  # absent: farther than the table reaches
-                        h += (h ^ bpar[c]) & 1
+                        h = _parity_up(gt_depth + 1, bpar[c])  # absent: farther than the table reaches
                 _undo_move(cells, pos, b, c, tile_lk, lk_val, group_sum, lc_lines, stk_old, d + 1, done, use_lc)
                 f = d + 1 + h
                 if gt_e >= 0 and f <= thresh:
@@ -410,7 +415,7 @@ class Searcher:
         if depth >= 0:
             e = int(_goal_distance(cells, keys, dist, bits, per, codes, gcells, key))
             h0 = max(h0, depth + 1) if e < 0 else e
-        h0 += (h0 ^ int(self.bpar[board.blank])) & 1
+        h0 = int(_parity_up(h0, int(self.bpar[board.blank])))
         return dict(cells=cells, pos=pos, buf=buf, lc_lines=lc_lines, place=place, lk_val=lk_val,
                     group_sum=group_sum, md=md, lc=lc, h0=h0)
 

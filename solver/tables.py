@@ -18,7 +18,7 @@ import logging
 from pathlib import Path
 
 from pdb_builder.board import Shape
-from pdb_builder.lookup import lookups_for, serves
+from pdb_builder.lookup import group_lookups, serves
 from pdb_builder.storage import Database, default_db_dir, open_database
 
 from .heuristic import Heuristic, manhattan_tables
@@ -49,16 +49,14 @@ def heuristic_for(shape: Shape, db_dir=None, use_lc: bool = True, verify: bool =
     """Manhattan (+ linear conflicts) plus every database found for ``shape``."""
     md, rowkey, colkey = manhattan_tables(shape)
     h = Heuristic(shape, md, rowkey, colkey, use_lc=use_lc)
+    databases = []
     for role, path in candidate_files(shape, db_dir):
         db = load(path, verify=verify)
         if db.kind != "pdb" or serves(db.shape, shape) != role:
             log.warning("%s: not a %s database for %s; skipped", path, role, shape.key)
             continue
-        name = f"{role} {db.attrs.get('partition-name')} ({path.name})"
-        tables = [(t.tiles, t.data) for t in db.tables]
-        for reflected in (False, True) if reflect and shape.transpose_map is not None else (False,):
-            h.lookups += lookups_for(shape, db.shape, tables, h.ngroups, reflect=reflected)
-            h.names.append(name + (" reflected" if reflected else ""))
+        databases.append((role, db))
+    h.lookups, h.names = group_lookups(shape, databases, reflect=reflect)
     goals = sorted(default_db_dir(db_dir).glob(f"{shape.key}.goal.d*.h5"))
     for path in goals:
         db = load(path, verify=verify)
