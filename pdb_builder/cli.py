@@ -32,7 +32,7 @@ def parse_bytes(text: str) -> int:
     return int(value * UNITS[unit])
 
 
-def _memory(ctx, param, value):
+def bytes_callback(ctx, param, value):
     return parse_bytes(value) if value is not None else None
 
 
@@ -79,7 +79,7 @@ def format_table(rows, headers) -> str:
 @click.option("--partition", "partitions", multiple=True,
               help="Named (7-8, 6-6-3, 6-6-6-6, 5-5-5-5-5-5-5) or explicit (\"1,2,3/4,5,6\") partition; "
                    "repeat for several. Default: the named default of the size, else automatic.")
-@click.option("--memory-limit", default="4G", show_default=True, callback=_memory,
+@click.option("--memory-limit", default="4G", show_default=True, callback=bytes_callback,
               help="Memory for one pattern's BFS; chooses automatic pattern sizes.")
 @click.option("--goal-depth", default=None, metavar="D|auto",
               help="Also build the goal-side BFS table to depth D, or with 'auto' as deep as fits "

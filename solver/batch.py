@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,7 @@ from pdb_builder.errors import (EXIT_BAD_INPUT, EXIT_BAD_MOVES, EXIT_INTERNAL, E
 from pdb_builder.formats import Record
 from pdb_builder.solvability import decide
 
+from .answers import fit_limits
 from .heuristic import manhattan_heuristic
 from .ida import Searcher
 from .tables import heuristic_for
@@ -151,6 +153,11 @@ def solve_record(rec: Record, pool: SolverPool, time_limit: float | None = None,
 
 
 # -- many boards -----------------------------------------------------------------------------
+#
+# Executors: the solving of many boards goes through ``_outcomes``, which yields
+# outcomes as boards finish.  Local processes by default (each maps the tables
+# once and keeps its compiled kernels); a dask.distributed cluster when a
+# scheduler address is given (its workers must see the same database folder).
 
 _WORKER_POOL: SolverPool | None = None
 
@@ -162,6 +169,66 @@ def _worker_init(db_dir, use_db, verify):
 
 def _worker_solve(rec: Record, time_limit, node_limit, fallback) -> Outcome:
     return solve_record(rec, _WORKER_POOL, time_limit=time_limit, node_limit=node_limit, fallback=fallback)
+
+
+_DASK_POOLS = threading.local()
+
+
+def _dask_solve(rec: Record, db_dir, use_db, time_limit, node_limit, fallback) -> Outcome:
+    """A Dask task: one board, with a per-thread pool of searchers kept between tasks."""
+    pools = getattr(_DASK_POOLS, "pools", None)
+    if pools is None:
+        pools = _DASK_POOLS.pools = {}
+    key = (str(db_dir), use_db)
+    if key not in pools:
+        pools[key] = SolverPool(db_dir, use_db=use_db)
+    return solve_record(rec, pools[key], time_limit=time_limit, node_limit=node_limit, fallback=fallback)
+
+
+def _local_outcomes(todo, db_dir, use_db, time_limit, node_limit, fallback, workers):
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    if workers <= 1 or len(todo) <= 1:
+        pool = SolverPool(db_dir, use_db=use_db)
+        for rec in todo:
+            yield solve_record(rec, pool, time_limit=time_limit, node_limit=node_limit, fallback=fallback)
+        return
+    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init,
+                             initargs=(db_dir, use_db, True)) as ex:
+        futures = [ex.submit(_worker_solve, rec, time_limit, node_limit, fallback) for rec in todo]
+        try:
+            for fut in as_completed(futures):
+                yield fut.result()
+        except BaseException:
+            ex.shutdown(wait=False, cancel_futures=True)
+            raise
+
+
+def _dask_outcomes(todo, db_dir, use_db, time_limit, node_limit, fallback, scheduler):
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise BoardError("--scheduler needs dask.distributed: pip install 'slidepdb[dask]'") from None
+    if db_dir is not None:
+        db_dir = str(Path(db_dir).resolve())
+    try:
+        client = scheduler if isinstance(scheduler, Client) else Client(scheduler, timeout="20s")
+    except OSError as exc:
+        raise BoardError(f"--scheduler {scheduler}: cannot connect: {exc}") from None
+    try:
+        futures = client.map(_dask_solve, todo, db_dir=db_dir, use_db=use_db, time_limit=time_limit,
+                             node_limit=node_limit, fallback=fallback, pure=False)
+        try:
+            for fut in as_completed(futures):
+                yield fut.result()
+        except BaseException:
+            client.cancel(futures)
+            raise
+    finally:
+        if client is not scheduler:
+            client.close()
 
 
 def journal_path(out_path) -> Path:
@@ -198,21 +265,24 @@ class BatchResult:
     interrupted: bool = False
     resumed: int = 0
     seconds: float = 0.0
+    left_out: set[int] = field(default_factory=set)  # answers kept out of the answer file by the move limits
 
 
 def run_batch(records, *, db_dir=None, use_db: bool = True, time_limit=None, node_limit=None,
               workers: int = 1, out_path=None, resume: bool = False, on_outcome=None,
-              fallback: bool = True) -> BatchResult:
+              fallback: bool = True, scheduler=None, limits=None, journal=None) -> BatchResult:
     """Solve every record; ``on_outcome(outcome)`` is called as each board finishes.
 
     With ``out_path``, finished boards go to a journal beside it at once (so a kill
     loses nothing, and ``resume`` skips them), and the answer file is written
-    atomically at the end, or at an interrupt with what is finished."""
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
+    atomically at the end, or at an interrupt with what is finished, never over
+    ``limits`` (L, R, U, D).  ``scheduler``: a dask.distributed address (or Client)
+    to solve on instead of local processes; ``journal``: another journal path (the
+    default is beside ``out_path``)."""
     t0 = time.perf_counter()
-    journal = journal_path(out_path) if out_path else None
+    if journal is None and out_path:
+        journal = journal_path(out_path)
+    journal = Path(journal) if journal is not None else None
     done: dict[int, Outcome] = {}
     if journal is not None and journal.exists():
         if not resume:
@@ -224,53 +294,50 @@ def run_batch(records, *, db_dir=None, use_db: bool = True, time_limit=None, nod
         if on_outcome:
             on_outcome(out)
     todo = [r for r in records if r.index not in done]
+    if scheduler is not None:
+        outcomes = _dask_outcomes(todo, db_dir, use_db, time_limit, node_limit, fallback, scheduler)
+    else:
+        outcomes = _local_outcomes(todo, db_dir, use_db, time_limit, node_limit, fallback, workers)
     jf = open(journal, "a", encoding="utf-8") if journal is not None else None
-
-    def finish(out: Outcome):
-        result.outcomes[out.index] = out
-        if jf is not None:
-            jf.write(json.dumps(out.as_json()) + "\n")
-            jf.flush()
-            os.fsync(jf.fileno())
-        if on_outcome:
-            on_outcome(out)
-
     try:
-        if workers <= 1 or len(todo) <= 1:
-            pool = SolverPool(db_dir, use_db=use_db)
-            for rec in todo:
-                finish(solve_record(rec, pool, time_limit=time_limit, node_limit=node_limit, fallback=fallback))
-        else:
-            ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-            with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init,
-                                     initargs=(db_dir, use_db, True)) as ex:
-                futures = [ex.submit(_worker_solve, rec, time_limit, node_limit, fallback) for rec in todo]
-                try:
-                    for fut in as_completed(futures):
-                        finish(fut.result())
-                except BaseException:
-                    ex.shutdown(wait=False, cancel_futures=True)
-                    raise
+        for out in outcomes:
+            result.outcomes[out.index] = out
+            if jf is not None:
+                jf.write(json.dumps(out.as_json()) + "\n")
+                jf.flush()
+                os.fsync(jf.fileno())
+            if on_outcome:
+                on_outcome(out)
     except KeyboardInterrupt:
         result.interrupted = True
     finally:
+        outcomes.close()
         if jf is not None:
             jf.close()
         result.seconds = time.perf_counter() - t0
         if out_path:
-            write_answers(out_path, records, result.outcomes)
+            result.left_out = write_answers(out_path, records, result.outcomes, limits)
             if not result.interrupted and len(result.outcomes) == len(records):
                 journal.unlink(missing_ok=True)  # complete: the answer file says it all
     return result
 
 
-def write_answers(out_path, records, outcomes: dict[int, Outcome]) -> None:
-    """DevQuiz answer file: one line per board in input order, empty when unsolved."""
-    lines = []
-    for r in records:
-        o = outcomes.get(r.index)
-        lines.append((o.extra.get("moves") or "") if o is not None and o.status == "solved" else "")
+def answers_of(outcomes: dict[int, Outcome]) -> dict[int, str]:
+    return {i: o.extra["moves"] for i, o in outcomes.items() if o.status == "solved" and o.extra.get("moves")}
+
+
+def write_answers(out_path, records, outcomes: dict[int, Outcome], limits=None) -> set[int]:
+    """DevQuiz answer file: one line per board in input order, empty when unsolved.
+
+    Never over ``limits``: the answers :func:`solver.answers.fit_limits` leaves out
+    get an empty line; their indices are returned (and marked in their outcomes)."""
+    answers = answers_of(outcomes)
+    left_out = fit_limits(answers, limits, {i: bool(outcomes[i].extra.get("optimal")) for i in answers})
+    for i in answers:
+        outcomes[i].extra["left_out"] = i in left_out
+    lines = ["" if r.index in left_out else answers.get(r.index, "") for r in records]
     write_text_atomic(out_path, "".join(line + "\n" for line in lines))
+    return left_out
 
 
 def write_report(path, outcomes) -> None:
@@ -293,7 +360,8 @@ def write_report(path, outcomes) -> None:
 
 
 def summary_rows(outcomes) -> list[tuple]:
-    """Per size and in all: boards, solved, proven optimal, moves, nodes, seconds."""
+    """Per size and in all: boards, answered, proven optimal, suboptimal (and their total
+    gap to the proven lower bounds), rejected, unanswered, moves, nodes, seconds."""
     groups: dict[str, list[Outcome]] = {}
     for o in outcomes:
         groups.setdefault(o.extra.get("size", "?"), []).append(o)
@@ -308,7 +376,9 @@ def summary_rows(outcomes) -> list[tuple]:
     for size in sorted(groups, key=key) + ["all"]:
         os_ = list(outcomes) if size == "all" else groups[size]
         solved = [o for o in os_ if o.status == "solved"]
-        rows.append((size, len(os_), len(solved), sum(1 for o in solved if o.extra.get("optimal")),
+        sub = [o for o in solved if not o.extra.get("optimal")]
+        rows.append((size, len(os_), len(solved), sum(1 for o in solved if o.extra.get("optimal")), len(sub),
+                     sum(o.extra["length"] - o.extra.get("lower_bound", 0) for o in sub),
                      sum(1 for o in os_ if o.status in ("unsolvable", "invalid")),
                      sum(1 for o in os_ if o.status == "limit"),
                      sum(o.extra.get("length") or 0 for o in solved),
@@ -317,4 +387,5 @@ def summary_rows(outcomes) -> list[tuple]:
     return rows
 
 
-SUMMARY_HEADERS = ["size", "boards", "solved", "proven optimal", "rejected", "limit", "moves", "nodes", "seconds"]
+SUMMARY_HEADERS = ["size", "boards", "answered", "proven optimal", "suboptimal", "gap", "rejected", "unanswered",
+                   "moves", "nodes", "seconds"]

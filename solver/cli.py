@@ -11,11 +11,13 @@ import json
 import logging
 import os
 import sys
+import time
 
 import click
 
 from pdb_builder import __version__
 from pdb_builder.board import parse_size
+from pdb_builder.cli import bytes_callback, format_table
 from pdb_builder.cli import register as register_builder
 from pdb_builder.errors import EXIT_BAD_INPUT, EXIT_CODES, EXIT_INTERNAL, BoardError, SlidepdbError
 from pdb_builder.formats import read_board_arg
@@ -150,29 +152,99 @@ def check(board, moves, size, goal, as_json):
     sys.exit(emit(outcomes, boards, as_json, human))
 
 
+def solve_options(f):
+    """Options shared by ``solve`` and ``run``."""
+    opts = [
+        json_option,
+        click.option("--resume", is_flag=True,
+                     help="Continue an interrupted run of --out: skip boards already answered."),
+        click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
+                     help="Per-board report: CSV if the name ends in .csv, else JSON lines."),
+        click.option("--db-dir", type=click.Path(file_okay=False), default=None,
+                     help="Database folder (default: $SLIDEPDB_DB_DIR or ./databases)."),
+        click.option("--node-limit", type=click.IntRange(min=1), default=None, help="Nodes per board."),
+        click.option("--workers", type=click.IntRange(min=1), default=None,
+                     help="Processes (default: one per core for several boards)."),
+        click.option("--scheduler", default=None, metavar="ADDRESS",
+                     help="Solve on a dask.distributed cluster (e.g. tcp://host:8786) instead of local "
+                          "processes; its workers must see --db-dir at the same path."),
+        click.option("--no-fallback", is_flag=True,
+                     help="Optimal or nothing: no weighted search for a board a limit stopped."),
+        click.option("--compare", "compare_paths", multiple=True, type=click.Path(exists=True, dir_okay=False),
+                     help="Another answer file for the same boards (repeatable): simulated and compared "
+                          "board by board at the end."),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def human_solved(boards):
+    def human(out):
+        if out.status != "solved":
+            return None
+        e = out.extra
+        tag = "optimal" if e["optimal"] else (f"not proven optimal, weight {e.get('fallback_weight')}, "
+                                              f"lower bound {e['lower_bound']}")
+        return (f"{where(boards, out.index)}: {e['length']} moves ({tag}, {e['nodes']} nodes, "
+                f"{e['seconds']:.2f} s): {e['moves']}")
+    return human
+
+
+def finish_run(boards, outcomes, *, report_path, compare_paths, as_json, head, left_out, out_path,
+               interrupted, extra_tables=()) -> int:
+    """Report, tables (per size, move budget, comparisons) and the exit code of a solve or run."""
+    from solver.answers import (BUDGET_HEADERS, COMPARISON_HEADERS, budget_rows, compare, comparison_rows)
+    from solver.batch import SUMMARY_HEADERS, answers_of, summary_rows, write_report
+
+    code = report_file_errors(boards)
+    outcomes = dict(outcomes)
+    if report_path:
+        write_report(report_path, outcomes.values())
+    for o in outcomes.values():
+        code = max(code, o.exit_code)
+    answers = {i: m for i, m in answers_of(outcomes).items() if i not in left_out}
+    text = []
+    if len(boards.records) > 1:
+        text += [head, format_table(summary_rows(outcomes.values()), SUMMARY_HEADERS)]
+        for title, table in extra_tables:
+            text += [title, table]
+        if boards.limits is not None or left_out:
+            text += ["move budget (the file's first line)" if boards.limits else "moves",
+                     format_table(budget_rows(answers.values(), boards.limits), BUDGET_HEADERS)]
+        if left_out:
+            text.append(f"{len(left_out)} answers left out of {out_path} to stay within the move limits: "
+                        + ", ".join(where(boards, i) for i in sorted(left_out)[:10])
+                        + (" ..." if len(left_out) > 10 else ""))
+    comps = [compare(p, boards.records, answers) for p in compare_paths]
+    if comps:
+        text += ["against other answer files", format_table(comparison_rows(comps), COMPARISON_HEADERS)]
+        for c in comps:
+            for prob in c.problems[:5]:
+                text.append(f"  {prob}")
+    if text:
+        click.echo("\n".join(text), err=as_json)
+    if interrupted:
+        click.echo(f"interrupted: {len(outcomes)} boards finished"
+                   + (f"; rerun with --resume to continue {out_path}" if out_path else ""), err=True)
+        return 130
+    return code
+
+
 @main.command(epilog=EXIT_HELP)
 @click.argument("board")
 @size_option
 @goal_option
-@json_option
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
-              help="Answer file: one line per board, in order, empty when unsolved (written atomically; "
-                   "finished boards are kept in OUT.progress.jsonl until the run completes).")
-@click.option("--resume", is_flag=True, help="Continue an interrupted run of --out: skip boards already answered.")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
-              help="Per-board report: CSV if the name ends in .csv, else JSON lines.")
-@click.option("--db-dir", type=click.Path(file_okay=False), default=None,
-              help="Database folder (default: $SLIDEPDB_DB_DIR or ./databases).")
+              help="Answer file: one line per board, in order, empty when unsolved (written atomically, "
+                   "never over the file's move limits; finished boards are kept in OUT.progress.jsonl "
+                   "until the run completes).")
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Seconds per board before it is reported as a limit.")
-@click.option("--node-limit", type=click.IntRange(min=1), default=None, help="Nodes per board.")
-@click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="Processes (default: one per core for several boards).")
 @click.option("--no-db", is_flag=True, help="Ignore databases: wall-aware Manhattan + linear conflicts only.")
-@click.option("--no-fallback", is_flag=True,
-              help="Optimal or nothing: no weighted search for a board a limit stopped.")
+@solve_options
 def solve(board, size, goal, as_json, out_path, resume, report_path, db_dir, time_limit, node_limit, workers,
-          no_db, no_fallback):
+          scheduler, no_db, no_fallback, compare_paths):
     """Solve BOARD optimally with IDA* and print the moves of the blank.
 
     BOARD is read as by ``check``.  Each answer is simulated before it is printed;
@@ -181,45 +253,94 @@ def solve(board, size, goal, as_json, out_path, resume, report_path, db_dir, tim
     (``optimal: false``, with the proven lower bound) unless --no-fallback.
     Ctrl-C keeps every finished answer (rerun with --resume).
     """
-    from solver.batch import SUMMARY_HEADERS, run_batch, summary_rows, write_report
+    from solver.batch import run_batch
 
     if resume and not out_path:
         raise click.UsageError("--resume needs --out")
     boards = load_boards(board, size, goal)
     if workers is None:
         workers = (os.cpu_count() or 1) if len(boards.records) > 1 else 1
-    code = report_file_errors(boards)
-
-    def human(out):
-        if out.status != "solved":
-            return None
-        e = out.extra
-        tag = "optimal" if e["optimal"] else (f"not proven optimal, weight {e['fallback_weight']}, "
-                                              f"lower bound {e['lower_bound']}")
-        return (f"{where(boards, out.index)}: {e['length']} moves ({tag}, {e['nodes']} nodes, "
-                f"{e['seconds']:.2f} s): {e['moves']}")
-
     result = run_batch(boards.records, db_dir=db_dir, use_db=not no_db, time_limit=time_limit,
                        node_limit=node_limit, workers=workers, out_path=out_path, resume=resume,
-                       on_outcome=lambda out: show(out, boards, as_json, human),
-                       fallback=not no_fallback)
-    outcomes = list(result.outcomes.values())
-    if report_path:
-        write_report(report_path, outcomes)
-    for o in outcomes:
-        code = max(code, o.exit_code)
-    if len(boards.records) > 1:
-        from pdb_builder.cli import format_table
+                       on_outcome=lambda out: show(out, boards, as_json, human_solved(boards)),
+                       fallback=not no_fallback, scheduler=scheduler, limits=boards.limits)
+    resumed = f", {result.resumed} from an earlier run" if result.resumed else ""
+    where_ = f"on {scheduler}" if scheduler else f"with {workers} worker(s)"
+    head = f"{len(result.outcomes)}/{len(boards.records)} boards in {result.seconds:.1f} s {where_}{resumed}"
+    sys.exit(finish_run(boards, result.outcomes, report_path=report_path, compare_paths=compare_paths,
+                        as_json=as_json, head=head, left_out=result.left_out, out_path=out_path,
+                        interrupted=result.interrupted))
 
-        table = format_table(summary_rows(outcomes), SUMMARY_HEADERS)
-        resumed = f", {result.resumed} from an earlier run" if result.resumed else ""
-        click.echo(f"{len(outcomes)}/{len(boards.records)} boards in {result.seconds:.1f} s with "
-                   f"{workers} worker(s){resumed}\n{table}", err=as_json)
-    if result.interrupted:
-        click.echo(f"interrupted: {len(outcomes)} boards finished"
-                   + (f"; rerun with --resume to continue {out_path}" if out_path else ""), err=True)
-        sys.exit(130)
-    sys.exit(code)
+
+@main.command(epilog=EXIT_HELP)
+@click.argument("problems", type=click.Path(exists=True, dir_okay=False))
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True,
+              help="Answer file (one line per board, in order; never over the file's move limits).")
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+              help="Seconds per board in the full pass (the fallback may take as long again).")
+@click.option("--quick-limit", type=click.FloatRange(min=0, min_open=True), default=5.0, show_default=True,
+              help="Seconds per board in the quick pass on the wall-free tables.")
+@click.option("--memory-limit", default="4G", show_default=True, callback=bytes_callback,
+              help="Memory for one pattern's BFS of a wall-free database.")
+@click.option("--layout-memory", default="512M", show_default=True, callback=bytes_callback,
+              help="Memory for one pattern's BFS of an exact-layout database (small patterns build fast).")
+@click.option("--disk-limit", default="20G", show_default=True, callback=bytes_callback,
+              help="The database folder's size that builds stay within; layouts beyond it are solved "
+                   "without their own database.")
+@click.option("--no-build", is_flag=True, help="Solve with the databases there are; build nothing.")
+@solve_options
+def run(problems, out_path, time_limit, quick_limit, memory_limit, layout_memory, disk_limit, no_build, as_json,
+        resume, report_path, db_dir, node_limit, workers, scheduler, no_fallback, compare_paths):
+    """Answer every board of PROBLEMS (e.g. the DevQuiz file): build, solve, report.
+
+    \b
+    1. wall-free databases for each size the file holds (kept when present);
+    2. a quick pass: every board, optimal search, --quick-limit seconds each;
+    3. for walled boards it did not prove: the database of their exact layout
+       (within --disk-limit);
+    4. a full pass on those with --time-limit and the weighted fallback;
+    5. the answer file (within the move limits of the file's first line) and the
+       report: per size, move budget, --compare files.
+    Kill it at any moment: --resume continues where it stopped.
+    """
+    from solver.pipeline import run_pipeline
+
+    boards = load_boards(problems, None, "devquiz")
+    if workers is None:
+        workers = os.cpu_count() or 1
+    human = human_solved(boards)
+
+    def on_build(item):
+        from pdb_builder.build import BuildReport
+
+        if isinstance(item, BuildReport):
+            log.warning("  %s %s: %s, %.1f s", item.shape, item.name, item.status, item.seconds)
+        else:
+            log.warning("building %s database %s (%s, %s entries, %d board%s)", item.role, item.shape.key,
+                        item.partition.name, f"{item.entries:,}", item.boards, "" if item.boards == 1 else "s")
+
+    t0 = time.perf_counter()
+    res = run_pipeline(boards.records, out_path, db_dir=db_dir, limits=boards.limits, time_limit=time_limit,
+                       quick_limit=quick_limit, node_limit=node_limit, memory_limit=memory_limit, layout_memory=layout_memory,
+                       disk_limit=disk_limit, workers=workers, scheduler=scheduler, resume=resume,
+                       fallback=not no_fallback, build=not no_build, on_build=on_build,
+                       on_outcome=lambda out: show(out, boards, as_json, human))
+    total = time.perf_counter() - t0
+    q, f = res.quick, res.full
+    phases = [("builds", f"{len(res.builds)} ({sum(1 for b in res.builds if b.status != 'skipped')} new)",
+               f"{res.build_seconds:.1f}"),
+              ("quick pass", f"{len(q.outcomes) if q else 0} boards, {sum(1 for o in (q.outcomes.values() if q else []) if o.extra.get('optimal'))} proven",
+               f"{q.seconds:.1f}" if q else "-"),
+              ("full pass", f"{len(f.outcomes) if f else 0} boards", f"{f.seconds:.1f}" if f else "-"),
+              ("all", f"{len(res.outcomes)}/{len(boards.records)} boards", f"{total:.1f}")]
+    extra = [("time (s)", format_table(phases, ["step", "what", "seconds"]))]
+    if res.skipped_builds:
+        extra.append(("", f"{len(res.skipped_builds)} layout databases not built: over --disk-limit"))
+    head = (f"{len(res.outcomes)}/{len(boards.records)} boards in {total:.1f} s "
+            + (f"on {scheduler}" if scheduler else f"with {workers} worker(s)"))
+    sys.exit(finish_run(boards, res.outcomes, report_path=report_path, compare_paths=compare_paths,
+                        as_json=as_json, head=head, left_out=res.left_out, out_path=out_path,
+                        interrupted=res.interrupted, extra_tables=extra))
 
 
 register_builder(main)

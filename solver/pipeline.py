@@ -1,0 +1,183 @@
+"""``slidepdb run``: a whole problem file from one command.
+
+1. **Wall-free databases**: one per board size of the file (and goal), the size's
+   default partition under ``memory_limit``; sizes that already have one are kept.
+2. **Quick pass**: every board, optimal search only, ``quick_limit`` seconds each,
+   on the wall-free tables (walls as fixed home tiles), Manhattan and the goal
+   tables found.
+3. **Exact layouts where they pay**: for each walled board the quick pass did not
+   prove, the database of its exact wall layout (small patterns: ``layout_memory``
+   per pattern BFS), while the database folder stays under ``disk_limit``.
+4. **Full pass**: those boards again with ``time_limit`` and the weighted fallback,
+   so each gets an answer, with its proven lower bound when not optimal.
+5. The answer file (never over the file's move limits) and the report.
+
+Each pass keeps a journal beside the answer file (``OUT.quick.jsonl``,
+``OUT.progress.jsonl``), builds publish atomically, so a killed run continues
+with ``resume`` where it stopped; the journals go when the answer file is final.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pdb_builder.board import Shape
+from pdb_builder.build import BuildReport, build_pdb
+from pdb_builder.errors import BoardError
+from pdb_builder.patterns import default_partition, num_placements
+from pdb_builder.storage import default_db_dir, list_databases
+
+from .batch import BatchResult, Outcome, run_batch, write_answers
+
+log = logging.getLogger("slidepdb.run")
+
+LAYOUT_MEMORY = 512 << 20  # per pattern BFS of an exact-layout database: small, quick tables
+
+
+@dataclass
+class Plan:
+    shape: Shape
+    role: str  # "wall-free" or "layout"
+    boards: int
+    entries: int
+    partition: object = None
+
+    @property
+    def bytes(self) -> int:
+        return self.entries  # one byte an entry, contiguous layout
+
+
+@dataclass
+class RunResult:
+    outcomes: dict[int, Outcome] = field(default_factory=dict)
+    builds: list[BuildReport] = field(default_factory=list)
+    skipped_builds: list[Plan] = field(default_factory=list)  # over the disk limit
+    build_seconds: float = 0.0
+    quick: BatchResult | None = None
+    full: BatchResult | None = None
+    left_out: set[int] = field(default_factory=set)
+    interrupted: bool = False
+
+
+def quick_journal(out_path) -> Path:
+    out_path = Path(out_path)
+    return out_path.with_name(out_path.name + ".quick.jsonl")
+
+
+def _has_pdb(shape: Shape, db_dir) -> bool:
+    return any(default_db_dir(db_dir).glob(f"{shape.key}.pdb.*.h5"))
+
+
+def disk_used(db_dir) -> int:
+    return sum(p.stat().st_size for p in list_databases(default_db_dir(db_dir)))
+
+
+def plan_wall_free(records, db_dir, memory_limit: int) -> list[Plan]:
+    """One wall-free database per size (and goal) the file holds and the folder lacks."""
+    plans: dict[str, Plan] = {}
+    for r in records:
+        if r.board is None:
+            continue
+        s = r.board.shape.wall_free() if r.board.shape.goal_kind != "custom" else r.board.shape
+        if s.key in plans:
+            plans[s.key].boards += 1
+        elif not _has_pdb(s, db_dir):
+            part = default_partition(s, memory_limit)
+            n = len(s.free_cells)
+            plans[s.key] = Plan(s, "wall-free", 1, sum(num_placements(n, len(g)) for g in part.groups), part)
+    return list(plans.values())
+
+
+def plan_layouts(records, db_dir, layout_memory: int = LAYOUT_MEMORY) -> list[Plan]:
+    """The exact-layout database of each walled board in ``records``, cheapest first."""
+    plans: dict[str, Plan] = {}
+    for r in records:
+        s = r.board.shape
+        if not s.walls or s.goal_kind == "custom":
+            continue
+        if s.key in plans:
+            plans[s.key].boards += 1
+        elif not _has_pdb(s, db_dir):
+            part = default_partition(s, layout_memory)
+            n = len(s.free_cells)
+            plans[s.key] = Plan(s, "layout", 1, sum(num_placements(n, len(g)) for g in part.groups), part)
+    return sorted(plans.values(), key=lambda p: (p.entries / p.boards, p.shape.key))
+
+
+def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: float = 60.0,
+                 quick_limit: float = 5.0, node_limit: int | None = None, memory_limit: int = 4 << 30, layout_memory: int = LAYOUT_MEMORY,
+                 disk_limit: int | None = None, workers: int = 1, scheduler=None, resume: bool = False,
+                 fallback: bool = True, build: bool = True, on_outcome=None, on_build=None,
+                 quick_node_limit: int | None = None) -> RunResult:
+    """Steps 1-5 of the module docstring.  ``on_outcome`` sees each final outcome
+    (a board proven in the quick pass, or the full pass's verdict); ``on_build``
+    each build as it is planned (Plan) and finished (BuildReport).  ``quick_node_limit``
+    caps the quick pass's nodes too (tests use it to send boards to the full pass)."""
+    out_path = Path(out_path)
+    res = RunResult()
+    valid = [r for r in records if r.board is not None]
+    qj, fj = quick_journal(out_path), out_path.with_name(out_path.name + ".progress.jsonl")
+    for j in (qj, fj):
+        if j.exists() and not resume:
+            raise BoardError(f"{j} holds an interrupted run: pass --resume to continue it, "
+                             f"or delete it to start over")
+
+    def do_builds(plans):
+        t0 = time.perf_counter()
+        try:
+            used = disk_used(db_dir)
+            for p in plans:
+                if disk_limit is not None and used + p.bytes > disk_limit:
+                    res.skipped_builds.append(p)
+                    continue
+                if on_build:
+                    on_build(p)
+                rep = build_pdb(p.shape, p.partition, db_dir)
+                res.builds.append(rep)
+                used += p.bytes
+                if on_build:
+                    on_build(rep)
+        finally:
+            res.build_seconds += time.perf_counter() - t0
+
+    try:
+        if build:
+            do_builds(plan_wall_free(valid, db_dir, memory_limit))
+        # quick pass: proven boards are final; rejected ones (invalid, unsolvable) too
+        final: dict[int, Outcome] = {}
+
+        def quick_seen(o: Outcome):
+            if o.status != "limit":
+                final[o.index] = o
+                if on_outcome:
+                    on_outcome(o)
+
+        caps = [x for x in (node_limit, quick_node_limit) if x is not None]
+        res.quick = run_batch(records, db_dir=db_dir, time_limit=quick_limit, node_limit=min(caps, default=None),
+                              workers=workers, journal=qj, resume=True, fallback=False, scheduler=scheduler,
+                              on_outcome=quick_seen)
+        if res.quick.interrupted:
+            raise KeyboardInterrupt
+        rest = [r for r in records if r.index not in final]
+        if build and rest:
+            do_builds(plan_layouts(rest, db_dir, layout_memory))
+        res.full = run_batch(rest, db_dir=db_dir, time_limit=time_limit, node_limit=node_limit, workers=workers, journal=fj,
+                             resume=True, fallback=fallback, scheduler=scheduler, on_outcome=on_outcome)
+        final.update(res.full.outcomes)
+        res.outcomes = final
+        res.interrupted = res.full.interrupted
+    except KeyboardInterrupt:
+        res.interrupted = True
+    if not res.outcomes:  # interrupted early: whatever the journals hold
+        from .batch import read_journal
+
+        res.outcomes = {i: o for i, o in read_journal(qj, records).items() if o.status != "limit"}
+        res.outcomes.update(read_journal(fj, records))
+    res.left_out = write_answers(out_path, records, res.outcomes, limits)
+    if not res.interrupted and len(res.outcomes) == len(records):
+        qj.unlink(missing_ok=True)
+        fj.unlink(missing_ok=True)
+    return res

@@ -1,0 +1,164 @@
+"""``slidepdb run``: a slice of the DevQuiz file end to end, resume after a kill,
+the move budget, comparison with other answer files, and a Dask executor."""
+
+import pytest
+from click.testing import CliRunner
+
+from pdb_builder.board import check_moves
+from pdb_builder.errors import BoardError
+from pdb_builder.formats import read_file
+from solver.answers import compare, direction_counts, fit_limits, totals
+from solver.batch import run_batch
+from solver.cli import main
+from solver.pipeline import quick_journal, run_pipeline
+
+from .conftest import data_file
+from .naive import bfs_distances
+
+SMALL = {(3, 3), (3, 4), (4, 3)}
+
+
+@pytest.fixture(scope="module")
+def devquiz_slice(tmp_path_factory):
+    """The first 3x3, 3x4 and 4x3 boards of the DevQuiz file, walled or not, in file order."""
+    lines = data_file("devquiz2011", "problems.txt").read_text().split("\n")
+    picked, per = [], {}
+    for line in lines[2:]:
+        if not line:
+            continue
+        w, h, cells = line.split(",")
+        key = (int(w), int(h), "=" in cells)
+        if (key[0], key[1]) in SMALL and per.get(key, 0) < 3:
+            per[key] = per.get(key, 0) + 1
+            picked.append(line)
+    f = tmp_path_factory.mktemp("slice") / "slice.txt"
+    f.write_text("\n".join([lines[0], str(len(picked))] + picked) + "\n")
+    return f
+
+
+def _truth(rec):
+    """Optimal length by an independent search: BFS on 3x3, else IDA* on Manhattan only."""
+    shape = rec.board.shape
+    if shape.n == 9:
+        return bfs_distances(shape, start=rec.board.cells)[shape.goal]
+    from solver.heuristic import manhattan_heuristic
+    from solver.ida import Searcher
+
+    res = Searcher(manhattan_heuristic(shape, use_lc=False)).solve(rec.board)
+    assert res.optimal
+    return res.length
+
+
+def test_devquiz_slice_end_to_end(devquiz_slice, tmp_path):
+    recs = read_file(str(devquiz_slice)).records
+    assert len(recs) >= 12 and any(r.board.shape.walls for r in recs)
+    out, db = tmp_path / "a.txt", tmp_path / "db"
+    built = []
+    # one node in the quick pass: every board goes on to the layout builds and the full pass
+    res = run_pipeline(recs, out, db_dir=db, limits=read_file(str(devquiz_slice)).limits, time_limit=30,
+                       memory_limit=8 << 20, layout_memory=8 << 20, quick_node_limit=1, workers=1,
+                       on_build=built.append)
+    roles = {p.role for p in built if hasattr(p, "role")}
+    assert roles == {"wall-free", "layout"}
+    layouts = {r.board.shape.key for r in recs if r.board.shape.walls}
+    assert {p.shape.key for p in built if getattr(p, "role", "") == "layout"} == layouts
+    assert not res.interrupted and len(res.outcomes) == len(recs) and not res.left_out
+    answers = out.read_text().split("\n")[:-1]
+    assert len(answers) == len(recs)
+    for rec, moves in zip(recs, answers):
+        o = res.outcomes[rec.index]
+        assert check_moves(rec.board, moves).ok
+        assert o.extra["optimal"] and len(moves) == _truth(rec), rec.board
+        assert any(f"({rec.board.shape.key}.pdb" in name for name in o.extra["heuristic"])  # its own layout's
+    assert not quick_journal(out).exists()
+    # a second run builds nothing and proves every board in the quick pass
+    again = run_pipeline(recs, tmp_path / "b.txt", db_dir=db, limits=None, memory_limit=8 << 20,
+                         layout_memory=8 << 20, workers=1)
+    assert all(b.status == "skipped" for b in again.builds) and not again.full.outcomes
+    assert (tmp_path / "b.txt").read_text() == out.read_text()
+
+
+def test_run_resumes_after_a_kill(devquiz_slice, tmp_path):
+    recs = read_file(str(devquiz_slice)).records
+    out, db = tmp_path / "a.txt", tmp_path / "db"
+    seen = []
+
+    def kill_after_four(o):
+        seen.append(o.index)
+        if len(seen) == 4:
+            raise KeyboardInterrupt
+
+    kw = dict(db_dir=db, memory_limit=8 << 20, layout_memory=8 << 20, workers=1, quick_node_limit=1)
+    first = run_pipeline(recs, out, on_outcome=kill_after_four, **kw)
+    assert first.interrupted
+    lines = out.read_text().split("\n")[:-1]
+    assert len(lines) == len(recs) and sum(1 for x in lines if x) == 4  # finished answers kept
+    with pytest.raises(BoardError, match="--resume"):
+        run_pipeline(recs, out, **kw)
+    second = run_pipeline(recs, out, resume=True, **kw)
+    assert not second.interrupted and len(second.outcomes) == len(recs)
+    assert second.full.resumed == 4  # nothing solved twice
+    answers = out.read_text().split("\n")[:-1]
+    assert answers[:0] == [] and all(check_moves(r.board, m).ok for r, m in zip(recs, answers))
+    assert [len(m) for m in answers] == [second.outcomes[r.index].extra["length"] for r in recs]
+
+
+def test_fit_limits_drops_fewest_and_unproven_first():
+    answers = {1: "LLLL", 2: "LR", 3: "LLUD", 4: "RRRR"}
+    assert fit_limits(answers, (99, 99, 99, 99)) == set()
+    assert fit_limits(answers, None) == set()
+    proven = {1: True, 2: True, 3: False, 4: True}
+    dropped = fit_limits(answers, (4, 99, 99, 99), optimal=proven)
+    assert dropped == {1}  # L over by 3: answer 1 alone takes it away
+    assert fit_limits(answers, (6, 99, 99, 99), optimal=proven) == {3}  # over by 1: the unproven one goes
+    kept = [m for i, m in answers.items() if i not in dropped]
+    assert totals(kept)[0] <= 4 and direction_counts("LRUDL") == (2, 1, 1, 1)
+
+
+def test_answer_file_never_over_the_move_limits(tmp_path):
+    boards = ["3,3,123456708", "3,3,123405786", "3,3,120453786", "3,3,102453786"]
+    f = tmp_path / "p.txt"
+    f.write_text("1 1 1 1\n4\n" + "\n".join(boards) + "\n")
+    out = tmp_path / "a.txt"
+    r = CliRunner().invoke(main, ["solve", str(f), "--out", str(out), "--db-dir", str(tmp_path / "none"),
+                                  "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    lines = out.read_text().split("\n")[:-1]
+    use = totals(lines)
+    assert all(u <= 1 for u in use) and any(lines) and not all(lines)
+    assert "left out" in r.output and "move budget" in r.output
+
+
+def test_compare_with_another_answer_file(tmp_path):
+    boards = ["3,3,123456708", "3,3,123405786", "3,3,120453786"]
+    f = tmp_path / "p.txt"
+    f.write_text("9 9 9 9\n3\n" + "\n".join(boards) + "\n")
+    peer = tmp_path / "peer.txt"
+    peer.write_text("LRR\nUU\n")  # board 1: valid but longer; board 2: does not reach the goal; board 3: empty
+    recs = read_file(str(f)).records
+    ours = {recs[0].index: "R", recs[2].index: "DD"}
+    c = compare(peer, recs, ours)
+    assert (c.theirs_answered, c.theirs_invalid, c.shorter, c.only_ours, c.theirs_moves) == (1, 1, 1, 1, 3)
+    assert "peer.txt:2" in c.problems[0]
+    out = tmp_path / "a.txt"
+    r = CliRunner().invoke(main, ["solve", str(f), "--out", str(out), "--db-dir", str(tmp_path / "none"),
+                                  "--workers", "1", "--compare", str(peer)])
+    assert r.exit_code == 0 and "against other answer files" in r.output and "peer.txt" in r.output
+
+
+def test_dask_local_cluster_same_answers(devquiz_slice, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    recs = read_file(str(devquiz_slice)).records[:6]
+    local = run_batch(recs, db_dir=tmp_path / "none", workers=1).outcomes
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        remote = run_batch(recs, db_dir=tmp_path / "none", scheduler=client, out_path=tmp_path / "a.txt").outcomes
+    assert {i: o.extra["length"] for i, o in remote.items()} == {i: o.extra["length"] for i, o in local.items()}
+    assert all(check_moves(r.board, m).ok for r, m in zip(recs, (tmp_path / "a.txt").read_text().split("\n")))
+
+
+def test_scheduler_unreachable_is_one_line(tmp_path):
+    pytest.importorskip("distributed")
+    r = CliRunner().invoke(main, ["solve", "3,3,123456708", "--scheduler", "tcp://127.0.0.1:1",
+                                  "--db-dir", str(tmp_path)])
+    assert r.exit_code == 2 and "cannot connect" in r.output
