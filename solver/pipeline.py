@@ -75,35 +75,32 @@ def disk_used(db_dir) -> int:
     return sum(p.stat().st_size for p in list_databases(default_db_dir(db_dir)))
 
 
-def plan_wall_free(records, db_dir, memory_limit: int) -> list[Plan]:
-    """One wall-free database per size (and goal) the file holds and the folder lacks."""
+def _plan(shapes, role: str, db_dir, memory: int) -> dict[str, Plan]:
+    """A build for each distinct shape of ``shapes`` the folder has no PDB for, with
+    how many boards want it."""
     plans: dict[str, Plan] = {}
-    for r in records:
-        if r.board is None:
-            continue
-        s = r.board.shape.wall_free() if r.board.shape.goal_kind != "custom" else r.board.shape
+    for s in shapes:
         if s.key in plans:
             plans[s.key].boards += 1
         elif not _has_pdb(s, db_dir):
-            part = default_partition(s, memory_limit)
+            part = default_partition(s, memory)
             n = len(s.free_cells)
-            plans[s.key] = Plan(s, "wall-free", 1, sum(num_placements(n, len(g)) for g in part.groups), part)
-    return list(plans.values())
+            plans[s.key] = Plan(s, role, 1, sum(num_placements(n, len(g)) for g in part.groups), part)
+    return plans
+
+
+def plan_wall_free(records, db_dir, memory_limit: int) -> list[Plan]:
+    """One wall-free database per size (and goal) the file holds and the folder lacks."""
+    shapes = (r.board.shape.wall_free() if r.board.shape.goal_kind != "custom" else r.board.shape
+              for r in records if r.board is not None)
+    return list(_plan(shapes, "wall-free", db_dir, memory_limit).values())
 
 
 def plan_layouts(records, db_dir, layout_memory: int = LAYOUT_MEMORY) -> list[Plan]:
-    """The exact-layout database of each walled board in ``records``, cheapest first."""
-    plans: dict[str, Plan] = {}
-    for r in records:
-        s = r.board.shape
-        if not s.walls or s.goal_kind == "custom":
-            continue
-        if s.key in plans:
-            plans[s.key].boards += 1
-        elif not _has_pdb(s, db_dir):
-            part = default_partition(s, layout_memory)
-            n = len(s.free_cells)
-            plans[s.key] = Plan(s, "layout", 1, sum(num_placements(n, len(g)) for g in part.groups), part)
+    """The exact-layout database of each walled board in ``records``, cheapest a board first."""
+    shapes = (r.board.shape for r in records
+              if r.board is not None and r.board.shape.walls and r.board.shape.goal_kind != "custom")
+    plans = _plan(shapes, "layout", db_dir, layout_memory)
     return sorted(plans.values(), key=lambda p: (p.entries / p.boards, p.shape.key))
 
 

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""The DevQuiz 2011 benchmark: ``slidepdb run`` on all 5000 boards, and the target table.
+
+    .venv/bin/python scripts/bench_devquiz.py --out DIR/answers.txt --db-dir DB [--time-limit 60]
+                                              [--quick-limit 5] [--summary-only]
+
+Runs (or continues: always with --resume) the pipeline of ``slidepdb run`` on
+``../shared/data/devquiz2011/problems.txt`` and appends each invocation's time
+split (builds, quick pass, full pass) to ``ANSWERS.bench.jsonl``, so a run split
+over several sittings is timed in full.  Then prints, for the README, the target
+table and the comparison with the published answer files.  ``--summary-only``
+prints the tables from what is there without solving.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "devquiz2011"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True, help="answer file")
+    ap.add_argument("--db-dir", default=None)
+    ap.add_argument("--problems", default=str(DATA / "problems.txt"))
+    ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--quick-limit", type=float, default=5.0)
+    ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--disk-limit", default="20G")
+    ap.add_argument("--summary-only", action="store_true")
+    a = ap.parse_args()
+    sys.path.insert(0, str(ROOT))
+    import os
+
+    from pdb_builder.cli import format_table, parse_bytes
+    from pdb_builder.formats import read_file
+    from solver.answers import COMPARISON_HEADERS, compare, comparison_rows, totals
+    from solver.batch import answers_of, journal_path, read_journal
+    from solver.pipeline import quick_journal, run_pipeline
+
+    boards = read_file(a.problems)
+    recs = boards.records
+    out = Path(a.out)
+    log = out.with_name(out.name + ".bench.jsonl")
+    if not a.summary_only:
+        start = time.time()
+        with log.open("a") as f:
+            f.write(json.dumps({"start": start, "time_limit": a.time_limit, "quick_limit": a.quick_limit}) + "\n")
+        res = run_pipeline(recs, out, db_dir=a.db_dir, limits=boards.limits, time_limit=a.time_limit,
+                           quick_limit=a.quick_limit, disk_limit=parse_bytes(a.disk_limit),
+                           workers=a.workers or os.cpu_count() or 1, resume=True)
+        with log.open("a") as f:
+            f.write(json.dumps({"end": time.time(), "start": start, "builds": res.build_seconds,
+                                "quick": res.quick.seconds if res.quick else 0.0,
+                                "full": res.full.seconds if res.full else 0.0,
+                                "interrupted": res.interrupted,
+                                "new_builds": sum(1 for b in res.builds if b.status != "skipped")}) + "\n")
+    # what is finished: the final answers when the run is complete, else the journals
+    outcomes = {i: o for i, o in read_journal(quick_journal(out), recs).items() if o.status != "limit"}
+    outcomes.update(read_journal(journal_path(out), recs))
+    if not outcomes and out.exists():
+        lines = out.read_text().split("\n")
+        answers = {r.index: lines[k] for k, r in enumerate(recs) if k < len(lines) and lines[k]}
+        proven = None
+    else:
+        answers = answers_of(outcomes)
+        proven = sum(1 for o in outcomes.values() if o.extra.get("optimal"))
+    entries = [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
+    ends = [e for e in entries if "end" in e]
+    killed = sum(1 for e in entries if "end" not in e) - len(ends)
+    split = {k: sum(e[k] for e in ends) for k in ("builds", "quick", "full")}
+    wall = sum(e["end"] - e["start"] for e in ends)
+    use = totals(answers.values())
+    within = boards.limits is None or all(u <= lim for u, lim in zip(use, boards.limits))
+    rows = [("boards with a valid answer", f"{len(answers)} / {len(recs)}", "5000 / 5000"),
+            ("boards proven optimal", "-" if proven is None else f"{proven:,}", ">= 4,900"),
+            ("total time (this pipeline)", f"{wall / 3600:.2f} h: builds {split['builds'] / 60:.1f} min, "
+             f"quick pass {split['quick'] / 60:.1f} min, full pass {split['full'] / 60:.1f} min", "<= 6 h"),
+            ("total moves", f"{sum(use):,} ({'within' if within else 'OVER'} the limits; L R U D {use})",
+             "<= 280,000")]
+    print(format_table(rows, ["measure", "measured", "target"]))
+    if killed > 0:
+        print(f"({killed} invocation(s) killed before they logged their time: not counted)")
+    peers = sorted((DATA / "peer_answers").glob("*.txt"))
+    if peers:
+        comps = [compare(p, recs, answers) for p in peers]
+        print(format_table(comparison_rows(comps), COMPARISON_HEADERS))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
