@@ -149,19 +149,17 @@ def build_pdb(shape: Shape, partition: Partition, db_dir=None, overwrite: bool =
                                entries=sum(int(t.data.size) for t in db.tables),
                                mean_h=float(db.metadata.get("mean-h", 0.0)))
         status = "rebuilt"
-    t0 = time.perf_counter()
-    tables, stats = [], []
     n = len(shape.free_cells)
-    for i, tiles in enumerate(partition.groups):
-        log.info("%s: pattern %d/%d (%d tiles, %d entries)", shape.key, i + 1, len(partition.groups), len(tiles),
-                 num_placements(n, len(tiles)))
-        cb = (lambda d, v, m, s, i=i: progress(i, d, v, m, s)) if progress else None
-        table, st = compute_pdb(shape, tiles, progress=cb)
-        tables.append(table)
-        stats.append(st)
-    seconds = time.perf_counter() - t0
-    write_pdb(path, shape, partition.name, tables, stats, seconds, layout=layout,
-              metadata={"partition-spec": partition.spec()})
+
+    def built():
+        for i, tiles in enumerate(partition.groups):
+            log.info("%s: pattern %d/%d (%d tiles, %d entries)", shape.key, i + 1, len(partition.groups),
+                     len(tiles), num_placements(n, len(tiles)))
+            cb = (lambda d, v, m, s, i=i: progress(i, d, v, m, s)) if progress else None
+            yield compute_pdb(shape, tiles, progress=cb)
+
+    _, stats, seconds = write_pdb(path, shape, partition.name, built(), layout=layout,
+                                  metadata={"partition-spec": partition.spec()})
     return BuildReport(str(path), "pdb", shape.key, partition.name, status, seconds,
                        sum(s.entries for s in stats), float(sum(s.mean for s in stats)),
                        int(sum(s.max for s in stats)), max(bfs_memory(n, len(g)) for g in partition.groups))

@@ -28,6 +28,7 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,24 +135,20 @@ class Database:
         return json.loads(self.attrs.get("metadata", "{}"))
 
 
-def write_pdb(path, shape: Shape, partition_name: str, tables, stats, seconds: float,
-              layout: str = "contiguous", metadata: dict | None = None) -> Path:
-    """Publish a partition's tables atomically at ``path``."""
+def write_pdb(path, shape: Shape, partition_name: str, built, layout: str = "contiguous",
+              metadata: dict | None = None) -> tuple[Path, list, float]:
+    """Publish a partition's tables atomically at ``path``.
+
+    ``built`` yields ``(table, stats)`` pattern by pattern; each table goes to the
+    temporary file as it comes and is dropped, so a build holds one table at a time.
+    Returns the path, the stats, and the seconds spent producing the tables."""
     path = Path(path)
-    groups = [list(map(int, s.tiles)) for s in stats]
-    meta = dict(metadata or {})
-    meta.setdefault("mean-h", float(sum(s.mean for s in stats)))
+    stats = []
+    t0 = time.perf_counter()
     with atomic_path(path) as tmp:
         with h5py.File(tmp, "w") as f:
-            _write_provenance(f, "pdb", shape, seconds, meta, {
-                "ranking-name": RANKING_NAME,
-                "ranking-version": RANKING_VERSION,
-                "partition-name": partition_name,
-                "partition": json.dumps(groups),
-                "layout": layout,
-            })
             grp = f.create_group("tables")
-            for i, (table, st) in enumerate(zip(tables, stats)):
+            for i, (table, st) in enumerate(built):
                 ds = _dataset(grp, str(i), table, layout)
                 ds.attrs["tiles"] = np.array(st.tiles, dtype=np.int16)
                 ds.attrs["cells"] = len(shape.free_cells)
@@ -161,8 +158,22 @@ def write_pdb(path, shape: Shape, partition_name: str, tables, stats, seconds: f
                 ds.attrs["histogram"] = np.array(st.histogram, dtype=np.int64)
                 ds.attrs["layers"] = np.array(st.layers, dtype=np.int64)
                 ds.attrs["seconds"] = float(st.seconds)
-        open_database(tmp, verify=True, mmap=False, _final=path)  # re-open and verify before publishing
-    return path
+                stats.append(st)
+                del table
+                f.flush()
+            seconds = time.perf_counter() - t0
+            meta = dict(metadata or {})
+            meta.setdefault("mean-h", float(sum(s.mean for s in stats)))
+            _write_provenance(f, "pdb", shape, seconds, meta, {
+                "ranking-name": RANKING_NAME,
+                "ranking-version": RANKING_VERSION,
+                "partition-name": partition_name,
+                "partition": json.dumps([list(map(int, s.tiles)) for s in stats]),
+                "layout": layout,
+            })
+        # re-open and verify before publishing (memory-mapped: the checksums stream through the page cache)
+        open_database(tmp, verify=True, mmap=True, _final=path)
+    return path, stats, seconds
 
 
 def write_goal_table(path, shape: Shape, depth: int, keys: np.ndarray, dist: np.ndarray, seconds: float,
