@@ -162,3 +162,19 @@ def test_scheduler_unreachable_is_one_line(tmp_path):
     r = CliRunner().invoke(main, ["solve", "3,3,123456708", "--scheduler", "tcp://127.0.0.1:1",
                                   "--db-dir", str(tmp_path)])
     assert r.exit_code == 2 and "cannot connect" in r.output
+
+
+def test_cli_run(devquiz_slice, tmp_path):
+    out, rep, db = tmp_path / "a.txt", tmp_path / "r.csv", tmp_path / "db"
+    args = ["run", str(devquiz_slice), "--out", str(out), "--report", str(rep), "--db-dir", str(db),
+            "--memory-limit", "8M", "--workers", "1"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    for table in ("proven optimal", "quick pass", "move budget"):
+        assert table in r.output
+    recs = read_file(str(devquiz_slice)).records
+    answers = out.read_text().split("\n")[:-1]
+    assert all(check_moves(rec.board, m).ok for rec, m in zip(recs, answers)) and len(answers) == len(recs)
+    assert len(rep.read_text().splitlines()) == len(recs) + 1
+    r = CliRunner().invoke(main, ["run", str(devquiz_slice), "--out", str(out), "--disk-limit", "lots"])
+    assert r.exit_code == 2 and "--disk-limit" in r.output
