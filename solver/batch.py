@@ -172,6 +172,7 @@ def _worker_solve(rec: Record, time_limit, node_limit, fallback) -> Outcome:
 
 
 _DASK_POOLS = threading.local()
+DASK_CONNECT_TIMEOUT = "20s"
 
 
 def _dask_solve(rec: Record, db_dir, use_db, time_limit, node_limit, fallback) -> Outcome:
@@ -214,7 +215,7 @@ def _dask_outcomes(todo, db_dir, use_db, time_limit, node_limit, fallback, sched
     if db_dir is not None:
         db_dir = str(Path(db_dir).resolve())
     try:
-        client = scheduler if isinstance(scheduler, Client) else Client(scheduler, timeout="20s")
+        client = scheduler if isinstance(scheduler, Client) else Client(scheduler, timeout=DASK_CONNECT_TIMEOUT)
     except OSError as exc:
         raise BoardError(f"--scheduler {scheduler}: cannot connect: {exc}") from None
     try:

@@ -157,8 +157,9 @@ def test_dask_local_cluster_same_answers(devquiz_slice, tmp_path):
     assert all(check_moves(r.board, m).ok for r, m in zip(recs, (tmp_path / "a.txt").read_text().split("\n")))
 
 
-def test_scheduler_unreachable_is_one_line(tmp_path):
+def test_scheduler_unreachable_is_one_line(tmp_path, monkeypatch):
     pytest.importorskip("distributed")
+    monkeypatch.setattr("solver.batch.DASK_CONNECT_TIMEOUT", "2s")
     r = CliRunner().invoke(main, ["solve", "3,3,123456708", "--scheduler", "tcp://127.0.0.1:1",
                                   "--db-dir", str(tmp_path)])
     assert r.exit_code == 2 and "cannot connect" in r.output
