@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import threading
 import time
 from dataclasses import dataclass, field
@@ -186,30 +187,117 @@ def _dask_solve(rec: Record, db_dir, use_db, time_limit, node_limit, fallback) -
     return solve_record(rec, pools[key], time_limit=time_limit, node_limit=node_limit, fallback=fallback)
 
 
-def _local_outcomes(todo, db_dir, use_db, time_limit, node_limit, fallback, workers):
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+class Feed:
+    """The records to solve, in the order they become ready.
 
-    if workers <= 1 or len(todo) <= 1:
+    Records in ``held`` wait until ``prepare(release)`` (run in a background thread,
+    e.g. building their databases) calls ``release(records)``; whatever is still
+    held when ``prepare`` returns is released then.  An error in ``prepare`` is
+    raised in the caller's thread once the released boards are done.  The thread
+    starts at :meth:`start`, which executors call once their worker processes are
+    forked (a fork while another thread runs could copy a held lock)."""
+
+    _END = object()
+
+    def __init__(self, todo, held=(), prepare=None):
+        self.queue: queue.SimpleQueue = queue.SimpleQueue()
+        self.error: BaseException | None = None
+        self.size = len(todo)
+        self._thread = None
+        held_set = set(held) if prepare is not None else set()
+        waiting = {r.index: r for r in todo if r.index in held_set}
+        for r in todo:
+            if r.index not in waiting:
+                self.queue.put(r)
+        if prepare is None:
+            self.queue.put(self._END)
+            return
+
+        def release(recs):
+            for r in recs:
+                if waiting.pop(r.index, None) is not None:
+                    self.queue.put(r)
+
+        def run():
+            try:
+                prepare(release)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                self.error = exc
+            finally:
+                release(list(waiting.values()))
+                self.queue.put(self._END)
+
+        self._thread = threading.Thread(target=run, name="slidepdb-prepare", daemon=True)
+
+    def start(self) -> None:
+        if self._thread is not None and not self._thread.is_alive() and self._thread.ident is None:
+            self._thread.start()
+
+    def take(self, block: bool):
+        """Ready records (all there are now; with ``block``, waits for at least one),
+        and whether the feed has ended."""
+        out, ended = [], False
+        while True:
+            try:
+                item = self.queue.get(block=block and not out)
+            except queue.Empty:
+                return out, ended
+            if item is self._END:
+                if self.error is not None:
+                    raise self.error
+                return out, True
+            out.append(item)
+
+
+def _warm_up() -> None:
+    time.sleep(0.2)  # busy long enough that each submit forks a new worker
+
+
+def _drive(feed: Feed, submit, wait_some, cancel):
+    """Submit records as the feed makes them ready; yield outcomes as they finish."""
+    pending: set = set()
+    ended = False
+    try:
+        while not ended or pending:
+            recs, ended_now = feed.take(block=not pending and not ended)
+            ended = ended or ended_now
+            pending.update(submit(r) for r in recs)
+            if pending:
+                for fut in wait_some(pending):
+                    pending.discard(fut)
+                    yield fut.result()
+    except BaseException:
+        cancel(pending)
+        raise
+
+
+def _local_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback, workers):
+    import multiprocessing as mp
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    if workers <= 1 or (feed.size <= 1 and feed._thread is None):
         pool = SolverPool(db_dir, use_db=use_db)
-        for rec in todo:
-            yield solve_record(rec, pool, time_limit=time_limit, node_limit=node_limit, fallback=fallback)
+        feed.start()
+        ended = False
+        while not ended:
+            recs, ended = feed.take(block=True)
+            for rec in recs:
+                yield solve_record(rec, pool, time_limit=time_limit, node_limit=node_limit, fallback=fallback)
         return
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
     with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init,
                              initargs=(db_dir, use_db, True)) as ex:
-        futures = [ex.submit(_worker_solve, rec, time_limit, node_limit, fallback) for rec in todo]
-        try:
-            for fut in as_completed(futures):
-                yield fut.result()
-        except BaseException:
-            ex.shutdown(wait=False, cancel_futures=True)
-            raise
+        wait([ex.submit(_warm_up) for _ in range(workers)])  # every worker forked before the feed's thread runs
+        feed.start()
+        yield from _drive(
+            feed, lambda rec: ex.submit(_worker_solve, rec, time_limit, node_limit, fallback),
+            lambda pending: wait(pending, timeout=0.2, return_when=FIRST_COMPLETED).done,
+            lambda pending: ex.shutdown(wait=False, cancel_futures=True))
 
 
-def _dask_outcomes(todo, db_dir, use_db, time_limit, node_limit, fallback, scheduler):
+def _dask_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback, scheduler):
     try:
-        from distributed import Client, as_completed
+        from distributed import Client
     except ImportError:
         raise BoardError("--scheduler needs dask.distributed: pip install 'slidepdb[dask]'") from None
     if db_dir is not None:
@@ -218,15 +306,20 @@ def _dask_outcomes(todo, db_dir, use_db, time_limit, node_limit, fallback, sched
         client = scheduler if isinstance(scheduler, Client) else Client(scheduler, timeout=DASK_CONNECT_TIMEOUT)
     except OSError as exc:
         raise BoardError(f"--scheduler {scheduler}: cannot connect: {exc}") from None
+
+    feed.start()
+
+    def wait_some(pending):
+        done = [f for f in pending if f.done()]
+        if not done:
+            time.sleep(0.05)
+        return done
+
     try:
-        futures = client.map(_dask_solve, todo, db_dir=db_dir, use_db=use_db, time_limit=time_limit,
-                             node_limit=node_limit, fallback=fallback, pure=False)
-        try:
-            for fut in as_completed(futures):
-                yield fut.result()
-        except BaseException:
-            client.cancel(futures)
-            raise
+        yield from _drive(
+            feed, lambda rec: client.submit(_dask_solve, rec, db_dir=db_dir, use_db=use_db, time_limit=time_limit,
+                                            node_limit=node_limit, fallback=fallback, pure=False),
+            wait_some, lambda pending: client.cancel(list(pending)))
     finally:
         if client is not scheduler:
             client.close()
@@ -271,7 +364,8 @@ class BatchResult:
 
 def run_batch(records, *, db_dir=None, use_db: bool = True, time_limit=None, node_limit=None,
               workers: int = 1, out_path=None, resume: bool = False, on_outcome=None,
-              fallback: bool = True, scheduler=None, limits=None, journal=None) -> BatchResult:
+              fallback: bool = True, scheduler=None, limits=None, journal=None, held=(),
+              prepare=None) -> BatchResult:
     """Solve every record; ``on_outcome(outcome)`` is called as each board finishes.
 
     With ``out_path``, finished boards go to a journal beside it at once (so a kill
@@ -279,7 +373,8 @@ def run_batch(records, *, db_dir=None, use_db: bool = True, time_limit=None, nod
     atomically at the end, or at an interrupt with what is finished, never over
     ``limits`` (L, R, U, D).  ``scheduler``: a dask.distributed address (or Client)
     to solve on instead of local processes; ``journal``: another journal path (the
-    default is beside ``out_path``)."""
+    default is beside ``out_path``).  ``held`` and ``prepare``: records (indices) to
+    solve only once ``prepare`` releases them, see :class:`Feed`."""
     t0 = time.perf_counter()
     if journal is None and out_path:
         journal = journal_path(out_path)
@@ -295,10 +390,11 @@ def run_batch(records, *, db_dir=None, use_db: bool = True, time_limit=None, nod
         if on_outcome:
             on_outcome(out)
     todo = [r for r in records if r.index not in done]
+    feed = Feed(todo, held, prepare)
     if scheduler is not None:
-        outcomes = _dask_outcomes(todo, db_dir, use_db, time_limit, node_limit, fallback, scheduler)
+        outcomes = _dask_outcomes(feed, db_dir, use_db, time_limit, node_limit, fallback, scheduler)
     else:
-        outcomes = _local_outcomes(todo, db_dir, use_db, time_limit, node_limit, fallback, workers)
+        outcomes = _local_outcomes(feed, db_dir, use_db, time_limit, node_limit, fallback, workers)
     jf = open(journal, "a", encoding="utf-8") if journal is not None else None
     try:
         for out in outcomes:

@@ -7,9 +7,12 @@
    tables found.
 3. **Exact layouts where they pay**: for each walled board the quick pass did not
    prove, the database of its exact wall layout (small patterns: ``layout_memory``
-   per pattern BFS), while the database folder stays under ``disk_limit``.
+   per pattern BFS), while the database folder stays under ``disk_limit``; built in
+   a background thread, cheapest a board first.
 4. **Full pass**: those boards again with ``time_limit`` and the weighted fallback,
-   so each gets an answer, with its proven lower bound when not optimal.
+   so each gets an answer, with its proven lower bound when not optimal.  It runs
+   alongside step 3: boards that need no build start at once, the others as soon
+   as their layout's database is published.
 5. The answer file (never over the file's move limits) and the report.
 
 Each pass keeps a journal beside the answer file (``OUT.quick.jsonl``,
@@ -30,7 +33,7 @@ from pdb_builder.errors import BoardError
 from pdb_builder.patterns import default_partition, num_placements
 from pdb_builder.storage import default_db_dir, list_databases
 
-from .batch import BatchResult, Outcome, run_batch, write_answers
+from .batch import BatchResult, Outcome, read_journal, run_batch, write_answers
 
 log = logging.getLogger("slidepdb.run")
 
@@ -44,6 +47,7 @@ class Plan:
     boards: int
     entries: int
     partition: object = None
+    records: list = field(default_factory=list)  # the boards that want it
 
     @property
     def bytes(self) -> int:
@@ -75,32 +79,33 @@ def disk_used(db_dir) -> int:
     return sum(p.stat().st_size for p in list_databases(default_db_dir(db_dir)))
 
 
-def _plan(shapes, role: str, db_dir, memory: int) -> dict[str, Plan]:
-    """A build for each distinct shape of ``shapes`` the folder has no PDB for, with
-    how many boards want it."""
+def _plan(wants, role: str, db_dir, memory: int) -> dict[str, Plan]:
+    """A build for each distinct shape of ``wants`` ((shape, record) pairs) the folder
+    has no PDB for, with the boards that want it."""
     plans: dict[str, Plan] = {}
-    for s in shapes:
+    for s, rec in wants:
         if s.key in plans:
             plans[s.key].boards += 1
+            plans[s.key].records.append(rec)
         elif not _has_pdb(s, db_dir):
             part = default_partition(s, memory)
             n = len(s.free_cells)
-            plans[s.key] = Plan(s, role, 1, sum(num_placements(n, len(g)) for g in part.groups), part)
+            plans[s.key] = Plan(s, role, 1, sum(num_placements(n, len(g)) for g in part.groups), part, [rec])
     return plans
 
 
 def plan_wall_free(records, db_dir, memory_limit: int) -> list[Plan]:
     """One wall-free database per size (and goal) the file holds and the folder lacks."""
-    shapes = (r.board.shape.wall_free() if r.board.shape.goal_kind != "custom" else r.board.shape
-              for r in records if r.board is not None)
-    return list(_plan(shapes, "wall-free", db_dir, memory_limit).values())
+    wants = ((r.board.shape.wall_free() if r.board.shape.goal_kind != "custom" else r.board.shape, r)
+             for r in records if r.board is not None)
+    return list(_plan(wants, "wall-free", db_dir, memory_limit).values())
 
 
 def plan_layouts(records, db_dir, layout_memory: int = LAYOUT_MEMORY) -> list[Plan]:
     """The exact-layout database of each walled board in ``records``, cheapest a board first."""
-    shapes = (r.board.shape for r in records
-              if r.board is not None and r.board.shape.walls and r.board.shape.goal_kind != "custom")
-    plans = _plan(shapes, "layout", db_dir, layout_memory)
+    wants = ((r.board.shape, r) for r in records
+             if r.board is not None and r.board.shape.walls and r.board.shape.goal_kind != "custom")
+    plans = _plan(wants, "layout", db_dir, layout_memory)
     return sorted(plans.values(), key=lambda p: (p.entries / p.boards, p.shape.key))
 
 
@@ -122,21 +127,25 @@ def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: flo
             raise BoardError(f"{j} holds an interrupted run: pass --resume to continue it, "
                              f"or delete it to start over")
 
-    def do_builds(plans):
+    def do_builds(plans, release=None):
+        """Build ``plans`` in turn within the disk limit; ``release(records)`` after each
+        layout's build (or its skip) lets the full pass solve that layout's boards."""
         t0 = time.perf_counter()
         try:
             used = disk_used(db_dir)
             for p in plans:
                 if disk_limit is not None and used + p.bytes > disk_limit:
                     res.skipped_builds.append(p)
-                    continue
-                if on_build:
-                    on_build(p)
-                rep = build_pdb(p.shape, p.partition, db_dir)
-                res.builds.append(rep)
-                used += p.bytes
-                if on_build:
-                    on_build(rep)
+                else:
+                    if on_build:
+                        on_build(p)
+                    rep = build_pdb(p.shape, p.partition, db_dir)
+                    res.builds.append(rep)
+                    used += p.bytes
+                    if on_build:
+                        on_build(rep)
+                if release is not None:
+                    release(p.records)
         finally:
             res.build_seconds += time.perf_counter() - t0
 
@@ -159,18 +168,20 @@ def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: flo
         if res.quick.interrupted:
             raise KeyboardInterrupt
         rest = [r for r in records if r.index not in final]
-        if build and rest:
-            do_builds(plan_layouts(rest, db_dir, layout_memory))
-        res.full = run_batch(rest, db_dir=db_dir, time_limit=time_limit, node_limit=node_limit, workers=workers, journal=fj,
-                             resume=True, fallback=fallback, scheduler=scheduler, on_outcome=on_outcome)
+        # the layouts build in a background thread while the boards that need no build are solved;
+        # each layout's boards go to the solvers as soon as its database is published
+        done_full = read_journal(fj, rest) if fj.exists() else {}
+        plans = plan_layouts([r for r in rest if r.index not in done_full], db_dir, layout_memory) if build else []
+        res.full = run_batch(rest, db_dir=db_dir, time_limit=time_limit, node_limit=node_limit, workers=workers,
+                             journal=fj, resume=True, fallback=fallback, scheduler=scheduler, on_outcome=on_outcome,
+                             held=[r.index for p in plans for r in p.records],
+                             prepare=(lambda release: do_builds(plans, release)) if plans else None)
         final.update(res.full.outcomes)
         res.outcomes = final
         res.interrupted = res.full.interrupted
     except KeyboardInterrupt:
         res.interrupted = True
     if not res.outcomes:  # interrupted early: whatever the journals hold
-        from .batch import read_journal
-
         res.outcomes = {i: o for i, o in read_journal(qj, records).items() if o.status != "limit"}
         res.outcomes.update(read_journal(fj, records))
     res.left_out = write_answers(out_path, records, res.outcomes, limits)
