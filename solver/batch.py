@@ -204,6 +204,7 @@ class Feed:
         self.error: BaseException | None = None
         self.size = len(todo)
         self._thread = None
+        self._ended = False
         held_set = set(held) if prepare is not None else set()
         waiting = {r.index: r for r in todo if r.index in held_set}
         for r in todo:
@@ -236,17 +237,19 @@ class Feed:
     def take(self, block: bool):
         """Ready records (all there are now; with ``block``, waits for at least one),
         and whether the feed has ended."""
-        out, ended = [], False
-        while True:
+        out = []
+        while not self._ended:
             try:
                 item = self.queue.get(block=block and not out)
             except queue.Empty:
-                return out, ended
+                return out, False
             if item is self._END:
-                if self.error is not None:
-                    raise self.error
-                return out, True
-            out.append(item)
+                self._ended = True
+            else:
+                out.append(item)
+        if not out and self.error is not None:
+            raise self.error
+        return out, self.error is None
 
 
 def _warm_up() -> None:

@@ -89,3 +89,26 @@ def test_cli_report_summary_and_exit(problems, tmp_path):
     assert rows[-1]["status"] == "unsolvable" and rows[0]["optimal"] == "True"
     r = CliRunner().invoke(main, ["solve", str(problems), "--resume"])
     assert r.exit_code == 2 and "--resume needs --out" in r.output
+
+
+def test_held_boards_wait_for_prepare(problems, tmp_path):
+    recs = read_file(str(problems)).records
+    events = []
+
+    def prepare(release):
+        events.append("prepare")
+        release(recs[:1])  # the rest of the held ones are released when prepare returns
+
+    res = run_batch(recs, db_dir=tmp_path / "none", held=[r.index for r in recs[:3]], prepare=prepare,
+                    on_outcome=lambda o: events.append(o.index), workers=2)
+    assert len(res.outcomes) == 8 and "prepare" in events
+    assert sorted(i for i in events if i != "prepare") == sorted(r.index for r in recs)
+
+    def broken(release):
+        raise RuntimeError("build failed")
+
+    out = tmp_path / "a.txt"
+    with pytest.raises(RuntimeError, match="build failed"):
+        run_batch(recs, db_dir=tmp_path / "none", held=[recs[0].index], prepare=broken, out_path=out, workers=1)
+    # the held board was released and solved before the error was raised
+    assert sum(1 for line in out.read_text().splitlines() if line) == 7  # + one unsolvable
