@@ -52,9 +52,19 @@ def main() -> int:
         start = time.time()
         with log.open("a") as f:
             f.write(json.dumps({"start": start, "time_limit": a.time_limit, "quick_limit": a.quick_limit}) + "\n")
+        def progress(o):
+            e = o.extra
+            print(f"{o.index}: {o.status} {e.get('size')} length {e.get('length')} optimal {e.get('optimal')} "
+                  f"lower bound {e.get('lower_bound')} {e.get('seconds', 0):.1f} s", file=sys.stderr, flush=True)
+
+        def built(item):
+            if hasattr(item, "status"):
+                print(f"  built {item.shape} {item.name}: {item.status} {item.seconds:.1f} s", file=sys.stderr, flush=True)
+
         res = run_pipeline(recs, out, db_dir=a.db_dir, limits=boards.limits, time_limit=a.time_limit,
                            quick_limit=a.quick_limit, disk_limit=parse_bytes(a.disk_limit),
-                           workers=a.workers or os.cpu_count() or 1, resume=True)
+                           workers=a.workers or os.cpu_count() or 1, resume=True, on_outcome=progress,
+                           on_build=built)
         with log.open("a") as f:
             f.write(json.dumps({"end": time.time(), "start": start, "builds": res.build_seconds,
                                 "quick": res.quick.seconds if res.quick else 0.0,
