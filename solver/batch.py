@@ -112,8 +112,8 @@ FALLBACK_WEIGHTS = (150, 200, 300, 500, 1000)  # percent; weighted IDA* after a 
 def solve_record(rec: Record, pool: SolverPool, time_limit: float | None = None,
                  node_limit: int | None = None, fallback: bool = True) -> Outcome:
     """Optimal search within the limits; when a limit stops it and ``fallback`` is on,
-    weighted IDA* (weights in turn, sharing one more budget of the same limits, until one
-    answers) gives a valid answer, reported ``optimal: false`` with the lower bound the
+    weighted IDA* (weights in turn, sharing one more budget of the same limits: each
+    weight half of what is left, the last all of it, until one answers) gives a valid answer, reported ``optimal: false`` with the lower bound the
     optimal search proved."""
     checked = check_record(rec)
     if checked.status != "valid":
@@ -126,11 +126,14 @@ def solve_record(rec: Record, pool: SolverPool, time_limit: float | None = None,
     if result.status != "solved" and fallback and (time_limit is not None or node_limit is not None):
         # all weights share one budget equal to the limits, so a board takes at most twice them
         t1, optimal_nodes = time.perf_counter(), nodes
-        for weight in FALLBACK_WEIGHTS:
+        for k, weight in enumerate(FALLBACK_WEIGHTS):
             left_time = None if time_limit is None else time_limit - (time.perf_counter() - t1)
             left_nodes = None if node_limit is None else node_limit - (nodes - optimal_nodes)
             if (left_time is not None and left_time <= 0) or (left_nodes is not None and left_nodes <= 0):
                 break
+            if k < len(FALLBACK_WEIGHTS) - 1:  # half of what is left, so the larger weights get their turn
+                left_time = None if left_time is None else left_time / 2
+                left_nodes = None if left_nodes is None else max(left_nodes // 2, 1)
             result = searcher.solve(board, time_limit=left_time, node_limit=left_nodes, weight=weight)
             nodes += result.nodes
             if result.status == "solved":
