@@ -105,7 +105,7 @@ def region_code_bits(region, free, code):
     return bits
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def seed_goal(words, table, goal_place, cidx, all_free, goal_blank, width, not_col0, not_last, w):
     """Layer 0: the goal placement with the blank's region coded for depth 0."""
     k = goal_place.shape[0]
@@ -121,7 +121,7 @@ def seed_goal(words, table, goal_place, cidx, all_free, goal_blank, width, not_c
     return r
 
 
-@nb.njit(cache=True, parallel=True)
+@nb.njit(cache=True, parallel=True, nogil=True)
 def expand_layer(words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_free, width, not_col0, not_last):
     """Expand every region at ``depth``; mark new regions at ``depth + 1``.
 

@@ -53,7 +53,7 @@ def encode_board(shape: Shape, cells) -> np.ndarray:
     return np.array(key, dtype=np.uint64)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _expand(keys, nfree, bits, per, nbr_c, ndeg_c, out):
     """Successor keys of every key (rows); unused rows of ``out`` stay all-ones."""
     nwords = keys.shape[1]
@@ -152,7 +152,7 @@ def compute_goal_table(shape: Shape, depth: int, max_states: int | None = None, 
     return keys, dist, [len(layer) for layer in layers]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def find_key(keys, key):
     """Row of ``key`` in sorted ``keys`` (binary search), or -1."""
     lo, hi = 0, keys.shape[0]

@@ -106,7 +106,7 @@ def unrank_kernel(r, n, k, w, out):
     return used
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def rank_many(placements, n, w):
     """Ranks of the rows of ``placements`` (m x k)."""
     m, k = placements.shape
@@ -116,7 +116,7 @@ def rank_many(placements, n, w):
     return out
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def unrank_many(ranks, n, k, w):
     out = np.empty((ranks.shape[0], k), dtype=np.int64)
     for j in range(ranks.shape[0]):

@@ -42,7 +42,10 @@ def main() -> int:
     from pdb_builder.formats import read_file
     from solver.answers import COMPARISON_HEADERS, compare, comparison_rows, totals
     from solver.batch import answers_of, journal_path, read_journal
+    from solver.cli import stop_on_sigterm
     from solver.pipeline import quick_journal, run_pipeline
+
+    stop_on_sigterm()  # kill -TERM stops it cleanly, its time logged
 
     boards = read_file(a.problems)
     recs = boards.records

@@ -122,6 +122,21 @@ def main(verbose, quiet):
     """Pattern databases and optimal solving for sliding-tile puzzles, walls included."""
     level = logging.ERROR if quiet else (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)]
     logging.basicConfig(level=level, format="%(message)s", stream=sys.stderr, force=True)
+    stop_on_sigterm()
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def stop_on_sigterm() -> None:
+    """SIGTERM (batch schedulers, ``kill``) stops like Ctrl-C: finished answers are kept.
+    Background jobs of a non-interactive shell ignore SIGINT, so this is how they stop."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupt)
 
 
 @main.command(epilog=EXIT_HELP)

@@ -80,7 +80,7 @@ def _line_conflicts(cells, keytab, start, step, length, buf):
     return 2 * (m - best)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _lc_total(cells, rowkey, colkey, width, height, lc_lines, buf):
     total = 0
     for r in range(height):
@@ -106,7 +106,7 @@ def _lookup_value(tables, i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, pl
     return np.int64(tables[i][rank_kernel(place, k, lk_w[i])])
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _init_groups(tables, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups,
                  lk_val, group_sum, place):
     group_sum[:] = 0
@@ -209,7 +209,7 @@ def _undo_move(cells, pos, b, c, tile_lk, lk_val, group_sum, lc_lines, stk_old, 
             lk_val[i] = old
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, nogil=True, _nrt=False)
 def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
             tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk, nlookups, ngroups,
             lk_val, group_sum, lc_lines,

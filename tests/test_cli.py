@@ -1,11 +1,17 @@
 import json
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 from click.testing import CliRunner
 
-from pdb_builder.board import check_moves
+from pdb_builder.board import Shape, check_moves
 from pdb_builder.formats import read_board_arg
 from solver.cli import main
+
+from .test_inspect import walk
 
 
 def run(*args, input=None):
@@ -80,8 +86,6 @@ def test_stdin_numeric_with_size():
 
 
 def test_python_dash_m_solver():
-    import subprocess
-    import sys
     out = subprocess.run([sys.executable, "-m", "solver", "check", "3,3,123456780"], capture_output=True, text=True)
     assert out.returncode == 0 and "solvable" in out.stdout
 
@@ -104,3 +108,24 @@ def test_fallback_stays_within_twice_the_time_limit():
     rec = json.loads(r.output)
     assert rec["seconds"] < 2 * 0.5 + 0.5  # two budgets, plus slice granularity
     assert rec["status"] in ("solved", "limit") and rec["optimal"] is False
+
+
+def test_sigterm_stops_a_batch_and_keeps_finished_answers(tmp_path):
+    """kill -TERM (how batch schedulers stop jobs; background jobs ignore SIGINT) stops like Ctrl-C."""
+    boards = ["3,3,123456708", "3,3,123405786"] + [walk(Shape.devquiz(5, 5), steps=2000, seed=s) for s in range(30)]
+    f = tmp_path / "p.txt"
+    f.write_text("\n".join(boards) + "\n")
+    out = tmp_path / "a.txt"
+    journal = tmp_path / "a.txt.progress.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "solver", "solve", str(f), "--out", str(out), "--no-db",
+                             "--workers", "1", "--no-fallback", "--db-dir", str(tmp_path / "none")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and not (journal.exists() and len(journal.read_text().splitlines()) >= 2):
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and "rerun with --resume" in err
+    lines = out.read_text().split("\n")[:-1]
+    assert len(lines) == len(boards) and lines[0] == "R" and lines[1]
+    assert journal.exists()
