@@ -22,8 +22,9 @@ SMALL = {(3, 3), (3, 4), (4, 3)}
 def devquiz_slice(tmp_path_factory):
     """The first 3x3, 3x4 and 4x3 boards of the DevQuiz file, walled or not, in file order."""
     lines = data_file("devquiz2011", "problems.txt").read_text().split("\n")
-    picked, per = [], {}
-    for line in lines[2:]:
+    peer = data_file("devquiz2011", "peer_answers", "koron.txt").read_text().split("\n")
+    picked, per, theirs = [], {}, []
+    for k, line in enumerate(lines[2:]):
         if not line:
             continue
         w, h, cells = line.split(",")
@@ -31,8 +32,11 @@ def devquiz_slice(tmp_path_factory):
         if (key[0], key[1]) in SMALL and per.get(key, 0) < 3:
             per[key] = per.get(key, 0) + 1
             picked.append(line)
-    f = tmp_path_factory.mktemp("slice") / "slice.txt"
+            theirs.append(peer[k])
+    d = tmp_path_factory.mktemp("slice")
+    f = d / "slice.txt"
     f.write_text("\n".join([lines[0], str(len(picked))] + picked) + "\n")
+    (d / "koron-slice.txt").write_text("\n".join(theirs) + "\n")
     return f
 
 
@@ -71,6 +75,9 @@ def test_devquiz_slice_end_to_end(devquiz_slice, tmp_path):
         assert o.extra["optimal"] and len(moves) == _truth(rec), rec.board
         assert any(f"({rec.board.shape.key}.pdb" in name for name in o.extra["heuristic"])  # its own layout's
     assert not quick_journal(out).exists()
+    # a contestant's published answers (simulated by compare) are never shorter than a proven optimum
+    c = compare(devquiz_slice.with_name("koron-slice.txt"), recs, dict(zip([r.index for r in recs], answers)))
+    assert c.theirs_answered == len(recs) and c.theirs_invalid == 0 and c.shorter + c.equal == len(recs)
     # a second run builds nothing and proves every board in the quick pass
     again = run_pipeline(recs, tmp_path / "b.txt", db_dir=db, limits=None, memory_limit=8 << 20,
                          layout_memory=8 << 20, workers=1)
