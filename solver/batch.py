@@ -24,6 +24,7 @@ from pdb_builder.formats import Record
 from pdb_builder.solvability import decide
 
 from .answers import fit_limits
+from .beam import beam_search
 from .heuristic import manhattan_heuristic
 from .ida import Searcher
 from .tables import heuristic_for
@@ -107,14 +108,47 @@ class SolverPool:
 
 
 FALLBACK_WEIGHTS = (150, 200, 300, 500, 1000)  # percent; weighted IDA* after a limit, in turn
+BEAM_WIDTHS = (1024, 4096, 16384)  # beam search first, widening while time allows
+
+
+def fallback_search(searcher: Searcher, board: Board, time_limit: float | None, node_limit: int | None):
+    """A valid answer within one more budget of the given limits: beam search at growing
+    widths while the next one is expected to fit (each about four times the last; the
+    shortest answer kept), then, if no beam answered, weighted IDA* (weights in turn, each
+    half of the budget left, the last all of it).  Returns (moves or None, label, nodes)."""
+    t1 = time.perf_counter()
+    best, label, nodes, last = None, None, 0, 0.0
+    for width in BEAM_WIDTHS:
+        left = None if time_limit is None else time_limit - (time.perf_counter() - t1)
+        if best is not None and (left is None or left < 4 * last or node_limit is not None):
+            break
+        t = time.perf_counter()
+        moves = beam_search(searcher, board, width=width)
+        last = time.perf_counter() - t
+        if moves is not None and (best is None or len(moves) < len(best)):
+            best, label = moves, f"beam width {width}"
+    if best is not None:
+        return best, label, nodes
+    for k, weight in enumerate(FALLBACK_WEIGHTS):
+        left_time = None if time_limit is None else time_limit - (time.perf_counter() - t1)
+        left_nodes = None if node_limit is None else node_limit - nodes
+        if (left_time is not None and left_time <= 0) or (left_nodes is not None and left_nodes <= 0):
+            break
+        if k < len(FALLBACK_WEIGHTS) - 1:  # half of what is left, so the larger weights get their turn
+            left_time = None if left_time is None else left_time / 2
+            left_nodes = None if left_nodes is None else max(left_nodes // 2, 1)
+        result = searcher.solve(board, time_limit=left_time, node_limit=left_nodes, weight=weight)
+        nodes += result.nodes
+        if result.status == "solved":
+            return result.moves, f"weighted IDA* {weight / 100:g}", nodes
+    return None, None, nodes
 
 
 def solve_record(rec: Record, pool: SolverPool, time_limit: float | None = None,
                  node_limit: int | None = None, fallback: bool = True) -> Outcome:
     """Optimal search within the limits; when a limit stops it and ``fallback`` is on,
-    weighted IDA* (weights in turn, sharing one more budget of the same limits: each
-    weight half of what is left, the last all of it, until one answers) gives a valid answer, reported ``optimal: false`` with the lower bound the
-    optimal search proved."""
+    :func:`fallback_search` gives a valid answer, reported ``optimal: false`` with the
+    lower bound the optimal search proved and how it was found (``fallback``)."""
     checked = check_record(rec)
     if checked.status != "valid":
         return checked
@@ -122,37 +156,27 @@ def solve_record(rec: Record, pool: SolverPool, time_limit: float | None = None,
     t0 = time.perf_counter()
     searcher = pool.searcher(board)
     result = searcher.solve(board, time_limit=time_limit, node_limit=node_limit)
-    nodes, bound, weight = result.nodes, result.lower_bound, 100
+    nodes, bound = result.nodes, result.lower_bound
+    moves = result.moves
+    how = None
     if result.status != "solved" and fallback and (time_limit is not None or node_limit is not None):
-        # all weights share one budget equal to the limits, so a board takes at most twice them
-        t1, optimal_nodes = time.perf_counter(), nodes
-        for k, weight in enumerate(FALLBACK_WEIGHTS):
-            left_time = None if time_limit is None else time_limit - (time.perf_counter() - t1)
-            left_nodes = None if node_limit is None else node_limit - (nodes - optimal_nodes)
-            if (left_time is not None and left_time <= 0) or (left_nodes is not None and left_nodes <= 0):
-                break
-            if k < len(FALLBACK_WEIGHTS) - 1:  # half of what is left, so the larger weights get their turn
-                left_time = None if left_time is None else left_time / 2
-                left_nodes = None if left_nodes is None else max(left_nodes // 2, 1)
-            result = searcher.solve(board, time_limit=left_time, node_limit=left_nodes, weight=weight)
-            nodes += result.nodes
-            if result.status == "solved":
-                break
+        moves, how, more = fallback_search(searcher, board, time_limit, node_limit)
+        nodes += more
     extra = {"size": board.shape.size_text, "walls": len(board.shape.walls), "h0": result.h0,
              "nodes": nodes, "seconds": round(time.perf_counter() - t0, 4),
-             "lower_bound": max(bound, result.lower_bound), "heuristic": result.heuristic}
-    if weight != 100 and result.status == "solved":
-        extra["fallback_weight"] = weight / 100
+             "lower_bound": bound, "heuristic": result.heuristic}
+    if how is not None:
+        extra["fallback"] = how
     if rec.expected_length is not None:
         extra["expected_length"] = rec.expected_length
-    if result.status != "solved":
+    if moves is None:
         extra.update(moves=None, length=None, optimal=False)
         return Outcome(rec.index, str(board), "limit",
                        f"limit reached before an answer; lower bound {extra['lower_bound']}", extra)
-    mc = check_moves(board, result.moves)
+    mc = check_moves(board, moves)
     if not mc.ok:  # never print an answer that does not simulate to the goal
         return Outcome(rec.index, str(board), "error", f"internal error: solver answer rejected: {mc.reason}", extra)
-    extra.update(moves=result.moves, length=result.length, optimal=result.optimal)
+    extra.update(moves=moves, length=len(moves), optimal=result.status == "solved" and result.optimal)
     return Outcome(rec.index, str(board), "solved", None, extra)
 
 

@@ -95,8 +95,17 @@ def test_fallback_gives_a_valid_unproven_answer():
     r = run("solve", "--json", "--node-limit", "20000", "--db-dir", "/nonexistent", board)
     rec = json.loads(r.output)
     assert r.exit_code == 0 and rec["status"] == "solved" and rec["optimal"] is False
-    assert rec["fallback_weight"] > 1 and rec["lower_bound"] <= 57 <= rec["length"]
-    assert rec["length"] <= rec["fallback_weight"] * 57
+    assert rec["fallback"].startswith("beam") and rec["lower_bound"] <= 57 <= rec["length"]
+    assert check_moves(read_board_arg(board).records[0].board, rec["moves"]).ok
+
+
+def test_weighted_fallback_when_no_beam_answers(monkeypatch):
+    monkeypatch.setattr("solver.batch.BEAM_WIDTHS", ())
+    board = "14 13 15 7 11 12 9 5 6 0 2 1 4 8 10 3"  # Korf #1, optimal 57
+    rec = json.loads(run("solve", "--json", "--node-limit", "20000", "--db-dir", "/nonexistent", board).output)
+    assert rec["status"] == "solved" and rec["fallback"].startswith("weighted IDA*")
+    weight = float(rec["fallback"].split()[-1])
+    assert weight > 1 and rec["lower_bound"] <= 57 <= rec["length"] <= weight * 57  # weighted IDA*'s bound
     assert check_moves(read_board_arg(board).records[0].board, rec["moves"]).ok
 
 

@@ -5,12 +5,14 @@ import sys
 import pytest
 
 from pdb_builder.board import Board, Shape, check_moves
-from pdb_builder.formats import read_file
+from pdb_builder.formats import read_board_arg, read_file
+from solver.beam import beam_search
 from solver.heuristic import manhattan_heuristic
 from solver.ida import Searcher
 
 from .conftest import data_file
 from .naive import bfs_distances
+from .test_inspect import walk
 
 
 @pytest.mark.parametrize("shape", [
@@ -106,3 +108,18 @@ def test_weighted_search_is_valid_bounded_and_never_optimal(weight):
         assert res.lower_bound <= dist[cells]
         longer += res.length > dist[cells]
     assert longer  # the weight really changes the search
+
+
+@pytest.mark.parametrize("walls", [(), (4,), (1, 3)])
+def test_beam_answers_reach_the_goal_and_are_never_shorter_than_optimal(walls):
+    shape = Shape.devquiz(3, 3, list(walls))
+    dist = bfs_distances(shape)  # from the goal: the distance of every reachable state
+    searcher = Searcher(manhattan_heuristic(shape))
+    for seed in range(8):
+        board = read_board_arg(walk(shape, steps=300, seed=seed)).records[0].board
+        for width in (1, 64):
+            moves = beam_search(searcher, board, width=width)
+            if moves is None:
+                assert width == 1  # a beam of one can die out at a dead end
+                continue
+            assert check_moves(board, moves).ok and len(moves) >= dist[board.cells]

@@ -1,0 +1,150 @@
+"""Beam search: a quick, suboptimal answer where IDA* runs out of budget.
+
+Breadth-first by depth, keeping the ``width`` children with the lowest estimate
+(the same admissible tables as IDA*: Manhattan along free cells and every PDB
+group, their max) and never a state seen before (Zobrist hashes in an
+open-addressing set).  Beam search with large widths is how DevQuiz contestants
+answered their hardest boards; it proves nothing, and its answers are simulated
+like every other.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from pdb_builder.board import Board
+
+from .ida import Searcher, _init_groups
+
+_EMPTY = np.uint64(0)
+
+
+@nb.njit(cache=True, nogil=True)
+def _insert(table, mask, key):
+    """Add ``key`` (never 0) to the set; False when it was there already."""
+    i = key & mask
+    while True:
+        v = table[i]
+        if v == _EMPTY:
+            table[i] = key
+            return True
+        if v == key:
+            return False
+        i = (i + np.uint64(1)) & mask
+
+
+@nb.njit(cache=True, nogil=True)
+def _beam(cells0, blank0, nbr, ndeg, md, zob, width, max_depth, hash_bits,
+          tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups, ngroups, par, mvk):
+    """Returns (depth, slot) of the goal in the beam's history, or (-1, -1)."""
+    n = cells0.shape[0]
+    ntiles = md.shape[0]
+    cur = np.empty((width, n), dtype=np.int8)
+    cur_blank = np.empty(width, dtype=np.int64)
+    cur_hash = np.empty(width, dtype=np.uint64)
+    kids = np.empty((4 * width, n), dtype=np.int8)
+    kid_blank = np.empty(4 * width, dtype=np.int64)
+    kid_hash = np.empty(4 * width, dtype=np.uint64)
+    kid_h = np.empty(4 * width, dtype=np.int64)
+    kid_par = np.empty(4 * width, dtype=np.int64)
+    kid_k = np.empty(4 * width, dtype=np.int64)
+    seen = np.zeros(np.int64(1) << hash_bits, dtype=np.uint64)
+    mask = np.uint64((np.int64(1) << hash_bits) - 1)
+    limit = (np.int64(1) << hash_bits) * 7 // 10
+    pos = np.zeros(ntiles, dtype=np.int64)
+    lk_val = np.zeros(max(nlookups, 1), dtype=np.int64)
+    group_sum = np.zeros(max(ngroups, 1), dtype=np.int64)
+    place = np.zeros(16, dtype=np.int64)
+    h = np.uint64(0x9E3779B97F4A7C15)
+    for c in range(n):
+        if cells0[c] > 0:
+            h ^= zob[cells0[c], c]
+    cur[0, :] = cells0
+    cur_blank[0] = blank0
+    cur_hash[0] = h
+    _insert(seen, mask, h)
+    stored = 1
+    m = 1
+    for depth in range(max_depth):
+        nk = 0
+        for i in range(m):
+            b = cur_blank[i]
+            for k in range(ndeg[b]):
+                c = nbr[b, k]
+                t = cur[i, c]
+                hk = cur_hash[i] ^ zob[t, c] ^ zob[t, b]
+                if not _insert(seen, mask, hk):
+                    continue
+                stored += 1
+                kids[nk, :] = cur[i, :]
+                kids[nk, b] = t
+                kids[nk, c] = 0
+                kid_blank[nk] = c
+                kid_hash[nk] = hk
+                kid_par[nk] = i
+                kid_k[nk] = k
+                est = 0
+                for cc in range(n):
+                    tt = kids[nk, cc]
+                    if tt > 0:
+                        est += md[tt, cc]
+                        pos[tt] = cc
+                if est == 0:  # every tile home: the goal
+                    par[depth, 0] = i
+                    mvk[depth, 0] = k
+                    return depth, 0
+                if nlookups > 0:
+                    _init_groups(tables, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups,
+                                 lk_val, group_sum, place)
+                    for g in range(ngroups):
+                        if group_sum[g] > est:
+                            est = group_sum[g]
+                kid_h[nk] = est
+                nk += 1
+        if nk == 0 or stored > limit:
+            return -1, -1
+        order = np.argsort(kid_h[:nk], kind="mergesort")
+        m = min(nk, width)
+        for j in range(m):
+            q = order[j]
+            cur[j, :] = kids[q, :]
+            cur_blank[j] = kid_blank[q]
+            cur_hash[j] = kid_hash[q]
+            par[depth, j] = kid_par[q]
+            mvk[depth, j] = kid_k[q]
+    return -1, -1
+
+
+def beam_search(searcher: Searcher, board: Board, width: int = 4096, max_depth: int = 1000,
+                seed: int = 0) -> str | None:
+    """Moves from ``board`` to the goal found by a beam of ``width`` states on the
+    searcher's heuristic, or None (beam died out, depth or memory bound reached)."""
+    shape = searcher.shape
+    if board.cells == shape.goal:
+        return ""
+    n = shape.n
+    cells = np.array([max(t, 0) for t in board.cells], dtype=np.int8)  # walls never move: read as empty
+    ntiles = searcher.h.md.shape[0]
+    zob = np.random.default_rng(seed).integers(1, 2**63, size=(ntiles, n), dtype=np.uint64)
+    zob[0, :] = 0
+    hash_bits = int(min(24, max(16, np.ceil(np.log2(width * 4 * max_depth / 0.7)))))
+    par = np.zeros((max_depth, width), dtype=np.int32)
+    mvk = np.zeros((max_depth, width), dtype=np.int8)
+    (tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group) = (
+        searcher.tables, searcher.lk_k, searcher.lk_slots, searcher.lk_fixed, searcher.lk_cellmap, searcher.lk_w,
+        searcher.lk_group)
+    depth, slot = _beam(cells, board.blank, searcher.nbr, searcher.ndeg, searcher.h.md, zob, width, max_depth,
+                        hash_bits, tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, searcher.nlookups,
+                        searcher.ngroups, par, mvk)
+    if depth < 0:
+        return None
+    ks = []
+    for d in range(depth, -1, -1):
+        ks.append(int(mvk[d, slot]))
+        slot = int(par[d, slot])
+    moves, b = [], board.blank
+    for k in reversed(ks):
+        moves.append(str(searcher.letters[b, k]))
+        b = int(searcher.nbr[b, k])
+    return "".join(moves)
