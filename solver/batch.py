@@ -108,40 +108,52 @@ class SolverPool:
 
 
 FALLBACK_WEIGHTS = (150, 200, 300, 500, 1000)  # percent; weighted IDA* after a limit, in turn
-BEAM_WIDTHS = (1024, 4096, 16384)  # beam search first, widening while time allows
+BEAM_WIDTHS = (1024, 4096, 16384)  # beam search, widening while time allows
 
 
 def fallback_search(searcher: Searcher, board: Board, time_limit: float | None, node_limit: int | None):
-    """A valid answer within one more budget of the given limits: beam search at growing
-    widths while the next one is expected to fit (each about four times the last; the
-    shortest answer kept), then, if no beam answered, weighted IDA* (weights in turn, each
-    half of the budget left, the last all of it).  Returns (moves or None, label, nodes)."""
+    """A valid answer within one more budget of the given limits, the shortest of:
+    a beam of the first width (fast, rarely fails); weighted IDA*, weights in turn, each
+    half of the budget left, the last all of it, until one answers (only 1.5 and 2 once
+    the beam has answered: larger weights rarely beat it); then wider beams while the
+    next is expected to fit (each about four times the last).  Returns (moves or None,
+    how it was found, nodes of the weighted searches)."""
     t1 = time.perf_counter()
-    best, label, nodes, last = None, None, 0, 0.0
-    for width in BEAM_WIDTHS:
-        left = None if time_limit is None else time_limit - (time.perf_counter() - t1)
-        if best is not None and (left is None or left < 4 * last or node_limit is not None):
-            break
-        t = time.perf_counter()
-        moves = beam_search(searcher, board, width=width)
-        last = time.perf_counter() - t
+    best, label, nodes = None, None, 0
+
+    def keep(moves, how):
+        nonlocal best, label
         if moves is not None and (best is None or len(moves) < len(best)):
-            best, label = moves, f"beam width {width}"
-    if best is not None:
-        return best, label, nodes
-    for k, weight in enumerate(FALLBACK_WEIGHTS):
-        left_time = None if time_limit is None else time_limit - (time.perf_counter() - t1)
-        left_nodes = None if node_limit is None else node_limit - nodes
-        if (left_time is not None and left_time <= 0) or (left_nodes is not None and left_nodes <= 0):
+            best, label = moves, how
+
+    def left_time():
+        return None if time_limit is None else time_limit - (time.perf_counter() - t1)
+
+    t = time.perf_counter()
+    if BEAM_WIDTHS:
+        keep(beam_search(searcher, board, width=BEAM_WIDTHS[0]), f"beam width {BEAM_WIDTHS[0]}")
+    last = time.perf_counter() - t
+    weights = FALLBACK_WEIGHTS if best is None else FALLBACK_WEIGHTS[:2]
+    for k, weight in enumerate(weights):
+        lt, ln = left_time(), None if node_limit is None else node_limit - nodes
+        if (lt is not None and lt <= 0) or (ln is not None and ln <= 0):
             break
-        if k < len(FALLBACK_WEIGHTS) - 1:  # half of what is left, so the larger weights get their turn
-            left_time = None if left_time is None else left_time / 2
-            left_nodes = None if left_nodes is None else max(left_nodes // 2, 1)
-        result = searcher.solve(board, time_limit=left_time, node_limit=left_nodes, weight=weight)
+        if k < len(weights) - 1 or best is not None:  # half of what is left for the next ones
+            lt = None if lt is None else lt / 2
+            ln = None if ln is None else max(ln // 2, 1)
+        result = searcher.solve(board, time_limit=lt, node_limit=ln, weight=weight)
         nodes += result.nodes
         if result.status == "solved":
-            return result.moves, f"weighted IDA* {weight / 100:g}", nodes
-    return None, None, nodes
+            keep(result.moves, f"weighted IDA* {weight / 100:g}")
+            break
+    for width in BEAM_WIDTHS[1:]:
+        lt = left_time()
+        if lt is None or lt < 4 * last or node_limit is not None:
+            break
+        t = time.perf_counter()
+        keep(beam_search(searcher, board, width=width), f"beam width {width}")
+        last = time.perf_counter() - t
+    return best, label, nodes
 
 
 def solve_record(rec: Record, pool: SolverPool, time_limit: float | None = None,
