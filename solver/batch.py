@@ -204,6 +204,9 @@ _WORKER_POOL: SolverPool | None = None
 
 def _worker_init(db_dir, use_db, verify):
     global _WORKER_POOL
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent decides when a batch stops
     _WORKER_POOL = SolverPool(db_dir, use_db=use_db, verify=verify)
 
 
@@ -313,6 +316,16 @@ def _drive(feed: Feed, submit, wait_some, cancel):
         raise
 
 
+def _stop_pool(ex) -> None:
+    """Stop at once: cancel what waits and end the workers (their boards are not journalled,
+    so a resumed run solves them again).  Without the terminate, boards already handed to
+    the workers would run to their limits, and the interpreter's exit would wait for them."""
+    processes = list(getattr(ex, "_processes", {}).values())  # CPython keeps the workers here
+    ex.shutdown(wait=False, cancel_futures=True)
+    for p in processes:
+        p.kill()  # not terminate: a worker forked from the CLI turns SIGTERM into KeyboardInterrupt
+
+
 def _local_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback, workers):
     import multiprocessing as mp
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -334,7 +347,7 @@ def _local_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback
         yield from _drive(
             feed, lambda rec: ex.submit(_worker_solve, rec, time_limit, node_limit, fallback),
             lambda pending: wait(pending, timeout=0.2, return_when=FIRST_COMPLETED).done,
-            lambda pending: ex.shutdown(wait=False, cancel_futures=True))
+            lambda pending: _stop_pool(ex))
 
 
 def _dask_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback, scheduler):

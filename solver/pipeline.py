@@ -130,24 +130,22 @@ def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: flo
     def do_builds(plans, release=None):
         """Build ``plans`` in turn within the disk limit; ``release(records)`` after each
         layout's build (or its skip) lets the full pass solve that layout's boards."""
-        t0 = time.perf_counter()
-        try:
-            used = disk_used(db_dir)
-            for p in plans:
-                if disk_limit is not None and used + p.bytes > disk_limit:
-                    res.skipped_builds.append(p)
-                else:
-                    if on_build:
-                        on_build(p)
-                    rep = build_pdb(p.shape, p.partition, db_dir)
-                    res.builds.append(rep)
-                    used += p.bytes
-                    if on_build:
-                        on_build(rep)
-                if release is not None:
-                    release(p.records)
-        finally:
-            res.build_seconds += time.perf_counter() - t0
+        used = disk_used(db_dir)
+        for p in plans:
+            if disk_limit is not None and used + p.bytes > disk_limit:
+                res.skipped_builds.append(p)
+            else:
+                if on_build:
+                    on_build(p)
+                t0 = time.perf_counter()
+                rep = build_pdb(p.shape, p.partition, db_dir)
+                res.build_seconds += time.perf_counter() - t0  # as each ends: an interrupted run counts them
+                res.builds.append(rep)
+                used += p.bytes
+                if on_build:
+                    on_build(rep)
+            if release is not None:
+                release(p.records)
 
     try:
         if build:
