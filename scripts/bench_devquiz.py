@@ -62,7 +62,8 @@ def main() -> int:
 
         def built(item):
             if hasattr(item, "status"):
-                print(f"  built {item.shape} {item.name}: {item.status} {item.seconds:.1f} s", file=sys.stderr, flush=True)
+                print(f"  built {item.shape} {item.name}: {item.status} {item.seconds:.1f} s", file=sys.stderr,
+                      flush=True)
 
         res = run_pipeline(recs, out, db_dir=a.db_dir, limits=boards.limits, time_limit=a.time_limit,
                            quick_limit=a.quick_limit, disk_limit=parse_bytes(a.disk_limit),

@@ -292,7 +292,8 @@ def solve(board, size, goal, as_json, out_path, resume, report_path, db_dir, tim
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True,
               help="Answer file (one line per board, in order; never over the file's move limits).")
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
-              help="Seconds per board in the full pass (the fallback may take as long again).")
+              help="Seconds per board in the full pass; the fallback takes about as long again "
+                   "(a beam run is not cut short).")
 @click.option("--quick-limit", type=click.FloatRange(min=0, min_open=True), default=5.0, show_default=True,
               help="Seconds per board in the quick pass on the wall-free tables.")
 @click.option("--memory-limit", default="4G", show_default=True, callback=bytes_callback,
@@ -336,18 +337,13 @@ def run(problems, out_path, time_limit, quick_limit, memory_limit, layout_memory
 
     t0 = time.perf_counter()
     res = run_pipeline(boards.records, out_path, db_dir=db_dir, limits=boards.limits, time_limit=time_limit,
-                       quick_limit=quick_limit, node_limit=node_limit, memory_limit=memory_limit, layout_memory=layout_memory,
+                       quick_limit=quick_limit, node_limit=node_limit, memory_limit=memory_limit,
+                       layout_memory=layout_memory,
                        disk_limit=disk_limit, workers=workers, scheduler=scheduler, resume=resume,
                        fallback=not no_fallback, build=not no_build, on_build=on_build,
                        on_outcome=lambda out: show(out, boards, as_json, human))
     total = time.perf_counter() - t0
-    q, f = res.quick, res.full
-    phases = [("builds", f"{len(res.builds)} ({sum(1 for b in res.builds if b.status != 'skipped')} new)",
-               f"{res.build_seconds:.1f}"),
-              ("quick pass", f"{len(q.outcomes) if q else 0} boards, {sum(1 for o in (q.outcomes.values() if q else []) if o.extra.get('optimal'))} proven",
-               f"{q.seconds:.1f}" if q else "-"),
-              ("full pass", f"{len(f.outcomes) if f else 0} boards", f"{f.seconds:.1f}" if f else "-"),
-              ("all", f"{len(res.outcomes)}/{len(boards.records)} boards", f"{total:.1f}")]
+    phases = res.phase_rows(total)
     extra = [("time (s)", format_table(phases, ["step", "what", "seconds"]))]
     if res.skipped_builds:
         extra.append(("", f"{len(res.skipped_builds)} layout databases not built: over --disk-limit"))

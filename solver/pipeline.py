@@ -65,6 +65,17 @@ class RunResult:
     left_out: set[int] = field(default_factory=set)
     interrupted: bool = False
 
+    def phase_rows(self, total_seconds: float) -> list[tuple]:
+        """Time per step: builds (those of the full pass overlap its solving), quick pass,
+        full pass, all."""
+        q, f = self.quick, self.full
+        proven = sum(1 for o in (q.outcomes.values() if q else []) if o.extra.get("optimal"))
+        return [("builds", f"{len(self.builds)} ({sum(1 for b in self.builds if b.status != 'skipped')} new)",
+                 f"{self.build_seconds:.1f}"),
+                ("quick pass", f"{len(q.outcomes) if q else 0} boards, {proven} proven", f"{q.seconds:.1f}" if q else "-"),
+                ("full pass", f"{len(f.outcomes) if f else 0} boards", f"{f.seconds:.1f}" if f else "-"),
+                ("all", f"{len(self.outcomes)} boards", f"{total_seconds:.1f}")]
+
 
 def quick_journal(out_path) -> Path:
     out_path = Path(out_path)
@@ -110,7 +121,8 @@ def plan_layouts(records, db_dir, layout_memory: int = LAYOUT_MEMORY) -> list[Pl
 
 
 def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: float = 60.0,
-                 quick_limit: float = 5.0, node_limit: int | None = None, memory_limit: int = 4 << 30, layout_memory: int = LAYOUT_MEMORY,
+                 quick_limit: float = 5.0, node_limit: int | None = None, memory_limit: int = 4 << 30,
+                 layout_memory: int = LAYOUT_MEMORY,
                  disk_limit: int | None = None, workers: int = 1, scheduler=None, resume: bool = False,
                  fallback: bool = True, build: bool = True, on_outcome=None, on_build=None,
                  quick_node_limit: int | None = None) -> RunResult:
