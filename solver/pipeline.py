@@ -72,7 +72,8 @@ class RunResult:
         proven = sum(1 for o in (q.outcomes.values() if q else []) if o.extra.get("optimal"))
         return [("builds", f"{len(self.builds)} ({sum(1 for b in self.builds if b.status != 'skipped')} new)",
                  f"{self.build_seconds:.1f}"),
-                ("quick pass", f"{len(q.outcomes) if q else 0} boards, {proven} proven", f"{q.seconds:.1f}" if q else "-"),
+                ("quick pass", f"{len(q.outcomes) if q else 0} boards, {proven} proven",
+                 f"{q.seconds:.1f}" if q else "-"),
                 ("full pass", f"{len(f.outcomes) if f else 0} boards", f"{f.seconds:.1f}" if f else "-"),
                 ("all", f"{len(self.outcomes)} boards", f"{total_seconds:.1f}")]
 
