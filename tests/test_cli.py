@@ -109,13 +109,11 @@ def test_weighted_fallback_when_no_beam_answers(monkeypatch):
     assert check_moves(read_board_arg(board).records[0].board, rec["moves"]).ok
 
 
-def test_fallback_stays_within_twice_the_time_limit():
-    from pdb_builder.board import Shape
-    from .test_inspect import walk
+def test_fallback_searches_stay_within_twice_the_node_limit():
     board = walk(Shape.devquiz(5, 5), steps=3000, seed=5)  # far from the goal: Manhattan alone is slow
-    r = run("solve", "--json", "--time-limit", "0.5", "--db-dir", "/nonexistent", board)
+    r = run("solve", "--json", "--node-limit", "300000", "--db-dir", "/nonexistent", board)
     rec = json.loads(r.output)
-    assert rec["seconds"] < 2 * 0.5 + 0.5  # two budgets, plus slice granularity
+    assert rec["nodes"] <= 2 * 300000  # the optimal search's budget, and one more for the weighted ones
     assert rec["status"] in ("solved", "limit") and rec["optimal"] is False
 
 
@@ -129,11 +127,16 @@ def test_sigterm_stops_a_batch_and_keeps_finished_answers(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "solver", "solve", str(f), "--out", str(out), "--no-db",
                              "--workers", "2", "--no-fallback", "--db-dir", str(tmp_path / "none")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 60
-    while time.time() < deadline and not (journal.exists() and len(journal.read_text().splitlines()) >= 2):
-        time.sleep(0.1)
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=30)  # the workers, on boards with no limit, are ended, not awaited
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and not (journal.exists() and len(journal.read_text().splitlines()) >= 2):
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)  # the workers, on boards with no limit, are ended, not awaited
+    finally:
+        if proc.poll() is None:  # a failed stop must not leave searches running after the test
+            subprocess.run(["pkill", "-9", "-P", str(proc.pid)], check=False)
+            proc.kill()
     assert proc.returncode == 130 and "rerun with --resume" in err
     lines = out.read_text().split("\n")[:-1]
     assert len(lines) == len(boards) and lines[0] == "R" and lines[1]
