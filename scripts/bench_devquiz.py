@@ -41,9 +41,9 @@ def main() -> int:
     from pdb_builder.cli import format_table, parse_bytes
     from pdb_builder.formats import read_file
     from solver.answers import COMPARISON_HEADERS, compare, comparison_rows, totals
-    from solver.batch import answers_of, journal_path, read_journal
+    from solver.batch import answers_of
     from solver.cli import stop_on_sigterm
-    from solver.pipeline import quick_journal, run_pipeline
+    from solver.pipeline import journalled_outcomes, run_pipeline
 
     stop_on_sigterm()  # kill -TERM stops it cleanly, its time logged
 
@@ -76,8 +76,7 @@ def main() -> int:
                                 "interrupted": res.interrupted,
                                 "new_builds": sum(1 for b in res.builds if b.status != "skipped")}) + "\n")
     # what is finished: the final answers when the run is complete, else the journals
-    outcomes = {i: o for i, o in read_journal(quick_journal(out), recs).items() if o.status != "limit"}
-    outcomes.update(read_journal(journal_path(out), recs))
+    outcomes = journalled_outcomes(recs, out)
     if not outcomes and out.exists():
         lines = out.read_text().split("\n")
         answers = {r.index: lines[k] for k, r in enumerate(recs) if k < len(lines) and lines[k]}

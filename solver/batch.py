@@ -272,6 +272,11 @@ class Feed:
 
         self._thread = threading.Thread(target=run, name="slidepdb-prepare", daemon=True)
 
+    @property
+    def prepares(self) -> bool:
+        """Whether records wait on a ``prepare`` thread."""
+        return self._thread is not None
+
     def start(self) -> None:
         if self._thread is not None and not self._thread.is_alive() and self._thread.ident is None:
             self._thread.start()
@@ -330,7 +335,7 @@ def _local_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback
     import multiprocessing as mp
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-    if workers <= 1 or (feed.size <= 1 and feed._thread is None):
+    if workers <= 1 or (feed.size <= 1 and not feed.prepares):
         pool = SolverPool(db_dir, use_db=use_db)
         feed.start()
         ended = False

@@ -33,7 +33,7 @@ from pdb_builder.errors import BoardError
 from pdb_builder.patterns import default_partition, num_placements
 from pdb_builder.storage import default_db_dir, list_databases
 
-from .batch import BatchResult, Outcome, read_journal, run_batch, write_answers
+from .batch import BatchResult, Outcome, journal_path, read_journal, run_batch, write_answers
 
 log = logging.getLogger("slidepdb.run")
 
@@ -81,6 +81,14 @@ class RunResult:
 def quick_journal(out_path) -> Path:
     out_path = Path(out_path)
     return out_path.with_name(out_path.name + ".quick.jsonl")
+
+
+def journalled_outcomes(records, out_path) -> dict[int, Outcome]:
+    """What the journals of an unfinished run hold: the quick pass's finished boards
+    (its limits go on to the full pass) and the full pass's outcomes."""
+    out = {i: o for i, o in read_journal(quick_journal(out_path), records).items() if o.status != "limit"}
+    out.update(read_journal(journal_path(out_path), records))
+    return out
 
 
 def _has_pdb(shape: Shape, db_dir) -> bool:
@@ -134,7 +142,7 @@ def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: flo
     out_path = Path(out_path)
     res = RunResult()
     valid = [r for r in records if r.board is not None]
-    qj, fj = quick_journal(out_path), out_path.with_name(out_path.name + ".progress.jsonl")
+    qj, fj = quick_journal(out_path), journal_path(out_path)
     for j in (qj, fj):
         if j.exists() and not resume:
             raise BoardError(f"{j} holds an interrupted run: pass --resume to continue it, "
@@ -193,8 +201,7 @@ def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: flo
     except KeyboardInterrupt:
         res.interrupted = True
     if not res.outcomes:  # interrupted early: whatever the journals hold
-        res.outcomes = {i: o for i, o in read_journal(qj, records).items() if o.status != "limit"}
-        res.outcomes.update(read_journal(fj, records))
+        res.outcomes = journalled_outcomes(records, out_path)
     res.left_out = write_answers(out_path, records, res.outcomes, limits)
     if not res.interrupted and len(res.outcomes) == len(records):
         qj.unlink(missing_ok=True)
