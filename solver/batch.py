@@ -194,8 +194,8 @@ def solve_record(rec: Record, pool: SolverPool, time_limit: float | None = None,
 
 # -- many boards -----------------------------------------------------------------------------
 #
-# Executors: the solving of many boards goes through ``_outcomes``, which yields
-# outcomes as boards finish.  Local processes by default (each maps the tables
+# Executors: the solving of many boards goes through ``_local_outcomes`` or
+# ``_dask_outcomes``, generators that yield outcomes as boards finish.  Local processes by default (each maps the tables
 # once and keeps its compiled kernels); a dask.distributed cluster when a
 # scheduler address is given (its workers must see the same database folder).
 
@@ -278,7 +278,7 @@ class Feed:
         return self._thread is not None
 
     def start(self) -> None:
-        if self._thread is not None and not self._thread.is_alive() and self._thread.ident is None:
+        if self._thread is not None and self._thread.ident is None:  # not started yet
             self._thread.start()
 
     def take(self, block: bool):
@@ -323,8 +323,8 @@ def _drive(feed: Feed, submit, wait_some, cancel):
 
 def _stop_pool(ex) -> None:
     """Stop at once: cancel what waits and end the workers (their boards are not journalled,
-    so a resumed run solves them again).  Without the terminate, boards already handed to
-    the workers would run to their limits, and the interpreter's exit would wait for them."""
+    so a resumed run solves them again).  Left alive, workers would run the boards already
+    handed to them to their limits, and the interpreter's exit would wait for them."""
     processes = list(getattr(ex, "_processes", {}).values())  # CPython keeps the workers here
     ex.shutdown(wait=False, cancel_futures=True)
     for p in processes:
@@ -390,6 +390,13 @@ def journal_path(out_path) -> Path:
     return out_path.with_name(out_path.name + ".progress.jsonl")
 
 
+def refuse_unless_resume(journal: Path, resume: bool) -> None:
+    """A journal left by an interrupted run is continued only when asked to."""
+    if journal.exists() and not resume:
+        raise BoardError(f"{journal} holds an interrupted run: pass --resume to continue it, "
+                         f"or delete it to start over")
+
+
 def read_journal(path: Path, records) -> dict[int, Outcome]:
     """Outcomes of a previous run, re-checked: an answer whose moves do not reach
     the goal of the same board, or a torn last line, is dropped (solved again)."""
@@ -440,10 +447,8 @@ def run_batch(records, *, db_dir=None, use_db: bool = True, time_limit=None, nod
         journal = journal_path(out_path)
     journal = Path(journal) if journal is not None else None
     done: dict[int, Outcome] = {}
-    if journal is not None and journal.exists():
-        if not resume:
-            raise BoardError(f"{journal} holds an interrupted run: pass --resume to continue it, "
-                             f"or delete it to start over")
+    if journal is not None:
+        refuse_unless_resume(journal, resume)
         done = read_journal(journal, records)
     result = BatchResult(dict(done), resumed=len(done))
     for out in done.values():

@@ -29,11 +29,10 @@ from pathlib import Path
 
 from pdb_builder.board import Shape
 from pdb_builder.build import BuildReport, build_pdb
-from pdb_builder.errors import BoardError
 from pdb_builder.patterns import default_partition, num_placements
 from pdb_builder.storage import default_db_dir, list_databases
 
-from .batch import BatchResult, Outcome, journal_path, read_journal, run_batch, write_answers
+from .batch import BatchResult, Outcome, journal_path, read_journal, refuse_unless_resume, run_batch, write_answers
 
 log = logging.getLogger("slidepdb.run")
 
@@ -141,12 +140,9 @@ def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: flo
     caps the quick pass's nodes too (tests use it to send boards to the full pass)."""
     out_path = Path(out_path)
     res = RunResult()
-    valid = [r for r in records if r.board is not None]
     qj, fj = quick_journal(out_path), journal_path(out_path)
     for j in (qj, fj):
-        if j.exists() and not resume:
-            raise BoardError(f"{j} holds an interrupted run: pass --resume to continue it, "
-                             f"or delete it to start over")
+        refuse_unless_resume(j, resume)
 
     def do_builds(plans, release=None):
         """Build ``plans`` in turn within the disk limit; ``release(records)`` after each
@@ -170,7 +166,7 @@ def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: flo
 
     try:
         if build:
-            do_builds(plan_wall_free(valid, db_dir, memory_limit))
+            do_builds(plan_wall_free(records, db_dir, memory_limit))
         # quick pass: proven boards are final; rejected ones (invalid, unsolvable) too
         final: dict[int, Outcome] = {}
 
@@ -189,7 +185,7 @@ def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: flo
         rest = [r for r in records if r.index not in final]
         # the layouts build in a background thread while the boards that need no build are solved;
         # each layout's boards go to the solvers as soon as its database is published
-        done_full = read_journal(fj, rest) if fj.exists() else {}
+        done_full = read_journal(fj, rest)
         plans = plan_layouts([r for r in rest if r.index not in done_full], db_dir, layout_memory) if build else []
         res.full = run_batch(rest, db_dir=db_dir, time_limit=time_limit, node_limit=node_limit, workers=workers,
                              journal=fj, resume=True, fallback=fallback, scheduler=scheduler, on_outcome=on_outcome,
