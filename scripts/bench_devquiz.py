@@ -33,6 +33,8 @@ def main() -> int:
     ap.add_argument("--quick-limit", type=float, default=5.0)
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--disk-limit", default="20G")
+    ap.add_argument("--retry", choices=["unanswered", "unproven"], default=None,
+                    help="solve the full pass's unanswered (or unproven) boards again")
     ap.add_argument("--summary-only", action="store_true")
     a = ap.parse_args()
     sys.path.insert(0, str(ROOT))
@@ -54,7 +56,8 @@ def main() -> int:
     if not a.summary_only:
         start = time.time()
         with log.open("a") as f:
-            f.write(json.dumps({"start": start, "time_limit": a.time_limit, "quick_limit": a.quick_limit}) + "\n")
+            f.write(json.dumps({"start": start, "time_limit": a.time_limit, "quick_limit": a.quick_limit,
+                                "retry": a.retry}) + "\n")
         def progress(o):
             e = o.extra
             print(f"{o.index}: {o.status} {e.get('size')} length {e.get('length')} optimal {e.get('optimal')} "
@@ -68,7 +71,7 @@ def main() -> int:
         res = run_pipeline(recs, out, db_dir=a.db_dir, limits=boards.limits, time_limit=a.time_limit,
                            quick_limit=a.quick_limit, disk_limit=parse_bytes(a.disk_limit),
                            workers=a.workers or os.cpu_count() or 1, resume=True, on_outcome=progress,
-                           on_build=built)
+                           on_build=built, retry=a.retry)
         with log.open("a") as f:
             f.write(json.dumps({"end": time.time(), "start": start, "builds": res.build_seconds,
                                 "quick": res.quick.seconds if res.quick else 0.0,

@@ -27,6 +27,7 @@ from .answers import fit_limits
 from .beam import beam_search
 from .heuristic import manhattan_heuristic
 from .ida import Searcher
+from .staged import staged_search
 from .tables import heuristic_for
 
 STATUS_EXIT = {
@@ -112,12 +113,14 @@ BEAM_WIDTHS = (1024, 4096, 16384)  # beam search, widening while time allows
 
 
 def fallback_search(searcher: Searcher, board: Board, time_limit: float | None, node_limit: int | None):
-    """A valid answer within one more budget of the given limits, the shortest of:
+    """A valid answer within about one more budget of the given limits, the shortest of:
     a beam of the first width (fast, rarely fails); weighted IDA*, weights in turn, each
     half of the budget left, the last all of it, until one answers (only 1.5 and 2 once
     the beam has answered: larger weights rarely beat it); then wider beams while the
-    next is expected to fit (each about four times the last).  Returns (moves or None,
-    how it was found, nodes of the weighted searches)."""
+    next is expected to fit (each about four times the last).  Beams stop at the time
+    limit too.  When all of them fail, :func:`solver.staged.staged_search` (tile groups
+    placed in turn; long answers, bounded memory) has the last word.  Returns (moves or
+    None, how it was found, nodes of the weighted searches)."""
     t1 = time.perf_counter()
     best, label, nodes = None, None, 0
 
@@ -131,7 +134,7 @@ def fallback_search(searcher: Searcher, board: Board, time_limit: float | None, 
 
     t = time.perf_counter()
     if BEAM_WIDTHS:
-        keep(beam_search(searcher, board, width=BEAM_WIDTHS[0]), f"beam width {BEAM_WIDTHS[0]}")
+        keep(beam_search(searcher, board, width=BEAM_WIDTHS[0], time_limit=left_time()), f"beam width {BEAM_WIDTHS[0]}")
     last = time.perf_counter() - t
     weights = FALLBACK_WEIGHTS if best is None else FALLBACK_WEIGHTS[:2]
     for k, weight in enumerate(weights):
@@ -151,8 +154,10 @@ def fallback_search(searcher: Searcher, board: Board, time_limit: float | None, 
         if lt is None or lt < 4 * last or node_limit is not None:
             break
         t = time.perf_counter()
-        keep(beam_search(searcher, board, width=width), f"beam width {width}")
+        keep(beam_search(searcher, board, width=width, time_limit=lt), f"beam width {width}")
         last = time.perf_counter() - t
+    if best is None:
+        keep(staged_search(board), "staged")
     return best, label, nodes
 
 
@@ -391,10 +396,25 @@ def journal_path(out_path) -> Path:
 
 
 def refuse_unless_resume(journal: Path, resume: bool) -> None:
-    """A journal left by an interrupted run is continued only when asked to."""
+    """A journal left by an earlier run is continued only when asked to."""
     if journal.exists() and not resume:
-        raise BoardError(f"{journal} holds an interrupted run: pass --resume to continue it, "
+        raise BoardError(f"{journal} holds an earlier run's boards: pass --resume to continue it, "
                          f"or delete it to start over")
+
+
+def _rank(o: Outcome):
+    length = o.extra.get("length")
+    return (o.status == "solved", bool(o.extra.get("optimal")), -(length if length is not None else 1 << 30))
+
+
+def better(old: Outcome, new: Outcome) -> Outcome:
+    """Of two outcomes for one board: proven beats unproven beats none, then the
+    shorter answer; the higher of their lower bounds is kept either way."""
+    keep = new if _rank(new) >= _rank(old) else old
+    bounds = [o.extra.get("lower_bound") for o in (old, new) if o.extra.get("lower_bound") is not None]
+    if bounds:
+        keep.extra["lower_bound"] = max(bounds)
+    return keep
 
 
 def read_journal(path: Path, records) -> dict[int, Outcome]:
@@ -432,7 +452,7 @@ class BatchResult:
 def run_batch(records, *, db_dir=None, use_db: bool = True, time_limit=None, node_limit=None,
               workers: int = 1, out_path=None, resume: bool = False, on_outcome=None,
               fallback: bool = True, scheduler=None, limits=None, journal=None, held=(),
-              prepare=None) -> BatchResult:
+              prepare=None, retry=()) -> BatchResult:
     """Solve every record; ``on_outcome(outcome)`` is called as each board finishes.
 
     With ``out_path``, finished boards go to a journal beside it at once (so a kill
@@ -441,7 +461,9 @@ def run_batch(records, *, db_dir=None, use_db: bool = True, time_limit=None, nod
     ``limits`` (L, R, U, D).  ``scheduler``: a dask.distributed address (or Client)
     to solve on instead of local processes; ``journal``: another journal path (the
     default is beside ``out_path``).  ``held`` and ``prepare``: records (indices) to
-    solve only once ``prepare`` releases them, see :class:`Feed`."""
+    solve only once ``prepare`` releases them, see :class:`Feed`.  ``retry``: indices
+    solved again although the journal has them; the better outcome (:func:`better`)
+    is kept and journalled."""
     t0 = time.perf_counter()
     if journal is None and out_path:
         journal = journal_path(out_path)
@@ -450,6 +472,7 @@ def run_batch(records, *, db_dir=None, use_db: bool = True, time_limit=None, nod
     if journal is not None:
         refuse_unless_resume(journal, resume)
         done = read_journal(journal, records)
+    earlier = {i: done.pop(i) for i in retry if i in done}
     result = BatchResult(dict(done), resumed=len(done))
     for out in done.values():
         if on_outcome:
@@ -463,6 +486,8 @@ def run_batch(records, *, db_dir=None, use_db: bool = True, time_limit=None, nod
     jf = open(journal, "a", encoding="utf-8") if journal is not None else None
     try:
         for out in outcomes:
+            if out.index in earlier:
+                out = better(earlier.pop(out.index), out)
             result.outcomes[out.index] = out
             if jf is not None:
                 jf.write(json.dumps(out.as_json()) + "\n")
@@ -474,6 +499,8 @@ def run_batch(records, *, db_dir=None, use_db: bool = True, time_limit=None, nod
         result.interrupted = True
     finally:
         outcomes.close()
+        for i, out in earlier.items():  # not retried before the interrupt: still the earlier outcome
+            result.outcomes.setdefault(i, out)
         if jf is not None:
             jf.close()
         result.seconds = time.perf_counter() - t0

@@ -10,6 +10,8 @@ like every other.
 
 from __future__ import annotations
 
+import time
+
 import numba as nb
 import numpy as np
 
@@ -35,38 +37,24 @@ def _insert(table, mask, key):
 
 
 @nb.njit(cache=True, nogil=True)
-def _beam(cells0, blank0, nbr, ndeg, md, zob, width, max_depth, hash_bits,
+def _beam(cur, cur_blank, cur_hash, kids, kid_blank, kid_hash, kid_h, kid_par, kid_k, seen, counts,
+          nbr, ndeg, md, zob, depth0, depth1,
           tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups, ngroups, par, mvk):
-    """Returns (depth, slot) of the goal in the beam's history, or (-1, -1)."""
-    n = cells0.shape[0]
+    """Beam levels ``depth0`` to ``depth1 - 1`` from the beam in ``cur`` (its size and
+    the stored-state count in ``counts``, both updated).  Returns (depth, slot) of the
+    goal in the beam's history, (-1, -1) when the beam died out or the seen set is
+    full, (-2, -2) when the levels ran out first."""
+    n = cur.shape[1]
     ntiles = md.shape[0]
-    cur = np.empty((width, n), dtype=np.int8)
-    cur_blank = np.empty(width, dtype=np.int64)
-    cur_hash = np.empty(width, dtype=np.uint64)
-    kids = np.empty((4 * width, n), dtype=np.int8)
-    kid_blank = np.empty(4 * width, dtype=np.int64)
-    kid_hash = np.empty(4 * width, dtype=np.uint64)
-    kid_h = np.empty(4 * width, dtype=np.int64)
-    kid_par = np.empty(4 * width, dtype=np.int64)
-    kid_k = np.empty(4 * width, dtype=np.int64)
-    seen = np.zeros(np.int64(1) << hash_bits, dtype=np.uint64)
-    mask = np.uint64((np.int64(1) << hash_bits) - 1)
-    limit = (np.int64(1) << hash_bits) * 7 // 10
+    width = cur.shape[0]
+    mask = np.uint64(seen.shape[0] - 1)
+    limit = seen.shape[0] * 7 // 10
     pos = np.zeros(ntiles, dtype=np.int64)
     lk_val = np.zeros(max(nlookups, 1), dtype=np.int64)
     group_sum = np.zeros(max(ngroups, 1), dtype=np.int64)
     place = np.zeros(16, dtype=np.int64)
-    h = np.uint64(0x9E3779B97F4A7C15)
-    for c in range(n):
-        if cells0[c] > 0:
-            h ^= zob[cells0[c], c]
-    cur[0, :] = cells0
-    cur_blank[0] = blank0
-    cur_hash[0] = h
-    _insert(seen, mask, h)
-    stored = 1
-    m = 1
-    for depth in range(max_depth):
+    m, stored = counts[0], counts[1]
+    for depth in range(depth0, depth1):
         nk = 0
         for i in range(m):
             b = cur_blank[i]
@@ -104,6 +92,7 @@ def _beam(cells0, blank0, nbr, ndeg, md, zob, width, max_depth, hash_bits,
                 nk += 1
         if nk == 0 or stored > limit:
             return -1, -1
+        counts[1] = stored
         order = np.argsort(kid_h[:nk], kind="mergesort")
         m = min(nk, width)
         for j in range(m):
@@ -113,13 +102,19 @@ def _beam(cells0, blank0, nbr, ndeg, md, zob, width, max_depth, hash_bits,
             cur_hash[j] = kid_hash[q]
             par[depth, j] = kid_par[q]
             mvk[depth, j] = kid_k[q]
-    return -1, -1
+        counts[0] = m
+    return -2, -2
+
+
+LEVELS_PER_CALL = 8  # beam levels between checks of the clock
 
 
 def beam_search(searcher: Searcher, board: Board, width: int = 4096, max_depth: int = 1000,
-                seed: int = 0) -> str | None:
+                seed: int = 0, time_limit: float | None = None) -> str | None:
     """Moves from ``board`` to the goal found by a beam of ``width`` states on the
-    searcher's heuristic, or None (beam died out, depth or memory bound reached)."""
+    searcher's heuristic, or None (beam died out, depth, memory or time bound
+    reached; the clock is read every :data:`LEVELS_PER_CALL` levels)."""
+    t0 = time.perf_counter()
     shape = searcher.shape
     if board.cells == shape.goal:
         return ""
@@ -131,12 +126,38 @@ def beam_search(searcher: Searcher, board: Board, width: int = 4096, max_depth: 
     hash_bits = int(min(24, max(16, np.ceil(np.log2(width * 4 * max_depth / 0.7)))))
     par = np.zeros((max_depth, width), dtype=np.int32)
     mvk = np.zeros((max_depth, width), dtype=np.int8)
+    cur = np.empty((width, n), dtype=np.int8)
+    cur_blank = np.empty(width, dtype=np.int64)
+    cur_hash = np.empty(width, dtype=np.uint64)
+    kids = np.empty((4 * width, n), dtype=np.int8)
+    kid_blank = np.empty(4 * width, dtype=np.int64)
+    kid_hash = np.empty(4 * width, dtype=np.uint64)
+    kid_h = np.empty(4 * width, dtype=np.int64)
+    kid_par = np.empty(4 * width, dtype=np.int64)
+    kid_k = np.empty(4 * width, dtype=np.int64)
+    seen = np.zeros(1 << hash_bits, dtype=np.uint64)
+    h = np.uint64(0x9E3779B97F4A7C15)
+    for c in range(n):
+        if cells[c] > 0:
+            h ^= zob[cells[c], c]
+    cur[0, :] = cells
+    cur_blank[0] = board.blank
+    cur_hash[0] = h
+    _insert(seen, np.uint64(seen.shape[0] - 1), h)
+    counts = np.array([1, 1], dtype=np.int64)  # beam size, states stored
     (tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group) = (
         searcher.tables, searcher.lk_k, searcher.lk_slots, searcher.lk_fixed, searcher.lk_cellmap, searcher.lk_w,
         searcher.lk_group)
-    depth, slot = _beam(cells, board.blank, searcher.nbr, searcher.ndeg, searcher.h.md, zob, width, max_depth,
-                        hash_bits, tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, searcher.nlookups,
-                        searcher.ngroups, par, mvk)
+    depth = slot = -2
+    for d0 in range(0, max_depth, LEVELS_PER_CALL):
+        if time_limit is not None and time.perf_counter() - t0 > time_limit:
+            return None
+        depth, slot = _beam(cur, cur_blank, cur_hash, kids, kid_blank, kid_hash, kid_h, kid_par, kid_k, seen,
+                            counts, searcher.nbr, searcher.ndeg, searcher.h.md, zob, d0,
+                            min(d0 + LEVELS_PER_CALL, max_depth), tables, lk_k, lk_slots, lk_fixed, lk_cellmap,
+                            lk_w, lk_group, searcher.nlookups, searcher.ngroups, par, mvk)
+        if depth != -2:
+            break
     if depth < 0:
         return None
     ks = []

@@ -292,8 +292,7 @@ def solve(board, size, goal, as_json, out_path, resume, report_path, db_dir, tim
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True,
               help="Answer file (one line per board, in order; never over the file's move limits).")
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
-              help="Seconds per board in the full pass; the fallback takes about as long again "
-                   "(a beam run is not cut short).")
+              help="Seconds per board in the full pass; the fallback takes about as long again.")
 @click.option("--quick-limit", type=click.FloatRange(min=0, min_open=True), default=5.0, show_default=True,
               help="Seconds per board in the quick pass on the wall-free tables.")
 @click.option("--memory-limit", default="4G", show_default=True, callback=bytes_callback,
@@ -304,9 +303,12 @@ def solve(board, size, goal, as_json, out_path, resume, report_path, db_dir, tim
               help="The database folder's size that builds stay within; layouts beyond it are solved "
                    "without their own database.")
 @click.option("--no-build", is_flag=True, help="Solve with the databases there are; build nothing.")
+@click.option("--retry", type=click.Choice(["unanswered", "unproven"]), default=None,
+              help="With --resume: solve the full pass's unanswered (or unproven) boards again, e.g. with "
+                   "a longer --time-limit; each keeps the better outcome.")
 @solve_options
-def run(problems, out_path, time_limit, quick_limit, memory_limit, layout_memory, disk_limit, no_build, as_json,
-        resume, report_path, db_dir, node_limit, workers, scheduler, no_fallback, compare_paths):
+def run(problems, out_path, time_limit, quick_limit, memory_limit, layout_memory, disk_limit, no_build, retry,
+        as_json, resume, report_path, db_dir, node_limit, workers, scheduler, no_fallback, compare_paths):
     """Answer every board of PROBLEMS (e.g. the DevQuiz file): build, solve, report.
 
     \b
@@ -317,7 +319,8 @@ def run(problems, out_path, time_limit, quick_limit, memory_limit, layout_memory
     4. a full pass on those with --time-limit and the weighted fallback;
     5. the answer file (within the move limits of the file's first line) and the
        report: per size, move budget, --compare files.
-    Kill it at any moment: --resume continues where it stopped.
+    Kill it at any moment: --resume continues where it stopped.  The journals
+    beside ANSWERS (.quick.jsonl, .progress.jsonl) stay as the per-board record.
     """
     from solver.pipeline import run_pipeline
 
@@ -340,7 +343,7 @@ def run(problems, out_path, time_limit, quick_limit, memory_limit, layout_memory
                        quick_limit=quick_limit, node_limit=node_limit, memory_limit=memory_limit,
                        layout_memory=layout_memory,
                        disk_limit=disk_limit, workers=workers, scheduler=scheduler, resume=resume,
-                       fallback=not no_fallback, build=not no_build, on_build=on_build,
+                       fallback=not no_fallback, build=not no_build, on_build=on_build, retry=retry,
                        on_outcome=lambda out: show(out, boards, as_json, human))
     total = time.perf_counter() - t0
     phases = res.phase_rows(total)

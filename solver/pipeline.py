@@ -17,7 +17,10 @@
 
 Each pass keeps a journal beside the answer file (``OUT.quick.jsonl``,
 ``OUT.progress.jsonl``), builds publish atomically, so a killed run continues
-with ``resume`` where it stopped; the journals go when the answer file is final.
+with ``resume`` where it stopped.  The journals stay when the run is complete: they
+are its per-board record, and ``retry`` solves the boards of a finished (or
+unfinished) full pass again that it left unanswered or unproven, keeping the
+better outcome of each.
 """
 
 from __future__ import annotations
@@ -133,11 +136,14 @@ def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: flo
                  layout_memory: int = LAYOUT_MEMORY,
                  disk_limit: int | None = None, workers: int = 1, scheduler=None, resume: bool = False,
                  fallback: bool = True, build: bool = True, on_outcome=None, on_build=None,
-                 quick_node_limit: int | None = None) -> RunResult:
+                 quick_node_limit: int | None = None, retry: str | None = None) -> RunResult:
     """Steps 1-5 of the module docstring.  ``on_outcome`` sees each final outcome
     (a board proven in the quick pass, or the full pass's verdict); ``on_build``
     each build as it is planned (Plan) and finished (BuildReport).  ``quick_node_limit``
-    caps the quick pass's nodes too (tests use it to send boards to the full pass)."""
+    caps the quick pass's nodes too (tests use it to send boards to the full pass).
+    ``retry``: "unanswered" or "unproven", the full-pass boards to solve again."""
+    if retry not in (None, "unanswered", "unproven"):
+        raise ValueError(f"retry {retry!r}: expected unanswered or unproven")
     out_path = Path(out_path)
     res = RunResult()
     qj, fj = quick_journal(out_path), journal_path(out_path)
@@ -186,11 +192,17 @@ def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: flo
         # the layouts build in a background thread while the boards that need no build are solved;
         # each layout's boards go to the solvers as soon as its database is published
         done_full = read_journal(fj, rest)
+        again = [i for i, o in done_full.items()
+                 if retry == "unproven" and not o.extra.get("optimal")
+                 or retry == "unanswered" and o.status in ("limit", "error")]
+        for i in again:
+            del done_full[i]
         plans = plan_layouts([r for r in rest if r.index not in done_full], db_dir, layout_memory) if build else []
         res.full = run_batch(rest, db_dir=db_dir, time_limit=time_limit, node_limit=node_limit, workers=workers,
                              journal=fj, resume=True, fallback=fallback, scheduler=scheduler, on_outcome=on_outcome,
                              held=[r.index for p in plans for r in p.records],
-                             prepare=(lambda release: do_builds(plans, release)) if plans else None)
+                             prepare=(lambda release: do_builds(plans, release)) if plans else None,
+                             retry=again)
         final.update(res.full.outcomes)
         res.outcomes = final
         res.interrupted = res.full.interrupted
@@ -199,7 +211,4 @@ def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: flo
     if not res.outcomes:  # interrupted early: whatever the journals hold
         res.outcomes = journalled_outcomes(records, out_path)
     res.left_out = write_answers(out_path, records, res.outcomes, limits)
-    if not res.interrupted and len(res.outcomes) == len(records):
-        qj.unlink(missing_ok=True)
-        fj.unlink(missing_ok=True)
     return res

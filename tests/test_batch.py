@@ -7,7 +7,7 @@ from click.testing import CliRunner
 from pdb_builder.board import Shape, check_moves
 from pdb_builder.errors import BoardError
 from pdb_builder.formats import read_file
-from solver.batch import journal_path, run_batch
+from solver.batch import Outcome, better, journal_path, read_journal, run_batch
 from solver.cli import main
 
 from .naive import bfs_distances
@@ -112,3 +112,34 @@ def test_held_boards_wait_for_prepare(problems, tmp_path):
         run_batch(recs, db_dir=tmp_path / "none", held=[recs[0].index], prepare=broken, out_path=out, workers=1)
     # the held board was released and solved before the error was raised
     assert sum(1 for line in out.read_text().splitlines() if line) == 7  # + one unsolvable
+
+
+def test_retry_solves_again_and_keeps_the_better_outcome(problems, tmp_path):
+    recs = read_file(str(problems)).records
+    journal = tmp_path / "j.jsonl"
+    first = run_batch(recs, db_dir=tmp_path / "none", journal=journal, node_limit=1, fallback=False)
+    stopped = {i for i, o in first.outcomes.items() if o.status == "limit"}
+    assert stopped and all(first.outcomes[i].extra["lower_bound"] > 0 for i in stopped)
+    again = run_batch(recs, db_dir=tmp_path / "none", journal=journal, resume=True, retry=stopped)
+    assert again.resumed == len(recs) - len(stopped)
+    exact = _lengths(recs)
+    for i in stopped:
+        o = again.outcomes[i]
+        assert o.extra["optimal"] and o.extra["length"] == exact[i]
+    # the journal's last word on each board is the better one, and a worse retry does not replace it
+    assert {i: o.extra["moves"] for i, o in read_journal(journal, recs).items() if i in stopped} == {
+        i: again.outcomes[i].extra["moves"] for i in stopped}
+    worse = run_batch(recs, db_dir=tmp_path / "none", journal=journal, resume=True, retry=stopped, node_limit=1,
+                      fallback=False)
+    assert all(worse.outcomes[i].extra["optimal"] for i in stopped)
+
+
+def test_better_prefers_proven_then_shorter_and_keeps_the_higher_bound():
+    def o(status, length=None, optimal=False, bound=None):
+        return Outcome(3, "b", status, None, {"length": length, "optimal": optimal, "lower_bound": bound})
+
+    assert better(o("limit", bound=40), o("solved", 50, bound=30)).extra == {"length": 50, "optimal": False,
+                                                                             "lower_bound": 40}
+    assert better(o("solved", 50, True, 50), o("solved", 49, False, 45)).extra["length"] == 50
+    assert better(o("solved", 60), o("solved", 55)).extra["length"] == 55
+    assert better(o("solved", 55), o("limit", bound=52)).extra == {"length": 55, "optimal": False, "lower_bound": 52}

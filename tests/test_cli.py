@@ -109,6 +109,15 @@ def test_weighted_fallback_when_no_beam_answers(monkeypatch):
     assert check_moves(read_board_arg(board).records[0].board, rec["moves"]).ok
 
 
+def test_staged_fallback_when_every_other_search_fails(monkeypatch):
+    monkeypatch.setattr("solver.batch.BEAM_WIDTHS", ())
+    monkeypatch.setattr("solver.batch.FALLBACK_WEIGHTS", ())
+    board = walk(Shape.devquiz(4, 4, [5, 9]), steps=500, seed=3)
+    rec = json.loads(run("solve", "--json", "--node-limit", "10", "--db-dir", "/nonexistent", board).output)
+    assert rec["status"] == "solved" and rec["fallback"] == "staged" and rec["optimal"] is False
+    assert check_moves(read_board_arg(board).records[0].board, rec["moves"]).ok
+
+
 def test_fallback_searches_stay_within_twice_the_node_limit():
     board = walk(Shape.devquiz(5, 5), steps=3000, seed=5)  # far from the goal: Manhattan alone is slow
     r = run("solve", "--json", "--node-limit", "300000", "--db-dir", "/nonexistent", board)

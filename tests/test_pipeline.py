@@ -10,6 +10,7 @@ from pdb_builder.formats import read_file
 from solver.answers import compare, direction_counts, fit_limits, totals
 from solver.batch import run_batch
 from solver.cli import main
+from solver.batch import answers_of
 from solver.pipeline import quick_journal, run_pipeline
 
 from .conftest import data_file
@@ -74,7 +75,11 @@ def test_devquiz_slice_end_to_end(devquiz_slice, tmp_path):
         assert check_moves(rec.board, moves).ok
         assert o.extra["optimal"] and len(moves) == _truth(rec), rec.board
         assert any(f"({rec.board.shape.key}.pdb" in name for name in o.extra["heuristic"])  # its own layout's
-    assert not quick_journal(out).exists()
+    assert quick_journal(out).exists()  # the per-board record stays; resuming a finished run solves nothing
+    done = run_pipeline(recs, out, db_dir=db, limits=None, memory_limit=8 << 20, layout_memory=8 << 20,
+                        workers=1, resume=True, retry="unproven")
+    assert not done.builds and done.full.resumed == len(done.full.outcomes)
+    assert answers_of(done.outcomes) == answers_of(res.outcomes)
     # a contestant's published answers (simulated by compare) are never shorter than a proven optimum
     c = compare(devquiz_slice.with_name("koron-slice.txt"), recs, dict(zip([r.index for r in recs], answers)))
     assert c.theirs_answered == len(recs) and c.theirs_invalid == 0 and c.shorter + c.equal == len(recs)

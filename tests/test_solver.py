@@ -7,6 +7,7 @@ import pytest
 from pdb_builder.board import Board, Shape, check_moves
 from pdb_builder.formats import read_board_arg, read_file
 from solver.beam import beam_search
+from solver.staged import staged_search
 from solver.heuristic import manhattan_heuristic
 from solver.ida import Searcher
 
@@ -123,3 +124,26 @@ def test_beam_answers_reach_the_goal_and_are_never_shorter_than_optimal(walls):
                 assert width == 1  # a beam of one can die out at a dead end
                 continue
             assert check_moves(board, moves).ok and len(moves) >= dist[board.cells]
+
+
+@pytest.mark.parametrize("shape", [
+    Shape.devquiz(4, 4), Shape.korf(4, 4), Shape.devquiz(4, 4, [5, 9]), Shape.devquiz(5, 4, [6, 11]),
+    Shape.devquiz(4, 4, [1, 6, 11]), Shape.devquiz(5, 3, [6, 8]),
+], ids=lambda s: s.key)
+def test_staged_answers_reach_the_goal(shape):
+    """Rings round walls (4x4 w5,9; the 5x4 layout of DevQuiz line 407), corridors and
+    dead ends (a diagonal of walls), plain boards: every answer simulates to the goal."""
+    for seed in range(3):
+        board = read_board_arg(walk(shape, steps=500, seed=seed)).records[0].board
+        moves = staged_search(board)
+        assert moves is not None and check_moves(board, moves).ok
+
+
+def test_staged_answers_the_board_every_other_search_gave_up_on():
+    board = read_board_arg("5,4,BD6A3G=1F9H=E24IJ805").records[0].board  # DevQuiz line 407
+    moves = staged_search(board)
+    assert moves is not None and check_moves(board, moves).ok and len(moves) >= 63  # its proven lower bound
+
+
+def test_staged_refuses_an_unsolvable_board():
+    assert staged_search(read_board_arg("3,3,213456780").records[0].board) is None

@@ -1,0 +1,349 @@
+"""Last resort: a valid answer for any solvable board, a few tiles at a time.
+
+When optimal, weighted and beam search all give up (typically walled boards whose
+tiles must file round a ring or through a corridor, where every estimate misleads),
+this places tiles home in stages, the way people solve by hand:
+
+* Tiles are taken in order of their home cell's distance (along free cells) from the
+  blank's goal cell, farthest first.  Removing a cell of greatest distance never
+  disconnects the rest (each other cell keeps a shortest path to the blank's goal
+  through nearer cells), so the region left to work in stays connected.
+* A stage moves a group of tiles (one at first) to their homes by breadth-first
+  search over the positions of the group and the blank only: the other free tiles
+  are interchangeable, so every path found there is a real sequence of moves.  Tiles
+  already placed are walls.  Goal positions are tried in the order the search meets
+  them, keeping the first that leaves a solvable remainder (decided exactly by
+  :func:`pdb_builder.solvability.decide`); when none does, the group grows by the
+  next tile.
+* The last few cells are solved optimally by IDA* on the remaining board.
+
+Answers are long (no attempt at shortness beyond each stage's shortest path) and,
+like every answer, simulated before they are reported.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from pdb_builder.board import WALL, Board, Shape
+from pdb_builder.solvability import decide
+
+from .heuristic import manhattan_heuristic
+
+TABLE_BITS = 24  # a stage's search stores at most 70% of 2 ** TABLE_BITS states (32 bytes each)
+WEIGHT = 3  # of the estimate in a stage's weighted A*
+FINAL_CELLS = 9  # free cells left when IDA* finishes the board
+GOALS_TRIED = 256
+FINAL_NODES = 200_000_000  # node budget of the weighted IDA* that finishes a board  # goal positions of one stage tried for a solvable remainder
+
+
+@nb.njit(cache=True)
+def _heap_push(hkey, hstate, n, key, state):
+    i = n
+    while i > 0:
+        up = (i - 1) >> 1
+        if hkey[up] <= key:
+            break
+        hkey[i] = hkey[up]
+        hstate[i] = hstate[up]
+        i = up
+    hkey[i] = key
+    hstate[i] = state
+
+
+@nb.njit(cache=True)
+def _heap_pop(hkey, hstate, n):
+    """Remove the root of a heap of ``n`` entries (the caller reads it first)."""
+    n -= 1
+    key, state = hkey[n], hstate[n]
+    i = 0
+    while True:
+        kid = 2 * i + 1
+        if kid >= n:
+            break
+        if kid + 1 < n and hkey[kid + 1] < hkey[kid]:
+            kid += 1
+        if hkey[kid] >= key:
+            break
+        hkey[i] = hkey[kid]
+        hstate[i] = hstate[kid]
+        i = kid
+    hkey[i] = key
+    hstate[i] = state
+
+
+@nb.njit(cache=True)
+def _slot(keys, mask, state):
+    """Slot of ``state`` in the open-addressing table, or of the empty cell where it goes."""
+    i = (state * 0x9E3779B97F4A7C15) & mask
+    while keys[i] != -1 and keys[i] != state:
+        i = (i + 1) & mask
+    return i
+
+
+@nb.njit(cache=True)
+def _stage_search(start, nbr, ndeg, homes, dist, nfree, keys, parents, weight, max_goals):
+    """Weighted A* (f = g + weight * h, h = the group's distances home along free
+    cells) over (group tile positions..., blank position), local cell indices encoded
+    in base ``nfree``, blank least significant: the other tiles are interchangeable.
+    ``keys``/``parents`` (power-of-two size, keys filled with -1) record each state's
+    predecessor.  Returns the goal states (group on ``homes``) in the order popped,
+    and whether the search stopped because the table was 70% full."""
+    k = homes.shape[0]
+    size = keys.shape[0]
+    mask = size - 1
+    cap = size * 7 // 10
+    goals = np.empty(max_goals, dtype=np.int64)
+    ng = 0
+    hkey = np.empty(cap + 1, dtype=np.int64)  # each state is pushed once
+    hstate = np.empty(cap + 1, dtype=np.int64)
+    gval = np.zeros(size, dtype=np.int32)
+    pos = np.empty(k + 1, dtype=np.int64)
+    s0 = 0
+    h0 = 0
+    for j in range(k + 1):
+        s0 = s0 * nfree + start[j]
+        if j < k:
+            h0 += dist[j, start[j]]
+    i0 = _slot(keys, mask, s0)
+    keys[i0] = s0
+    parents[i0] = s0
+    stored = 1
+    _heap_push(hkey, hstate, 0, weight * h0 * 4096, s0)
+    n = 1
+    while n > 0 and ng < max_goals and stored < cap:
+        s = hstate[0]
+        _heap_pop(hkey, hstate, n)
+        n -= 1
+        g = gval[_slot(keys, mask, s)]
+        x = s
+        h = 0
+        for j in range(k, -1, -1):
+            pos[j] = x % nfree
+            x //= nfree
+            if j < k:
+                h += dist[j, pos[j]]
+        if h == 0:
+            goals[ng] = s
+            ng += 1
+            continue
+        b = pos[k]
+        for m in range(ndeg[b]):
+            c = nbr[b, m]
+            t = -1
+            for j in range(k):
+                if pos[j] == c:
+                    t = j
+            child = 0
+            hc = h
+            for j in range(k + 1):
+                p = pos[j]
+                if j == k:
+                    p = c
+                elif j == t:
+                    p = b
+                    hc += dist[j, b] - dist[j, c]
+                child = child * nfree + p
+            i = _slot(keys, mask, child)
+            if keys[i] == -1:
+                keys[i] = child
+                parents[i] = s
+                gval[i] = g + 1
+                stored += 1
+                _heap_push(hkey, hstate, n, (g + 1 + weight * hc) * 4096 - (g + 1), child)
+                n += 1
+    return goals[:ng], stored >= cap
+
+
+def _blank_path(keys, parents, goal, nfree) -> list[int]:
+    """Blank cells (local indices) from the start state to ``goal``, start excluded."""
+    mask = keys.shape[0] - 1
+    path = []
+    s = goal
+    while True:
+        p = int(parents[_slot(keys, mask, s)])
+        if p == s:
+            break
+        path.append(s % nfree)
+        s = p
+    path.reverse()
+    return path
+
+
+def _sub_board(shape: Shape, cells: list[int], frozen: set[int]) -> Board:
+    """The board left once ``frozen`` cells (walls and tiles at home) are walls."""
+    goal = tuple(WALL if c in frozen else t for c, t in enumerate(shape.goal))
+    sub = Shape(shape.width, shape.height, goal, "custom")
+    return Board(sub, tuple(WALL if c in frozen else t for c, t in enumerate(cells)))
+
+
+def _moves_letters(shape: Shape, blank: int, path) -> str:
+    w = shape.width
+    out = []
+    for c in path:
+        out.append({-1: "L", 1: "R", -w: "U", w: "D"}[c - blank])
+        blank = c
+    return "".join(out)
+
+
+def _region_distances(shape: Shape, region: set[int], source: int, local) -> list[int]:
+    """Steps from ``source`` to each cell of ``region`` along it, by local index."""
+    out = [0] * len(local)
+    seen = {source}
+    frontier = [source]
+    d = 0
+    while frontier:
+        nxt = []
+        for c in frontier:
+            out[local[c]] = d
+            for e in shape.neighbours[c]:
+                if e in region and e not in seen:
+                    seen.add(e)
+                    nxt.append(e)
+        frontier = nxt
+        d += 1
+    return out
+
+
+def _place(shape: Shape, cells: list[int], frozen: set[int], group: list[int]):
+    """Cells the blank visits to bring ``group`` home without touching ``frozen``,
+    leaving a solvable remainder; None when there is no such path."""
+    region = [c for c in shape.free_cells if c not in frozen]
+    local = {c: i for i, c in enumerate(region)}
+    nfree = len(region)
+    nbr = np.zeros((nfree, 4), dtype=np.int64)
+    ndeg = np.zeros(nfree, dtype=np.int64)
+    for c in region:
+        for d in shape.neighbours[c]:
+            if d in local:
+                nbr[local[c], ndeg[local[c]]] = local[d]
+                ndeg[local[c]] += 1
+    where = {t: c for c, t in enumerate(cells)}
+    start = np.array([local[where[t]] for t in group] + [local[cells.index(0)]], dtype=np.int64)
+    homes = np.array([local[shape.home[t]] for t in group], dtype=np.int64)
+    dist = np.array([_region_distances(shape, set(region), shape.home[t], local) for t in group], dtype=np.int64)
+    placed = frozen | {shape.home[t] for t in group}
+    for bits in range(16, TABLE_BITS + 1, 2):  # small tables first: most stages need few states
+        keys = np.full(1 << bits, -1, dtype=np.int64)
+        parents = np.empty(1 << bits, dtype=np.int64)
+        goals, full = _stage_search(start, nbr, ndeg, homes, dist, nfree, keys, parents, WEIGHT, GOALS_TRIED)
+        for g in goals:
+            path = [region[i] for i in _blank_path(keys, parents, int(g), nfree)]
+            if decide(_sub_board(shape, _apply(cells, path), placed)).solvable:
+                return path
+        if not full:
+            break
+    return None
+
+
+def _apply(cells: list[int], path) -> list[int]:
+    cells = list(cells)
+    b = cells.index(0)
+    for c in path:
+        cells[b], cells[c] = cells[c], 0
+        b = c
+    return cells
+
+
+def _fixed_cells(shape: Shape, region: set[int]) -> set[int]:
+    """Cells of ``region`` whose tiles the blank can never change: dead ends, peeled
+    repeatedly (a tile in a dead end goes out and comes back the same way), except the
+    blank's goal cell, which must stay free."""
+    fixed: set[int] = set()
+    live = set(region)
+    grew = True
+    while grew:
+        grew = False
+        for c in sorted(live):
+            if c != shape.goal_blank and sum(d in live for d in shape.neighbours[c]) <= 1:
+                live.discard(c)
+                fixed.add(c)
+                grew = True
+    return fixed
+
+
+def _group(shape: Shape, region: set[int], tiles) -> list[int]:
+    """``tiles`` and every tile whose home would become a dead end once they are placed
+    (their order must be right when the group is frozen), farthest-first order kept."""
+    group = list(tiles)
+    while True:
+        homes = {shape.home[t] for t in group}
+        extra = [shape.goal[c] for c in sorted(_fixed_cells(shape, region - homes))]
+        if not extra:
+            return group
+        group += extra
+
+
+def _connected(shape: Shape, region: set[int]) -> bool:
+    seen = {shape.goal_blank}
+    stack = [shape.goal_blank]
+    while stack:
+        c = stack.pop()
+        for d in shape.neighbours[c]:
+            if d in region and d not in seen:
+                seen.add(d)
+                stack.append(d)
+    return seen == region
+
+
+def _candidates(shape: Shape, region: set[int], todo: list[int]):
+    """Groups to try next, best first: those that leave the fewest tiles fixed by dead
+    ends (smallest group), then farthest from the blank's goal; a group whose placing
+    would cut the region in two is never tried."""
+    seen, out = set(), []
+    for t in todo:
+        group = _group(shape, region, [t])
+        key = frozenset(group)
+        if key in seen or not _connected(shape, region - {shape.home[u] for u in group}):
+            continue
+        seen.add(key)
+        out.append(group)
+    return out
+
+
+def _next_stage(shape: Shape, cells, frozen, region, todo):
+    """(group, blank path) of the first candidate group that can be placed, or None."""
+    for group in _candidates(shape, region, todo):
+        if len(region) ** (len(group) + 1) >= 1 << 62:
+            continue
+        path = _place(shape, cells, frozen, group)
+        if path is not None:
+            return group, path
+    return None
+
+
+def staged_search(board: Board, searcher_for=None, node_limit: int = FINAL_NODES) -> str | None:
+    """A valid (long) answer for a solvable board, or None.  Stages as in the module
+    docstring; when no group fits in :data:`MAX_STATES` states or none can be placed,
+    the rest is handed to weighted IDA* (weight 2, wall-aware Manhattan + linear
+    conflicts, at most ``node_limit`` nodes).  ``searcher_for(heuristic)`` makes the
+    IDA* searcher (default :class:`solver.ida.Searcher`)."""
+    from .ida import Searcher
+
+    shape = board.shape
+    if not decide(board).solvable:
+        return None
+    dist = shape.cell_distances(shape.goal_blank)
+    order = sorted(shape.home, key=lambda t: (-dist[shape.home[t]], -shape.home[t]))
+    cells = list(board.cells)
+    frozen = set(shape.walls)
+    moves = []
+    while True:
+        region = set(shape.free_cells) - frozen
+        todo = [t for t in order if shape.home[t] in region]
+        stage = None if len(region) <= FINAL_CELLS else _next_stage(shape, cells, frozen, region, todo)
+        if stage is None:
+            break
+        group, path = stage
+        moves.append(_moves_letters(shape, cells.index(0), path))
+        cells = _apply(cells, path)
+        frozen |= {shape.home[t] for t in group}
+    rest = _sub_board(shape, cells, frozen)
+    weight = 100 if len(region) <= FINAL_CELLS else 200
+    result = (searcher_for or Searcher)(manhattan_heuristic(rest.shape)).solve(rest, node_limit=node_limit,
+                                                                             weight=weight)
+    if result.status != "solved":
+        return None
+    moves.append(result.moves)
+    return "".join(moves)
