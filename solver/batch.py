@@ -112,15 +112,21 @@ FALLBACK_WEIGHTS = (150, 200, 300, 500, 1000)  # percent; weighted IDA* after a 
 BEAM_WIDTHS = (1024, 4096, 16384)  # beam search, widening while time allows
 
 
-def fallback_search(searcher: Searcher, board: Board, time_limit: float | None, node_limit: int | None):
+STAGED_RATIO = 2  # staged search is tried too when the best answer is this many times the lower bound
+
+
+def fallback_search(searcher: Searcher, board: Board, time_limit: float | None, node_limit: int | None,
+                    lower_bound: int = 0):
     """A valid answer within about one more budget of the given limits, the shortest of:
     a beam of the first width (fast, rarely fails); weighted IDA*, weights in turn, each
     half of the budget left, the last all of it, until one answers (only 1.5 and 2 once
     the beam has answered: larger weights rarely beat it); then wider beams while the
     next is expected to fit (each about four times the last).  Beams stop at the time
-    limit too.  When all of them fail, :func:`solver.staged.staged_search` (tile groups
-    placed in turn; long answers, bounded memory) has the last word.  Returns (moves or
-    None, how it was found, nodes of the weighted searches)."""
+    limit too.  When all of them fail, or the best is over :data:`STAGED_RATIO` times
+    ``lower_bound`` (a beam can wander for hundreds of moves),
+    :func:`solver.staged.staged_search` (tile groups placed in turn; bounded memory)
+    is tried too.  Returns (moves or None, how it was found, nodes of the weighted
+    searches)."""
     t1 = time.perf_counter()
     best, label, nodes = None, None, 0
 
@@ -156,7 +162,7 @@ def fallback_search(searcher: Searcher, board: Board, time_limit: float | None, 
         t = time.perf_counter()
         keep(beam_search(searcher, board, width=width, time_limit=lt), f"beam width {width}")
         last = time.perf_counter() - t
-    if best is None:
+    if best is None or len(best) > STAGED_RATIO * lower_bound:
         keep(staged_search(board), "staged")
     return best, label, nodes
 
@@ -177,7 +183,7 @@ def solve_record(rec: Record, pool: SolverPool, time_limit: float | None = None,
     moves = result.moves
     how = None
     if result.status != "solved" and fallback and (time_limit is not None or node_limit is not None):
-        moves, how, more = fallback_search(searcher, board, time_limit, node_limit)
+        moves, how, more = fallback_search(searcher, board, time_limit, node_limit, bound)
         nodes += more
     extra = {"size": board.shape.size_text, "walls": len(board.shape.walls), "h0": result.h0,
              "nodes": nodes, "seconds": round(time.perf_counter() - t0, 4),

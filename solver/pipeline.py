@@ -131,6 +131,15 @@ def plan_layouts(records, db_dir, layout_memory: int = LAYOUT_MEMORY) -> list[Pl
     return sorted(plans.values(), key=lambda p: (p.entries / p.boards, p.shape.key))
 
 
+def _retry_order(o: Outcome | None):
+    """Sort key: boards being retried first, the worst first (no answer, then the
+    largest gap to the lower bound), so an interrupted retry has mended the most."""
+    if o is None:
+        return (1, 0)
+    length = o.extra.get("length")
+    return (0, -(1 << 30) if length is None else (o.extra.get("lower_bound") or 0) - length)
+
+
 def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: float = 60.0,
                  quick_limit: float = 5.0, node_limit: int | None = None, memory_limit: int = 4 << 30,
                  layout_memory: int = LAYOUT_MEMORY,
@@ -192,17 +201,18 @@ def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: flo
         # the layouts build in a background thread while the boards that need no build are solved;
         # each layout's boards go to the solvers as soon as its database is published
         done_full = read_journal(fj, rest)
-        again = [i for i, o in done_full.items()
+        again = {i: o for i, o in done_full.items()
                  if retry == "unproven" and not o.extra.get("optimal")
-                 or retry == "unanswered" and o.status in ("limit", "error")]
+                 or retry == "unanswered" and o.status in ("limit", "error")}
         for i in again:
             del done_full[i]
+        rest.sort(key=lambda r: _retry_order(again.get(r.index)))
         plans = plan_layouts([r for r in rest if r.index not in done_full], db_dir, layout_memory) if build else []
         res.full = run_batch(rest, db_dir=db_dir, time_limit=time_limit, node_limit=node_limit, workers=workers,
                              journal=fj, resume=True, fallback=fallback, scheduler=scheduler, on_outcome=on_outcome,
                              held=[r.index for p in plans for r in p.records],
                              prepare=(lambda release: do_builds(plans, release)) if plans else None,
-                             retry=again)
+                             retry=list(again))
         final.update(res.full.outcomes)
         res.outcomes = final
         res.interrupted = res.full.interrupted

@@ -11,7 +11,7 @@ from solver.answers import compare, direction_counts, fit_limits, totals
 from solver.batch import run_batch
 from solver.cli import main
 from solver.batch import answers_of
-from solver.pipeline import quick_journal, run_pipeline
+from solver.pipeline import _retry_order, quick_journal, run_pipeline
 
 from .conftest import data_file
 from .naive import bfs_distances
@@ -113,6 +113,23 @@ def test_run_resumes_after_a_kill(devquiz_slice, tmp_path):
     answers = out.read_text().split("\n")[:-1]
     assert answers[:0] == [] and all(check_moves(r.board, m).ok for r, m in zip(recs, answers))
     assert [len(m) for m in answers] == [second.outcomes[r.index].extra["length"] for r in recs]
+
+
+def test_retry_unanswered_boards_worst_first(devquiz_slice, tmp_path):
+    recs = read_file(str(devquiz_slice)).records
+    out = tmp_path / "a.txt"
+    kw = dict(db_dir=tmp_path / "db", build=False, workers=1)
+    first = run_pipeline(recs, out, node_limit=1, fallback=False, **kw)
+    assert all(o.status == "limit" for o in first.outcomes.values())
+    order = []
+    again = run_pipeline(recs, out, resume=True, retry="unanswered", on_outcome=lambda o: order.append(o.index),
+                         **kw)
+    assert again.full.resumed == 0 and order == [r.index for r in recs]
+    answers = out.read_text().split("\n")[:-1]
+    assert all(again.outcomes[r.index].extra["optimal"] and check_moves(r.board, m).ok for r, m in zip(recs, answers))
+    assert _retry_order(None) > _retry_order(again.outcomes[recs[0].index])  # retried boards go first
+    with pytest.raises(ValueError, match="retry"):
+        run_pipeline(recs, out, resume=True, retry="everything", **kw)
 
 
 def test_fit_limits_drops_fewest_and_unproven_first():
