@@ -122,10 +122,10 @@ def fallback_search(searcher: Searcher, board: Board, time_limit: float | None, 
     half of the budget left, the last all of it, until one answers (only 1.5 and 2 once
     the beam has answered: larger weights rarely beat it); then wider beams while the
     next is expected to fit (each about four times the last).  Beams stop at the time
-    limit too.  When all of them fail, or the best is over :data:`STAGED_RATIO` times
-    ``lower_bound`` (a beam can wander for hundreds of moves),
-    :func:`solver.staged.staged_search` (tile groups placed in turn; bounded memory)
-    is tried too.  Returns (moves or None, how it was found, nodes of the weighted
+    limit too.  When all of them fail, :func:`solver.staged.staged_search` (tile groups
+    placed in turn; bounded memory, no time limit) has the last word; when the best is
+    over :data:`STAGED_RATIO` times ``lower_bound`` (a beam can wander for hundreds of
+    moves), it is tried too within the time left.  Returns (moves or None, how it was found, nodes of the weighted
     searches)."""
     t1 = time.perf_counter()
     best, label, nodes = None, None, 0
@@ -162,8 +162,10 @@ def fallback_search(searcher: Searcher, board: Board, time_limit: float | None, 
         t = time.perf_counter()
         keep(beam_search(searcher, board, width=width, time_limit=lt), f"beam width {width}")
         last = time.perf_counter() - t
-    if best is None or len(best) > STAGED_RATIO * lower_bound:
+    if best is None:  # the last resort: as long as it takes (bounded memory)
         keep(staged_search(board), "staged")
+    elif len(best) > STAGED_RATIO * lower_bound and (left_time() is None or left_time() > 0):
+        keep(staged_search(board, time_limit=left_time()), "staged")
     return best, label, nodes
 
 

@@ -7,21 +7,29 @@ this places tiles home in stages, the way people solve by hand:
 * Tiles are taken in order of their home cell's distance (along free cells) from the
   blank's goal cell, farthest first.  Removing a cell of greatest distance never
   disconnects the rest (each other cell keeps a shortest path to the blank's goal
-  through nearer cells), so the region left to work in stays connected.
-* A stage moves a group of tiles (one at first) to their homes by breadth-first
-  search over the positions of the group and the blank only: the other free tiles
-  are interchangeable, so every path found there is a real sequence of moves.  Tiles
-  already placed are walls.  Goal positions are tried in the order the search meets
-  them, keeping the first that leaves a solvable remainder (decided exactly by
-  :func:`pdb_builder.solvability.decide`); when none does, the group grows by the
-  next tile.
-* The last few cells are solved optimally by IDA* on the remaining board.
+  through nearer cells); a later candidate whose placing would cut the region is
+  skipped.
+* A stage's group is the next tile plus every tile whose home would become a dead end
+  once the group is placed (peeled repeatedly): a dead end's tile can never change
+  again, so the whole group must be right when it is frozen (a ring round walls is
+  thus placed in one stage).
+* The group goes home by A* over the positions of the group and the blank only (the
+  other free tiles are interchangeable, so every path found there is a real sequence
+  of moves; h = the group's distances home), in growing tables, weighted once they
+  are large.  Tiles already placed are walls.  Goal positions are tried in the order
+  the search meets them, keeping the first that leaves a solvable remainder (decided
+  exactly by :func:`pdb_builder.solvability.decide`); when none does, the next
+  candidate group is tried.
+* The last few cells are solved optimally by IDA* on the remaining board (weighted
+  IDA* on a larger remainder when no group can be placed).
 
-Answers are long (no attempt at shortness beyond each stage's shortest path) and,
+Answers are long (about twice optimal: nothing is shorter than each stage's path) and,
 like every answer, simulated before they are reported.
 """
 
 from __future__ import annotations
+
+import time
 
 import numba as nb
 import numpy as np
@@ -30,9 +38,10 @@ from pdb_builder.board import WALL, Board, Shape
 from pdb_builder.solvability import decide
 
 from .heuristic import manhattan_heuristic
+from .ida import Searcher
 
-TABLE_BITS = 24  # a stage's search stores at most 70% of 2 ** TABLE_BITS states (32 bytes each)
-WEIGHT = 3  # of the estimate in a stage's weighted A*
+TABLE_BITS = 22  # a stage's search stores at most 70% of 2 ** TABLE_BITS states (32 bytes each)
+WEIGHTED_FROM_BITS = 22  # plain A* in tables below 2**22 entries, then weight 3 (cheaper, longer)
 FINAL_CELLS = 9  # free cells left when IDA* finishes the board
 GOALS_TRIED = 256
 FINAL_NODES = 200_000_000  # node budget of the weighted IDA* that finishes a board  # goal positions of one stage tried for a solvable remainder
@@ -76,7 +85,8 @@ def _heap_pop(hkey, hstate, n):
 @nb.njit(cache=True)
 def _slot(keys, mask, state):
     """Slot of ``state`` in the open-addressing table, or of the empty cell where it goes."""
-    i = (state * 0x9E3779B97F4A7C15) & mask
+    x = state * 0x9E3779B97F4A7C15  # wraps; fold the high bits down, where every bit of state counts
+    i = (x ^ (x >> 29) ^ (x >> 45)) & mask
     while keys[i] != -1 and keys[i] != state:
         i = (i + 1) & mask
     return i
@@ -227,7 +237,8 @@ def _place(shape: Shape, cells: list[int], frozen: set[int], group: list[int]):
     for bits in range(16, TABLE_BITS + 1, 2):  # small tables first: most stages need few states
         keys = np.full(1 << bits, -1, dtype=np.int64)
         parents = np.empty(1 << bits, dtype=np.int64)
-        goals, full = _stage_search(start, nbr, ndeg, homes, dist, nfree, keys, parents, WEIGHT, GOALS_TRIED)
+        weight = 1 if bits < WEIGHTED_FROM_BITS else 3  # shortest stage paths while they are cheap
+        goals, full = _stage_search(start, nbr, ndeg, homes, dist, nfree, keys, parents, weight, GOALS_TRIED)
         for g in goals:
             path = [region[i] for i in _blank_path(keys, parents, int(g), nfree)]
             if decide(_sub_board(shape, _apply(cells, path), placed)).solvable:
@@ -302,25 +313,30 @@ def _candidates(shape: Shape, region: set[int], todo: list[int]):
     return out
 
 
-def _next_stage(shape: Shape, cells, frozen, region, todo):
+class _OutOfTime(Exception):
+    pass
+
+
+def _next_stage(shape: Shape, cells, frozen, region, todo, deadline):
     """(group, blank path) of the first candidate group that can be placed, or None."""
     for group in _candidates(shape, region, todo):
         if len(region) ** (len(group) + 1) >= 1 << 62:
             continue
+        if deadline is not None and time.perf_counter() > deadline:
+            raise _OutOfTime
         path = _place(shape, cells, frozen, group)
         if path is not None:
             return group, path
     return None
 
 
-def staged_search(board: Board, searcher_for=None, node_limit: int = FINAL_NODES) -> str | None:
+def staged_search(board: Board, time_limit: float | None = None, node_limit: int = FINAL_NODES) -> str | None:
     """A valid (long) answer for a solvable board, or None.  Stages as in the module
-    docstring; when no group fits in :data:`MAX_STATES` states or none can be placed,
-    the rest is handed to weighted IDA* (weight 2, wall-aware Manhattan + linear
-    conflicts, at most ``node_limit`` nodes).  ``searcher_for(heuristic)`` makes the
-    IDA* searcher (default :class:`solver.ida.Searcher`)."""
-    from .ida import Searcher
-
+    docstring; when no group can be placed, the rest is handed to weighted IDA*
+    (weight 2, wall-aware Manhattan + linear conflicts, at most ``node_limit`` nodes).
+    ``time_limit`` (seconds) is checked before each stage's search: None past it."""
+    t0 = time.perf_counter()
+    deadline = None if time_limit is None else t0 + time_limit
     shape = board.shape
     if not decide(board).solvable:
         return None
@@ -332,7 +348,10 @@ def staged_search(board: Board, searcher_for=None, node_limit: int = FINAL_NODES
     while True:
         region = set(shape.free_cells) - frozen
         todo = [t for t in order if shape.home[t] in region]
-        stage = None if len(region) <= FINAL_CELLS else _next_stage(shape, cells, frozen, region, todo)
+        try:
+            stage = None if len(region) <= FINAL_CELLS else _next_stage(shape, cells, frozen, region, todo, deadline)
+        except _OutOfTime:
+            return None
         if stage is None:
             break
         group, path = stage
@@ -341,8 +360,9 @@ def staged_search(board: Board, searcher_for=None, node_limit: int = FINAL_NODES
         frozen |= {shape.home[t] for t in group}
     rest = _sub_board(shape, cells, frozen)
     weight = 100 if len(region) <= FINAL_CELLS else 200
-    result = (searcher_for or Searcher)(manhattan_heuristic(rest.shape)).solve(rest, node_limit=node_limit,
-                                                                             weight=weight)
+    left = None if deadline is None else max(deadline - time.perf_counter(), 0.1)
+    result = Searcher(manhattan_heuristic(rest.shape)).solve(rest, node_limit=node_limit, time_limit=left,
+                                                              weight=weight)
     if result.status != "solved":
         return None
     moves.append(result.moves)
