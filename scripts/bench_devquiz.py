@@ -43,7 +43,7 @@ def main() -> int:
     from pdb_builder.cli import format_table, parse_bytes
     from pdb_builder.formats import read_file
     from solver.answers import COMPARISON_HEADERS, compare, comparison_rows, totals
-    from solver.batch import answers_of
+    from solver.batch import SUMMARY_HEADERS, answers_of, summary_rows
     from solver.cli import stop_on_sigterm
     from solver.pipeline import journalled_outcomes, run_pipeline
 
@@ -101,6 +101,8 @@ def main() -> int:
             ("total moves", f"{sum(use):,} ({'within' if within else 'OVER'} the limits; L R U D {use})",
              "<= 280,000")]
     print(format_table(rows, ["measure", "measured", "target"]))
+    if proven is not None:
+        print(format_table(summary_rows(outcomes.values()), SUMMARY_HEADERS))
     if killed > 0:
         print(f"({killed} invocation(s) killed before they logged their time: not counted)")
     peers = sorted((DATA / "peer_answers").glob("*.txt"))
