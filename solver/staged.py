@@ -41,6 +41,7 @@ from .heuristic import manhattan_heuristic
 from .ida import Searcher
 
 TABLE_BITS = 22  # a stage's search stores at most 70% of 2 ** TABLE_BITS states (32 bytes each)
+WHOLE_TABLE_BITS = 25  # the same when the group is every tile left (the exact search that ends a board)
 WEIGHTED_FROM_BITS = 22  # plain A* in tables below 2**22 entries, then weight 3 (cheaper, longer)
 FINAL_CELLS = 9  # free cells left when IDA* finishes the board
 GOALS_TRIED = 256
@@ -234,7 +235,8 @@ def _place(shape: Shape, cells: list[int], frozen: set[int], group: list[int]):
     homes = np.array([local[shape.home[t]] for t in group], dtype=np.int64)
     dist = np.array([_region_distances(shape, set(region), shape.home[t], local) for t in group], dtype=np.int64)
     placed = frozen | {shape.home[t] for t in group}
-    for bits in range(16, TABLE_BITS + 1, 2):  # small tables first: most stages need few states
+    top = WHOLE_TABLE_BITS if len(group) == nfree - 1 else TABLE_BITS
+    for bits in list(range(16, top, 2)) + [top]:  # small tables first: most stages need few states
         keys = np.full(1 << bits, -1, dtype=np.int64)
         parents = np.empty(1 << bits, dtype=np.int64)
         weight = 1 if bits < WEIGHTED_FROM_BITS else 3  # shortest stage paths while they are cheap
@@ -352,6 +354,9 @@ def staged_search(board: Board, time_limit: float | None = None, node_limit: int
             stage = None if len(region) <= FINAL_CELLS else _next_stage(shape, cells, frozen, region, todo, deadline)
         except _OutOfTime:
             return None
+        if stage is None and len(region) > FINAL_CELLS and todo:
+            path = _place(shape, cells, frozen, todo)  # no group fits: every tile left at once
+            stage = None if path is None else (todo, path)
         if stage is None:
             break
         group, path = stage
