@@ -27,6 +27,7 @@ from .answers import fit_limits
 from .beam import beam_search
 from .heuristic import manhattan_heuristic
 from .ida import Searcher
+from .polish import polish
 from .staged import staged_search
 from .tables import heuristic_for
 
@@ -112,6 +113,7 @@ FALLBACK_WEIGHTS = (150, 200, 300, 500, 1000)  # percent; weighted IDA* after a 
 BEAM_WIDTHS = (1024, 4096, 16384)  # beam search, widening while time allows
 
 
+POLISH_SECONDS = 10.0  # polishing time of a fallback answer when only a node limit is given
 STAGED_RATIO = 2  # staged search is tried too when the best answer is this many times the lower bound
 
 
@@ -125,7 +127,9 @@ def fallback_search(searcher: Searcher, board: Board, time_limit: float | None, 
     limit too.  When all of them fail, :func:`solver.staged.staged_search` (tile groups
     placed in turn; bounded memory, no time limit) has the last word; when the best is
     over :data:`STAGED_RATIO` times ``lower_bound`` (a beam can wander for hundreds of
-    moves), it is tried too within the time left.  Returns (moves or None, how it was found, nodes of the weighted
+    moves), it is tried too within the time left.  The answer is then shortened by
+    :func:`solver.polish.polish` (windows of the path solved optimally) within the time
+    left, or half the time limit if more (:data:`POLISH_SECONDS` with no time limit).  Returns (moves or None, how it was found, nodes of the weighted
     searches)."""
     t1 = time.perf_counter()
     best, label, nodes = None, None, 0
@@ -166,6 +170,11 @@ def fallback_search(searcher: Searcher, board: Board, time_limit: float | None, 
         keep(staged_search(board), "staged")
     elif len(best) > STAGED_RATIO * lower_bound and (left_time() is None or left_time() > 0):
         keep(staged_search(board, time_limit=left_time()), "staged")
+    if best is not None:
+        lt = left_time()
+        shorter = polish(board, best, time_limit=POLISH_SECONDS if lt is None else max(lt, time_limit / 2))
+        if len(shorter) < len(best):
+            best, label = shorter, f"{label}, polished"
     return best, label, nodes
 
 

@@ -184,7 +184,8 @@ def solve_options(f):
                      help="Solve on a dask.distributed cluster (e.g. tcp://host:8786) instead of local "
                           "processes; its workers must see --db-dir at the same path."),
         click.option("--no-fallback", is_flag=True,
-                     help="Optimal or nothing: no weighted search for a board a limit stopped."),
+                     help="Optimal or nothing: no fallback (beam, weighted IDA*, staged search) for a board "
+                          "a limit stopped."),
         click.option("--compare", "compare_paths", multiple=True, type=click.Path(exists=True, dir_okay=False),
                      help="Another answer file for the same boards (repeatable): simulated and compared "
                           "board by board at the end."),
@@ -316,7 +317,8 @@ def run(problems, out_path, time_limit, quick_limit, memory_limit, layout_memory
     2. a quick pass: every board, optimal search, --quick-limit seconds each;
     3. for walled boards it did not prove: the database of their exact layout
        (within --disk-limit);
-    4. a full pass on those with --time-limit and the weighted fallback;
+    4. a full pass on those with --time-limit and the fallback (beam, weighted
+       IDA*, staged search), so every solvable board gets an answer;
     5. the answer file (within the move limits of the file's first line) and the
        report: per size, move budget, --compare files.
     Kill it at any moment: --resume continues where it stopped.  The journals

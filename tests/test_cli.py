@@ -104,7 +104,7 @@ def test_weighted_fallback_when_no_beam_answers(monkeypatch):
     board = "14 13 15 7 11 12 9 5 6 0 2 1 4 8 10 3"  # Korf #1, optimal 57
     rec = json.loads(run("solve", "--json", "--node-limit", "20000", "--db-dir", "/nonexistent", board).output)
     assert rec["status"] == "solved" and rec["fallback"].startswith("weighted IDA*")
-    weight = float(rec["fallback"].split()[-1])
+    weight = float(rec["fallback"].split(",")[0].split()[-1])  # "weighted IDA* 1.5[, polished]"
     assert weight > 1 and rec["lower_bound"] <= 57 <= rec["length"] <= weight * 57  # weighted IDA*'s bound
     assert check_moves(read_board_arg(board).records[0].board, rec["moves"]).ok
 
@@ -114,7 +114,7 @@ def test_staged_fallback_when_every_other_search_fails(monkeypatch):
     monkeypatch.setattr("solver.batch.FALLBACK_WEIGHTS", ())
     board = walk(Shape.devquiz(4, 4, [5, 9]), steps=500, seed=3)
     rec = json.loads(run("solve", "--json", "--node-limit", "10", "--db-dir", "/nonexistent", board).output)
-    assert rec["status"] == "solved" and rec["fallback"] == "staged" and rec["optimal"] is False
+    assert rec["status"] == "solved" and rec["fallback"].startswith("staged") and rec["optimal"] is False
     assert check_moves(read_board_arg(board).records[0].board, rec["moves"]).ok
 
 

@@ -7,6 +7,7 @@ import pytest
 from pdb_builder.board import Board, Shape, check_moves
 from pdb_builder.formats import read_board_arg, read_file
 from solver.beam import beam_search
+from solver.polish import polish
 from solver.staged import staged_search
 from solver.heuristic import manhattan_heuristic
 from solver.ida import Searcher
@@ -147,3 +148,24 @@ def test_staged_answers_the_board_every_other_search_gave_up_on():
 
 def test_staged_refuses_an_unsolvable_board():
     assert staged_search(read_board_arg("3,3,213456780").records[0].board) is None
+
+
+@pytest.mark.parametrize("shape", [Shape.devquiz(3, 3), Shape.devquiz(3, 3, [4]), Shape.devquiz(2, 4)],
+                         ids=lambda s: s.key)
+def test_polish_keeps_answers_valid_and_never_below_optimal(shape):
+    """The reverse of a long random walk of the blank is a valid, wandering answer:
+    polishing shortens it, to no less than the BFS distance."""
+    dist = bfs_distances(shape)
+    back = {"L": "R", "R": "L", "U": "D", "D": "U"}
+    for seed in range(3):
+        rng = random.Random(seed)
+        cells, b, walk_moves = list(shape.goal), shape.goal_blank, []
+        for _ in range(120):
+            d = rng.choice(shape.neighbours[b])
+            walk_moves.append({-1: "L", 1: "R", -shape.width: "U", shape.width: "D"}[d - b])
+            cells[b], cells[d], b = cells[d], 0, d
+        board = Board(shape, tuple(cells))
+        moves = "".join(back[m] for m in reversed(walk_moves))
+        assert check_moves(board, moves).ok
+        shorter = polish(board, moves, time_limit=5)
+        assert check_moves(board, shorter).ok and dist[board.cells] <= len(shorter) < len(moves)
