@@ -132,12 +132,10 @@ def plan_layouts(records, db_dir, layout_memory: int = LAYOUT_MEMORY) -> list[Pl
 
 
 def _retry_order(o: Outcome | None):
-    """Sort key: boards being retried first, the worst first (no answer, then the
-    largest gap to the lower bound), so an interrupted retry has mended the most."""
-    if o is None:
-        return (1, 0)
-    length = o.extra.get("length")
-    return (0, -(1 << 30) if length is None else (o.extra.get("lower_bound") or 0) - length)
+    """Sort key of a full-pass board, worst first: not solved yet or no answer, then
+    the largest gap to the lower bound; so an interrupted retry has mended the most."""
+    length = None if o is None else o.extra.get("length")
+    return -(1 << 30) if length is None else (o.extra.get("lower_bound") or 0) - length
 
 
 def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: float = 60.0,
@@ -206,7 +204,8 @@ def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: flo
                  or retry == "unanswered" and o.status in ("limit", "error")}
         for i in again:
             del done_full[i]
-        rest.sort(key=lambda r: _retry_order(again.get(r.index)))
+        if again:
+            rest.sort(key=lambda r: _retry_order(again.get(r.index)))
         plans = plan_layouts([r for r in rest if r.index not in done_full], db_dir, layout_memory) if build else []
         res.full = run_batch(rest, db_dir=db_dir, time_limit=time_limit, node_limit=node_limit, workers=workers,
                              journal=fj, resume=True, fallback=fallback, scheduler=scheduler, on_outcome=on_outcome,

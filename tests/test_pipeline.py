@@ -127,7 +127,7 @@ def test_retry_unanswered_boards_worst_first(devquiz_slice, tmp_path):
     assert again.full.resumed == 0 and order == [r.index for r in recs]
     answers = out.read_text().split("\n")[:-1]
     assert all(again.outcomes[r.index].extra["optimal"] and check_moves(r.board, m).ok for r, m in zip(recs, answers))
-    assert _retry_order(None) > _retry_order(again.outcomes[recs[0].index])  # retried boards go first
+    assert _retry_order(None) < _retry_order(again.outcomes[recs[0].index])  # unsolved boards go first
     with pytest.raises(ValueError, match="retry"):
         run_pipeline(recs, out, resume=True, retry="everything", **kw)
 
