@@ -22,13 +22,12 @@ REPEATS = 3  # passes of one window size at most
 
 
 def _states(board: Board, moves: str) -> list[tuple[int, ...]]:
-    w = board.shape.width
-    step = {"L": -1, "R": 1, "U": -w, "D": w}
+    """Every arrangement along ``moves`` (legal ones), the start included."""
     cells = list(board.cells)
     b = cells.index(0)
     out = [tuple(cells)]
     for m in moves:
-        c = b + step[m]
+        c = board.shape.move_target(b, m)
         cells[b], cells[c] = cells[c], 0
         b = c
         out.append(tuple(cells))

@@ -34,7 +34,7 @@ import time
 import numba as nb
 import numpy as np
 
-from pdb_builder.board import WALL, Board, Shape
+from pdb_builder.board import MOVE_DELTA, WALL, Board, Shape
 from pdb_builder.solvability import decide
 
 from .heuristic import manhattan_heuristic
@@ -190,10 +190,11 @@ def _sub_board(shape: Shape, cells: list[int], frozen: set[int]) -> Board:
 
 
 def _moves_letters(shape: Shape, blank: int, path) -> str:
-    w = shape.width
+    """The move letters of the blank's walk from ``blank`` along the cells of ``path``."""
+    letter = {dr * shape.width + dc: m for m, (dr, dc) in MOVE_DELTA.items()}
     out = []
     for c in path:
-        out.append({-1: "L", 1: "R", -w: "U", w: "D"}[c - blank])
+        out.append(letter[c - blank])
         blank = c
     return "".join(out)
 
