@@ -293,7 +293,8 @@ def solve(board, size, goal, as_json, out_path, resume, report_path, db_dir, tim
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True,
               help="Answer file (one line per board, in order; never over the file's move limits).")
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
-              help="Seconds per board in the full pass; the fallback takes about as long again.")
+              help="Seconds per board in the full pass; the fallback takes up to about one and a "
+                   "half times as long again.")
 @click.option("--quick-limit", type=click.FloatRange(min=0, min_open=True), default=5.0, show_default=True,
               help="Seconds per board in the quick pass on the wall-free tables.")
 @click.option("--memory-limit", default="4G", show_default=True, callback=bytes_callback,
