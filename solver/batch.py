@@ -119,7 +119,7 @@ STAGED_RATIO = 2  # staged search is tried too when the best answer is this many
 
 def fallback_search(searcher: Searcher, board: Board, time_limit: float | None, node_limit: int | None,
                     lower_bound: int = 0):
-    """A valid answer within about one more budget of the given limits, the shortest of:
+    """A valid answer within about one and a half more budgets of the given limits, the shortest of:
     a beam of the first width (fast, rarely fails); weighted IDA*, weights in turn, each
     half of the budget left, the last all of it, until one answers (only 1.5 and 2 once
     the beam has answered: larger weights rarely beat it); then wider beams while the
@@ -129,8 +129,8 @@ def fallback_search(searcher: Searcher, board: Board, time_limit: float | None, 
     over :data:`STAGED_RATIO` times ``lower_bound`` (a beam can wander for hundreds of
     moves), it is tried too within the time left.  The answer is then shortened by
     :func:`solver.polish.polish` (windows of the path solved optimally) within the time
-    left, or half the time limit if more (:data:`POLISH_SECONDS` with no time limit).  Returns (moves or None, how it was found, nodes of the weighted
-    searches)."""
+    left, or half the time limit if more (:data:`POLISH_SECONDS` with no time limit).
+    Returns (moves or None, how it was found, nodes of the weighted searches)."""
     t1 = time.perf_counter()
     best, label, nodes = None, None, 0
 
@@ -144,7 +144,8 @@ def fallback_search(searcher: Searcher, board: Board, time_limit: float | None, 
 
     t = time.perf_counter()
     if BEAM_WIDTHS:
-        keep(beam_search(searcher, board, width=BEAM_WIDTHS[0], time_limit=left_time()), f"beam width {BEAM_WIDTHS[0]}")
+        keep(beam_search(searcher, board, width=BEAM_WIDTHS[0], time_limit=left_time()),
+             f"beam width {BEAM_WIDTHS[0]}")
     last = time.perf_counter() - t
     weights = FALLBACK_WEIGHTS if best is None else FALLBACK_WEIGHTS[:2]
     for k, weight in enumerate(weights):

@@ -44,8 +44,8 @@ TABLE_BITS = 22  # a stage's search stores at most 70% of 2 ** TABLE_BITS states
 WHOLE_TABLE_BITS = 25  # the same when the group is every tile left (the exact search that ends a board)
 WEIGHTED_FROM_BITS = 22  # plain A* in tables below 2**22 entries, then weight 3 (cheaper, longer)
 FINAL_CELLS = 9  # free cells left when IDA* finishes the board
-GOALS_TRIED = 256
-FINAL_NODES = 200_000_000  # node budget of the weighted IDA* that finishes a board  # goal positions of one stage tried for a solvable remainder
+GOALS_TRIED = 256  # goal positions of one stage tried for a solvable remainder
+FINAL_NODES = 200_000_000  # node budget of the weighted IDA* that finishes a board
 
 
 @nb.njit(cache=True)
