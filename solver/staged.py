@@ -182,11 +182,15 @@ def _blank_path(keys, parents, goal, nfree) -> list[int]:
     return path
 
 
-def _sub_board(shape: Shape, cells: list[int], frozen: set[int]) -> Board:
-    """The board left once ``frozen`` cells (walls and tiles at home) are walls."""
-    goal = tuple(WALL if c in frozen else t for c, t in enumerate(shape.goal))
-    sub = Shape(shape.width, shape.height, goal, "custom")
-    return Board(sub, tuple(WALL if c in frozen else t for c, t in enumerate(cells)))
+def _region_shape(shape: Shape, region: set[int]) -> Shape:
+    """``shape`` with every cell outside ``region`` a wall (placed tiles stay for good)."""
+    return Shape(shape.width, shape.height, tuple(t if c in region else WALL for c, t in enumerate(shape.goal)),
+                 "custom")
+
+
+def _sub_board(shape: Shape, cells: list[int], region: set[int]) -> Board:
+    """The board left to solve in ``region``: every other cell a wall."""
+    return Board(_region_shape(shape, region), tuple(t if c in region else WALL for c, t in enumerate(cells)))
 
 
 def _moves_letters(shape: Shape, blank: int, path) -> str:
@@ -199,43 +203,23 @@ def _moves_letters(shape: Shape, blank: int, path) -> str:
     return "".join(out)
 
 
-def _region_distances(shape: Shape, region: set[int], source: int, local) -> list[int]:
-    """Steps from ``source`` to each cell of ``region`` along it, by local index."""
-    out = [0] * len(local)
-    seen = {source}
-    frontier = [source]
-    d = 0
-    while frontier:
-        nxt = []
-        for c in frontier:
-            out[local[c]] = d
-            for e in shape.neighbours[c]:
-                if e in region and e not in seen:
-                    seen.add(e)
-                    nxt.append(e)
-        frontier = nxt
-        d += 1
-    return out
-
-
 def _place(shape: Shape, cells: list[int], frozen: set[int], group: list[int]):
     """Cells the blank visits to bring ``group`` home without touching ``frozen``,
     leaving a solvable remainder; None when there is no such path."""
     region = [c for c in shape.free_cells if c not in frozen]
+    sub = _region_shape(shape, set(region))
     local = {c: i for i, c in enumerate(region)}
     nfree = len(region)
     nbr = np.zeros((nfree, 4), dtype=np.int64)
-    ndeg = np.zeros(nfree, dtype=np.int64)
+    ndeg = np.array([len(sub.neighbours[c]) for c in region], dtype=np.int64)
     for c in region:
-        for d in shape.neighbours[c]:
-            if d in local:
-                nbr[local[c], ndeg[local[c]]] = local[d]
-                ndeg[local[c]] += 1
+        for k, d in enumerate(sub.neighbours[c]):
+            nbr[local[c], k] = local[d]
     where = {t: c for c, t in enumerate(cells)}
     start = np.array([local[where[t]] for t in group] + [local[cells.index(0)]], dtype=np.int64)
     homes = np.array([local[shape.home[t]] for t in group], dtype=np.int64)
-    dist = np.array([_region_distances(shape, set(region), shape.home[t], local) for t in group], dtype=np.int64)
-    placed = frozen | {shape.home[t] for t in group}
+    dist = np.array([[sub.cell_distances(shape.home[t])[c] for c in region] for t in group], dtype=np.int64)
+    left = set(region) - {shape.home[t] for t in group}
     top = WHOLE_TABLE_BITS if len(group) == nfree - 1 else TABLE_BITS
     for bits in list(range(16, top, 2)) + [top]:  # small tables first: most stages need few states
         keys = np.full(1 << bits, -1, dtype=np.int64)
@@ -244,7 +228,7 @@ def _place(shape: Shape, cells: list[int], frozen: set[int], group: list[int]):
         goals, full = _stage_search(start, nbr, ndeg, homes, dist, nfree, keys, parents, weight, GOALS_TRIED)
         for g in goals:
             path = [region[i] for i in _blank_path(keys, parents, int(g), nfree)]
-            if decide(_sub_board(shape, _apply(cells, path), placed)).solvable:
+            if decide(_sub_board(shape, _apply(cells, path), left)).solvable:
                 return path
         if not full:
             break
@@ -289,18 +273,6 @@ def _group(shape: Shape, region: set[int], tiles) -> list[int]:
         group += extra
 
 
-def _connected(shape: Shape, region: set[int]) -> bool:
-    seen = {shape.goal_blank}
-    stack = [shape.goal_blank]
-    while stack:
-        c = stack.pop()
-        for d in shape.neighbours[c]:
-            if d in region and d not in seen:
-                seen.add(d)
-                stack.append(d)
-    return seen == region
-
-
 def _candidates(shape: Shape, region: set[int], todo: list[int]):
     """Groups to try next, best first: those that leave the fewest tiles fixed by dead
     ends (smallest group), then farthest from the blank's goal; a group whose placing
@@ -309,7 +281,8 @@ def _candidates(shape: Shape, region: set[int], todo: list[int]):
     for t in todo:
         group = _group(shape, region, [t])
         key = frozenset(group)
-        if key in seen or not _connected(shape, region - {shape.home[u] for u in group}):
+        left = region - {shape.home[u] for u in group}
+        if key in seen or _region_shape(shape, left).component(shape.goal_blank) != left:
             continue
         seen.add(key)
         out.append(group)
@@ -364,7 +337,7 @@ def staged_search(board: Board, time_limit: float | None = None, node_limit: int
         moves.append(_moves_letters(shape, cells.index(0), path))
         cells = _apply(cells, path)
         frozen |= {shape.home[t] for t in group}
-    rest = _sub_board(shape, cells, frozen)
+    rest = _sub_board(shape, cells, region)
     weight = 100 if len(region) <= FINAL_CELLS else 200
     left = None if deadline is None else max(deadline - time.perf_counter(), 0.1)
     result = Searcher(manhattan_heuristic(rest.shape)).solve(rest, node_limit=node_limit, time_limit=left,
