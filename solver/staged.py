@@ -23,12 +23,19 @@ this places tiles home in stages, the way people solve by hand:
 * The last few cells are solved optimally by IDA* on the remaining board (weighted
   IDA* on a larger remainder when no group can be placed).
 
+* A pass can get stuck: on a board whose walls leave one long ring, the last stages meet
+  a remainder that is that ring with a short cut round the blank's goal, and no
+  table-bounded search finishes it (DevQuiz lines 2663 and 3607).  So passes alternate
+  forwards and backwards (from the goal to the board, answer inverted: the stages then
+  end round the start's blank), later ones with the farthest-first order jittered.
+
 Answers are long (about twice optimal: nothing is shorter than each stage's path) and,
 like every answer, simulated before they are reported.
 """
 
 from __future__ import annotations
 
+import random
 import time
 
 import numba as nb
@@ -46,6 +53,8 @@ WEIGHTED_FROM_BITS = 22  # plain A* in tables below 2**22 entries, then weight 3
 FINAL_CELLS = 9  # free cells left when IDA* finishes the board
 GOALS_TRIED = 256  # goal positions of one stage tried for a solvable remainder
 FINAL_NODES = 200_000_000  # node budget of the weighted IDA* that finishes a board
+PASSES = 12  # forward and backward passes with small tables before the big one
+ORDER_NOISE = 2.0  # jitter of the farthest-first order in passes after the first
 
 
 @nb.njit(cache=True)
@@ -203,7 +212,7 @@ def _moves_letters(shape: Shape, blank: int, path) -> str:
     return "".join(out)
 
 
-def _place(shape: Shape, cells: list[int], frozen: set[int], group: list[int]):
+def _place(shape: Shape, cells: list[int], frozen: set[int], group: list[int], whole_bits: int = TABLE_BITS):
     """Cells the blank visits to bring ``group`` home without touching ``frozen``,
     leaving a solvable remainder; None when there is no such path."""
     region = [c for c in shape.free_cells if c not in frozen]
@@ -220,7 +229,7 @@ def _place(shape: Shape, cells: list[int], frozen: set[int], group: list[int]):
     homes = np.array([local[shape.home[t]] for t in group], dtype=np.int64)
     dist = np.array([[sub.cell_distances(shape.home[t])[c] for c in region] for t in group], dtype=np.int64)
     left = set(region) - {shape.home[t] for t in group}
-    top = WHOLE_TABLE_BITS if len(group) == nfree - 1 else TABLE_BITS
+    top = whole_bits if len(group) == nfree - 1 else TABLE_BITS
     for bits in list(range(16, top, 2)) + [top]:  # small tables first: most stages need few states
         keys = np.full(1 << bits, -1, dtype=np.int64)
         parents = np.empty(1 << bits, dtype=np.int64)
@@ -306,18 +315,15 @@ def _next_stage(shape: Shape, cells, frozen, region, todo, deadline):
     return None
 
 
-def staged_search(board: Board, time_limit: float | None = None, node_limit: int = FINAL_NODES) -> str | None:
-    """A valid (long) answer for a solvable board, or None.  Stages as in the module
-    docstring; when no group can be placed, the rest is handed to weighted IDA*
-    (weight 2, wall-aware Manhattan + linear conflicts, at most ``node_limit`` nodes).
-    ``time_limit`` (seconds) is checked before each stage's search: None past it."""
-    t0 = time.perf_counter()
-    deadline = None if time_limit is None else t0 + time_limit
+def _one_pass(board: Board, seed: int, whole_bits: int, deadline, node_limit: int) -> str | None:
+    """One staged solution of ``board`` (see the module docstring), tiles taken farthest
+    first; ``seed`` > 0 perturbs that order (distances jittered by less than two), so
+    another pass meets other remainders.  None when it gets stuck or past ``deadline``."""
     shape = board.shape
-    if not decide(board).solvable:
-        return None
     dist = shape.cell_distances(shape.goal_blank)
-    order = sorted(shape.home, key=lambda t: (-dist[shape.home[t]], -shape.home[t]))
+    jitter = random.Random(seed)
+    noise = {t: (jitter.random() * ORDER_NOISE if seed else 0.0) for t in sorted(shape.home)}
+    order = sorted(shape.home, key=lambda t: (-dist[shape.home[t]] + noise[t], -shape.home[t]))
     cells = list(board.cells)
     frozen = set(shape.walls)
     moves = []
@@ -329,7 +335,7 @@ def staged_search(board: Board, time_limit: float | None = None, node_limit: int
         except _OutOfTime:
             return None
         if stage is None and len(region) > FINAL_CELLS and todo:
-            path = _place(shape, cells, frozen, todo)  # no group fits: every tile left at once
+            path = _place(shape, cells, frozen, todo, whole_bits)  # no group fits: every tile left at once
             stage = None if path is None else (todo, path)
         if stage is None:
             break
@@ -346,3 +352,42 @@ def staged_search(board: Board, time_limit: float | None = None, node_limit: int
         return None
     moves.append(result.moves)
     return "".join(moves)
+
+
+def _reversed(board: Board) -> Board:
+    """The goal arrangement as a board whose goal is ``board``: solving it backwards
+    ends the stages round the start's blank instead of the goal's."""
+    return Board(Shape(board.shape.width, board.shape.height, tuple(board.cells), "custom"),
+                 tuple(board.shape.goal))
+
+
+def _inverse(moves: str) -> str:
+    """The moves that undo ``moves`` (the blank walks its path back)."""
+    back = {"L": "R", "R": "L", "U": "D", "D": "U"}
+    return "".join(back[m] for m in reversed(moves))
+
+
+def staged_search(board: Board, time_limit: float | None = None, node_limit: int = FINAL_NODES) -> str | None:
+    """A valid (long) answer for a solvable board, or None.
+
+    Passes as in the module docstring, alternately forwards and backwards (from the goal
+    to ``board``, answer inverted), the first with tiles strictly farthest first, later
+    ones with the order jittered (seeded: the same board gets the same answer); up to
+    ``PASSES`` with the final every-tile-at-once search kept small (a pass that fails
+    usually fails there, in a remainder that is one ring with a short cut), then once
+    with the big table.  Where a pass cannot place any group, the rest goes to weighted
+    IDA* (weight 2, wall-aware Manhattan + linear conflicts, at most ``node_limit``
+    nodes).  ``time_limit`` (seconds) is checked before each stage's search: None past it."""
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    if not decide(board).solvable:
+        return None
+    back = _reversed(board)
+    plan = [(seed, TABLE_BITS) for seed in range(PASSES // 2)] + [(0, WHOLE_TABLE_BITS)]
+    for seed, whole_bits in plan:
+        for backwards in (False, True):
+            if deadline is not None and time.perf_counter() > deadline:
+                return None
+            moves = _one_pass(back if backwards else board, seed, whole_bits, deadline, node_limit)
+            if moves is not None:
+                return _inverse(moves) if backwards else moves
+    return None

@@ -8,6 +8,7 @@ from pdb_builder.board import Board, Shape, check_moves
 from pdb_builder.formats import read_board_arg, read_file
 from solver.beam import beam_search
 from solver.polish import polish
+from solver import staged
 from solver.staged import staged_search
 from solver.heuristic import manhattan_heuristic
 from solver.ida import Searcher
@@ -144,6 +145,17 @@ def test_staged_answers_the_board_every_other_search_gave_up_on():
     board = read_board_arg("5,4,BD6A3G=1F9H=E24IJ805").records[0].board  # DevQuiz line 407
     moves = staged_search(board)
     assert moves is not None and check_moves(board, moves).ok and len(moves) >= 63  # its proven lower bound
+
+
+@pytest.mark.parametrize("line", ["5,5,1C3246980A7E=5=B=JIKGLONM", "6,6,7KF56C3DG4=I1J2AH98LV=0OPQ=UTNWEXSZY"],
+                         ids=["devquiz-3607", "devquiz-2663"])
+def test_staged_backward_pass_answers_boards_the_forward_pass_leaves_in_a_ring(line):
+    """DevQuiz lines 3607 and 2663: forwards, the stages end in one long ring with a short
+    cut round the blank's goal, which no table-bounded search finishes; backwards (from the
+    goal to the board) they end round the start's blank, and the inverted answer is valid."""
+    board = read_board_arg(line).records[0].board
+    moves = staged._one_pass(staged._reversed(board), 0, staged.TABLE_BITS, None, staged.FINAL_NODES)
+    assert moves is not None and check_moves(board, staged._inverse(moves)).ok
 
 
 def test_staged_refuses_an_unsolvable_board():
