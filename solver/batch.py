@@ -212,7 +212,20 @@ def solve_record(rec: Record, pool: SolverPool, time_limit: float | None = None,
     if not mc.ok:  # never print an answer that does not simulate to the goal
         return Outcome(rec.index, str(board), "error", f"internal error: solver answer rejected: {mc.reason}", extra)
     extra.update(moves=moves, length=len(moves), optimal=result.status == "solved" and result.optimal)
+    settle_by_bound(extra)
     return Outcome(rec.index, str(board), "solved", None, extra)
+
+
+def settle_by_bound(extra: dict) -> None:
+    """Flag an answer optimal when it is as long as the lower bound: that bound is the
+    threshold of an IDA* iteration on an admissible estimate, reached only after every
+    iteration below it completed without a solution, so nothing shorter exists.  (A
+    fallback answer often meets it: the optimal search ran out of time in the last
+    iteration.)  ``proof`` says which way an unflagged-by-search answer was proven."""
+    length = extra.get("length")
+    if not extra.get("optimal") and length is not None and length == extra.get("lower_bound"):
+        extra["optimal"] = True
+        extra["proof"] = "length equals the lower bound"
 
 
 # -- many boards -----------------------------------------------------------------------------
@@ -432,6 +445,7 @@ def better(old: Outcome, new: Outcome) -> Outcome:
     bounds = [o.extra.get("lower_bound") for o in (old, new) if o.extra.get("lower_bound") is not None]
     if bounds:
         keep.extra["lower_bound"] = max(bounds)
+        settle_by_bound(keep.extra)
     return keep
 
 
@@ -454,6 +468,7 @@ def read_journal(path: Path, records) -> dict[int, Outcome]:
             if rec.board is None or not check_moves(rec.board, d.get("moves") or "").ok:
                 continue
         extra = {k: v for k, v in d.items() if k not in ("index", "board", "status", "error")}
+        settle_by_bound(extra)
         done[rec.index] = Outcome(rec.index, d["board"], d["status"], d.get("error"), extra)
     return done
 

@@ -134,6 +134,25 @@ def test_retry_solves_again_and_keeps_the_better_outcome(problems, tmp_path):
     assert all(worse.outcomes[i].extra["optimal"] for i in stopped)
 
 
+def test_a_fallback_answer_as_long_as_the_proven_bound_is_flagged_optimal(problems, tmp_path):
+    """The lower bound is an IDA* threshold reached with every lower one completed, so an
+    answer that meets it is optimal; the flag must agree with exhaustive BFS every time."""
+    recs = read_file(str(problems)).records
+    exact = _lengths(recs)
+    by_bound = 0
+    for limit in (1, 10, 100):
+        res = run_batch(recs, db_dir=tmp_path / "none", node_limit=limit)
+        for i, o in res.outcomes.items():
+            if o.status != "solved":
+                continue
+            e = o.extra
+            assert e["lower_bound"] <= exact[i] <= e["length"]
+            assert e["optimal"] == (e["length"] == exact[i] and (e["length"] == e["lower_bound"] or
+                                                                 "fallback" not in e))
+            by_bound += e.get("proof") == "length equals the lower bound"
+    assert by_bound > 0
+
+
 def test_better_prefers_proven_then_shorter_and_keeps_the_higher_bound():
     def o(status, length=None, optimal=False, bound=None):
         return Outcome(3, "b", status, None, {"length": length, "optimal": optimal, "lower_bound": bound})
@@ -143,3 +162,6 @@ def test_better_prefers_proven_then_shorter_and_keeps_the_higher_bound():
     assert better(o("solved", 50, True, 50), o("solved", 49, False, 45)).extra["length"] == 50
     assert better(o("solved", 60), o("solved", 55)).extra["length"] == 55
     assert better(o("solved", 55), o("limit", bound=52)).extra == {"length": 55, "optimal": False, "lower_bound": 52}
+    # a retry's higher bound proves the kept answer optimal
+    assert better(o("limit", bound=50), o("solved", 50, bound=44)).extra == {
+        "length": 50, "optimal": True, "lower_bound": 50, "proof": "length equals the lower bound"}
