@@ -33,8 +33,10 @@ def main() -> int:
     ap.add_argument("--quick-limit", type=float, default=5.0)
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--disk-limit", default="20G")
-    ap.add_argument("--retry", choices=["unanswered", "unproven"], default=None,
-                    help="solve the full pass's unanswered (or unproven) boards again")
+    ap.add_argument("--retry", choices=["unanswered", "unproven", "closest"], default=None,
+                    help="solve the full pass's unanswered (or unproven; closest: smallest gap first) boards again")
+    ap.add_argument("--no-fallback", action="store_true",
+                    help="optimal search only (a retry keeps the answers it has; a raised bound can prove them)")
     ap.add_argument("--summary-only", action="store_true")
     a = ap.parse_args()
     sys.path.insert(0, str(ROOT))
@@ -57,7 +59,7 @@ def main() -> int:
         start = time.time()
         with log.open("a") as f:
             f.write(json.dumps({"start": start, "time_limit": a.time_limit, "quick_limit": a.quick_limit,
-                                "retry": a.retry}) + "\n")
+                                "retry": a.retry, "fallback": not a.no_fallback}) + "\n")
         def progress(o):
             e = o.extra
             print(f"{o.index}: {o.status} {e.get('size')} length {e.get('length')} optimal {e.get('optimal')} "
@@ -71,7 +73,7 @@ def main() -> int:
         res = run_pipeline(recs, out, db_dir=a.db_dir, limits=boards.limits, time_limit=a.time_limit,
                            quick_limit=a.quick_limit, disk_limit=parse_bytes(a.disk_limit),
                            workers=a.workers or os.cpu_count() or 1, resume=True, on_outcome=progress,
-                           on_build=built, retry=a.retry)
+                           on_build=built, retry=a.retry, fallback=not a.no_fallback)
         with log.open("a") as f:
             f.write(json.dumps({"end": time.time(), "start": start, "builds": res.build_seconds,
                                 "quick": res.quick.seconds if res.quick else 0.0,

@@ -131,11 +131,18 @@ def plan_layouts(records, db_dir, layout_memory: int = LAYOUT_MEMORY) -> list[Pl
     return sorted(plans.values(), key=lambda p: (p.entries / p.boards, p.shape.key))
 
 
-def _retry_order(o: Outcome | None):
+RETRY_MODES = ("unanswered", "unproven", "closest")
+
+
+def _retry_order(o: Outcome | None, closest: bool = False):
     """Sort key of a full-pass board, worst first: not solved yet or no answer, then
-    the largest gap to the lower bound; so an interrupted retry has mended the most."""
+    the largest gap to the lower bound; so an interrupted retry has mended the most.
+    ``closest``: the smallest gap first (the proofs a longer search most likely completes)."""
     length = None if o is None else o.extra.get("length")
-    return -(1 << 30) if length is None else (o.extra.get("lower_bound") or 0) - length
+    if length is None:
+        return -(1 << 30)
+    gap = length - (o.extra.get("lower_bound") or 0)
+    return gap if closest else -gap
 
 
 def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: float = 60.0,
@@ -148,9 +155,10 @@ def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: flo
     (a board proven in the quick pass, or the full pass's verdict); ``on_build``
     each build as it is planned (Plan) and finished (BuildReport).  ``quick_node_limit``
     caps the quick pass's nodes too (tests use it to send boards to the full pass).
-    ``retry``: "unanswered" or "unproven", the full-pass boards to solve again."""
-    if retry not in (None, "unanswered", "unproven"):
-        raise ValueError(f"retry {retry!r}: expected unanswered or unproven")
+    ``retry``: "unanswered" or "unproven" (or "closest": the unproven, smallest gap
+    first), the full-pass boards to solve again."""
+    if retry not in (None, *RETRY_MODES):
+        raise ValueError(f"retry {retry!r}: expected one of {', '.join(RETRY_MODES)}")
     out_path = Path(out_path)
     res = RunResult()
     qj, fj = quick_journal(out_path), journal_path(out_path)
@@ -200,12 +208,12 @@ def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: flo
         # each layout's boards go to the solvers as soon as its database is published
         done_full = read_journal(fj, rest)
         again = {i: o for i, o in done_full.items()
-                 if retry == "unproven" and not o.extra.get("optimal")
+                 if retry in ("unproven", "closest") and not o.extra.get("optimal")
                  or retry == "unanswered" and o.status in ("limit", "error")}
         for i in again:
             del done_full[i]
         if again:
-            rest.sort(key=lambda r: _retry_order(again.get(r.index)))
+            rest.sort(key=lambda r: _retry_order(again.get(r.index), retry == "closest"))
         plans = plan_layouts([r for r in rest if r.index not in done_full], db_dir, layout_memory) if build else []
         res.full = run_batch(rest, db_dir=db_dir, time_limit=time_limit, node_limit=node_limit, workers=workers,
                              journal=fj, resume=True, fallback=fallback, scheduler=scheduler, on_outcome=on_outcome,

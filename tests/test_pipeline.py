@@ -10,7 +10,7 @@ from pdb_builder.formats import read_file
 from solver.answers import compare, direction_counts, fit_limits, totals
 from solver.batch import run_batch
 from solver.cli import main
-from solver.batch import answers_of
+from solver.batch import Outcome, answers_of
 from solver.pipeline import _retry_order, quick_journal, run_pipeline
 
 from .conftest import data_file
@@ -130,6 +130,16 @@ def test_retry_unanswered_boards_worst_first(devquiz_slice, tmp_path):
     assert _retry_order(None) < _retry_order(again.outcomes[recs[0].index])  # unsolved boards go first
     with pytest.raises(ValueError, match="retry"):
         run_pipeline(recs, out, resume=True, retry="everything", **kw)
+
+
+def test_retry_orders_unproven_boards_by_gap_both_ways():
+    def o(length, bound):
+        return Outcome(3, "b", "solved", None, {"length": length, "lower_bound": bound})
+
+    gaps = [o(60, 50), o(52, 50), o(70, 64)]  # gaps 10, 2, 6
+    assert [x.extra["length"] for x in sorted(gaps, key=_retry_order)] == [60, 70, 52]
+    assert [x.extra["length"] for x in sorted(gaps, key=lambda x: _retry_order(x, closest=True))] == [52, 70, 60]
+    assert _retry_order(None, closest=True) < _retry_order(gaps[1], closest=True)  # unanswered still first
 
 
 def test_fit_limits_drops_fewest_and_unproven_first():
