@@ -217,13 +217,13 @@ def solve_record(rec: Record, pool: SolverPool, time_limit: float | None = None,
 
 
 def settle_by_bound(extra: dict) -> None:
-    """Flag an answer optimal when it is as long as the lower bound: that bound is the
-    threshold of an IDA* iteration on an admissible estimate, reached only after every
-    iteration below it completed without a solution, so nothing shorter exists.  (A
-    fallback answer often meets it: the optimal search ran out of time in the last
-    iteration.)  ``proof`` says which way an unflagged-by-search answer was proven."""
-    length = extra.get("length")
-    if not extra.get("optimal") and length is not None and length == extra.get("lower_bound"):
+    """Flag an answer optimal when it is as long as the lower bound and that bound is
+    past the initial estimate: it is then the threshold of an IDA* iteration on an
+    admissible estimate, reached only after every iteration below it completed without
+    a solution, so nothing shorter exists.  (A fallback answer often meets it: the
+    optimal search ran out of time in the last iteration.)  ``proof`` records it."""
+    length, bound = extra.get("length"), extra.get("lower_bound")
+    if not extra.get("optimal") and length is not None and length == bound and bound > extra.get("h0", bound):
         extra["optimal"] = True
         extra["proof"] = "length equals the lower bound"
 

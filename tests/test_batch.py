@@ -136,32 +136,37 @@ def test_retry_solves_again_and_keeps_the_better_outcome(problems, tmp_path):
 
 def test_a_fallback_answer_as_long_as_the_proven_bound_is_flagged_optimal(problems, tmp_path):
     """The lower bound is an IDA* threshold reached with every lower one completed, so an
-    answer that meets it is optimal; the flag must agree with exhaustive BFS every time."""
+    answer that meets it is optimal (when an iteration completed: the bound is past h0);
+    the flag must agree with exhaustive BFS every time."""
     recs = read_file(str(problems)).records
     exact = _lengths(recs)
     by_bound = 0
-    for limit in (1, 10, 100):
+    for limit in (1, 100, 1000, 3000):  # 1000 and 3000 stop searches in their last iteration
         res = run_batch(recs, db_dir=tmp_path / "none", node_limit=limit)
         for i, o in res.outcomes.items():
             if o.status != "solved":
                 continue
             e = o.extra
             assert e["lower_bound"] <= exact[i] <= e["length"]
-            assert e["optimal"] == (e["length"] == exact[i] and (e["length"] == e["lower_bound"] or
-                                                                 "fallback" not in e))
+            met = e["length"] == e["lower_bound"] > e["h0"]
+            assert e["optimal"] == (e["length"] == exact[i] and (met or "fallback" not in e))
             by_bound += e.get("proof") == "length equals the lower bound"
     assert by_bound > 0
 
 
 def test_better_prefers_proven_then_shorter_and_keeps_the_higher_bound():
-    def o(status, length=None, optimal=False, bound=None):
-        return Outcome(3, "b", status, None, {"length": length, "optimal": optimal, "lower_bound": bound})
+    def o(status, length=None, optimal=False, bound=None, h0=None):
+        return Outcome(3, "b", status, None, {"length": length, "optimal": optimal, "lower_bound": bound}
+                       | ({} if h0 is None else {"h0": h0}))
 
     assert better(o("limit", bound=40), o("solved", 50, bound=30)).extra == {"length": 50, "optimal": False,
                                                                              "lower_bound": 40}
     assert better(o("solved", 50, True, 50), o("solved", 49, False, 45)).extra["length"] == 50
     assert better(o("solved", 60), o("solved", 55)).extra["length"] == 55
     assert better(o("solved", 55), o("limit", bound=52)).extra == {"length": 55, "optimal": False, "lower_bound": 52}
-    # a retry's higher bound proves the kept answer optimal
-    assert better(o("limit", bound=50), o("solved", 50, bound=44)).extra == {
-        "length": 50, "optimal": True, "lower_bound": 50, "proof": "length equals the lower bound"}
+    # a retry's higher bound proves the kept answer optimal (an iteration past h0 completed) ...
+    assert better(o("limit", bound=50, h0=40), o("solved", 50, bound=44, h0=40)).extra == {
+        "length": 50, "optimal": True, "lower_bound": 50, "h0": 40, "proof": "length equals the lower bound"}
+    # ... but an answer as long as h0 alone, or with no h0 on record, is not called optimal
+    assert not better(o("limit", bound=40, h0=40), o("solved", 40, bound=40, h0=40)).extra["optimal"]
+    assert not better(o("limit", bound=50), o("solved", 50, bound=44)).extra["optimal"]
