@@ -22,7 +22,6 @@ this places tiles home in stages, the way people solve by hand:
   candidate group is tried.
 * The last few cells are solved optimally by IDA* on the remaining board (weighted
   IDA* on a larger remainder when no group can be placed).
-
 * A pass can get stuck: on a board whose walls leave one long ring, the last stages meet
   a remainder that is that ring with a short cut round the blank's goal, and no
   table-bounded search finishes it (DevQuiz lines 2663 and 3607).  So passes alternate
@@ -41,7 +40,7 @@ import time
 import numba as nb
 import numpy as np
 
-from pdb_builder.board import MOVE_DELTA, WALL, Board, Shape
+from pdb_builder.board import MOVE_DELTA, OPPOSITE, WALL, Board, Shape
 from pdb_builder.solvability import decide
 
 from .heuristic import manhattan_heuristic
@@ -363,8 +362,7 @@ def _reversed(board: Board) -> Board:
 
 def _inverse(moves: str) -> str:
     """The moves that undo ``moves`` (the blank walks its path back)."""
-    back = {"L": "R", "R": "L", "U": "D", "D": "U"}
-    return "".join(back[m] for m in reversed(moves))
+    return "".join(OPPOSITE[m] for m in reversed(moves))
 
 
 def staged_search(board: Board, time_limit: float | None = None, node_limit: int = FINAL_NODES) -> str | None:
@@ -374,8 +372,8 @@ def staged_search(board: Board, time_limit: float | None = None, node_limit: int
     to ``board``, answer inverted), the first with tiles strictly farthest first, later
     ones with the order jittered (seeded: the same board gets the same answer); up to
     ``PASSES`` with the final every-tile-at-once search kept small (a pass that fails
-    usually fails there, in a remainder that is one ring with a short cut), then once
-    with the big table.  Where a pass cannot place any group, the rest goes to weighted
+    usually fails there, in a remainder that is one ring with a short cut), then the
+    first two again with the big table.  Where a pass cannot place any group, the rest goes to weighted
     IDA* (weight 2, wall-aware Manhattan + linear conflicts, at most ``node_limit``
     nodes).  ``time_limit`` (seconds) is checked before each stage's search: None past it."""
     deadline = None if time_limit is None else time.perf_counter() + time_limit
