@@ -200,8 +200,10 @@ def human_solved(boards):
         if out.status != "solved":
             return None
         e = out.extra
-        tag = ("optimal" + (f": {e['proof']}" if e.get("proof") else "")) if e["optimal"] else (f"not proven optimal, {e.get('fallback')}, "
-                                              f"lower bound {e['lower_bound']}")
+        if e["optimal"]:
+            tag = f"optimal: {e['proof']}" if e.get("proof") else "optimal"
+        else:
+            tag = f"not proven optimal, {e.get('fallback')}, lower bound {e['lower_bound']}"
         return (f"{where(boards, out.index)}: {e['length']} moves ({tag}, {e['nodes']} nodes, "
                 f"{e['seconds']:.2f} s): {e['moves']}")
     return human

@@ -282,9 +282,8 @@ def _group(shape: Shape, region: set[int], tiles) -> list[int]:
 
 
 def _candidates(shape: Shape, region: set[int], todo: list[int]):
-    """Groups to try next, best first: those that leave the fewest tiles fixed by dead
-    ends (smallest group), then farthest from the blank's goal; a group whose placing
-    would cut the region in two is never tried."""
+    """Groups to try next, in the order of ``todo`` (farthest from the blank's goal
+    first), each once; a group whose placing would cut the region in two is never tried."""
     seen, out = set(), []
     for t in todo:
         group = _group(shape, region, [t])
