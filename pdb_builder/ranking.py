@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numba as nb
 import numpy as np
+from numba import types
 from numba.extending import intrinsic
 
 RANKING_NAME = "lex-kperm"
@@ -72,6 +73,48 @@ def popcount(typingctx, x):
         return builder.ctpop(args[0])
 
     return sig, codegen
+
+
+@intrinsic
+def trailing_zeros(typingctx, x):
+    """Index of the lowest set bit (LLVM cttz) of a non-zero integer."""
+    sig = x(x)
+
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], context.get_constant(types.boolean, True))
+
+    return sig, codegen
+
+
+@nb.njit(cache=True, inline="always")
+def rank_delta(s, a, b, used, slot_of, w):
+    """Change of the rank when slot ``s`` moves from cell ``a`` to the free cell ``b``.
+
+    ``used`` is the mask of the placement's cells (``a`` included), ``slot_of[q]``
+    the slot on an occupied cell ``q``, ``w`` the weights.  Only the cells strictly
+    between ``a`` and ``b`` matter: each slot before ``s`` there takes one from
+    ``d_s``'s move of ``|b - a|``; each slot after ``s`` there sees its ``d``
+    change by one, all in the direction of the move.  O(cells between), not O(k)."""
+    if a < b:
+        lo = a
+        hi = b
+        sgn = np.int64(1)
+    else:
+        lo = b
+        hi = a
+        sgn = np.int64(-1)
+    between = used & ((np.uint64(1) << np.uint64(hi)) - (np.uint64(2) << np.uint64(lo)))
+    steps = np.int64(hi - lo)
+    after = np.int64(0)
+    while between:
+        q = trailing_zeros(between)
+        between &= between - np.uint64(1)
+        t = slot_of[q]
+        if t < s:
+            steps -= 1
+        else:
+            after += w[t]
+    return sgn * (steps * w[s] + after)
 
 
 @nb.njit(cache=True, inline="always")

@@ -80,13 +80,19 @@ def manhattan_heuristic(shape: Shape, use_lc: bool = True) -> Heuristic:
 
 
 def kernel_arrays(h: Heuristic):
-    """The lookups as the kernel's flat arrays (tuple of tables and index arrays)."""
+    """The lookups as the kernel's flat arrays (tuple of tables and index arrays).
+
+    Lookup ``i`` reads ``lk_k[i]`` tiles; slot ``j`` holds board tile ``lk_slots[i, j]``
+    or, for a wall standing for a tile, the fixed table cell ``lk_fixed[i, j]``;
+    ``lk_cellmap[i]`` maps board cells to table cells.  Tile ``t``'s lookup in group
+    ``g`` is ``tile_lk[t, g]`` (-1: none), where it fills slot ``tile_slot[t, g]``."""
     shape = h.shape
     nl = len(h.lookups)
     if nl == 0:
         tables = (np.zeros(1, dtype=np.uint8),)
     else:
-        tables = tuple(lk.table for lk in h.lookups)
+        # contiguous bytes: the IDA* kernel reads them by address
+        tables = tuple(np.ascontiguousarray(lk.table, dtype=np.uint8) for lk in h.lookups)
     lk_k = np.zeros(max(nl, 1), dtype=np.int64)
     lk_slots = np.zeros((max(nl, 1), MAX_LOOKUP_TILES), dtype=np.int64)
     lk_fixed = np.full((max(nl, 1), MAX_LOOKUP_TILES), -1, dtype=np.int64)
@@ -94,6 +100,7 @@ def kernel_arrays(h: Heuristic):
     lk_w = np.zeros((max(nl, 1), MAX_LOOKUP_TILES), dtype=np.int64)
     lk_group = np.zeros(max(nl, 1), dtype=np.int64)
     tile_lk = np.full((shape.max_tile + 1, max(h.ngroups, 1)), -1, dtype=np.int64)
+    tile_slot = np.zeros((shape.max_tile + 1, max(h.ngroups, 1)), dtype=np.int64)
     from pdb_builder.ranking import weights
 
     for i, lk in enumerate(h.lookups):
@@ -106,10 +113,11 @@ def kernel_arrays(h: Heuristic):
             if t in shape.home:
                 lk_slots[i, j] = t
                 tile_lk[t, lk.group] = i
+                tile_slot[t, lk.group] = j
             else:  # a wall standing for this tile: fixed table cell
                 lk_slots[i, j] = 0
                 lk_fixed[i, j] = lk.cellmap[-t - 1] if t < 0 else -1
-    return tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, tile_lk
+    return tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, tile_lk, tile_slot
 
 
 def board_arrays(shape: Shape, cells) -> tuple[np.ndarray, np.ndarray]:

@@ -21,12 +21,15 @@ from dataclasses import dataclass, field
 
 import numba as nb
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
 
 from pdb_builder.board import MOVES, Board
 from pdb_builder.goal_table import find_key
-from pdb_builder.ranking import rank_kernel
+from pdb_builder.ranking import rank_delta, rank_kernel
 
-from .heuristic import Heuristic, board_arrays, goal_arrays, kernel_arrays, manhattan_heuristic
+from .heuristic import MAX_LOOKUP_TILES, Heuristic, board_arrays, goal_arrays, kernel_arrays, manhattan_heuristic
 
 MAX_DEPTH = 1000  # deepest path the kernel keeps; longer thresholds stop as a limit
 SLICE_NODES = 2_000_000  # nodes per kernel call between time checks
@@ -135,64 +138,97 @@ def _parity_up(h, parity):
     return h + ((h ^ parity) & 1)
 
 
+@intrinsic
+def _load_byte(typingctx, addr):
+    """The unsigned byte at address ``addr`` (an int64 taken from a live array's
+    ``ctypes.data`` plus an index inside it).  Reading the tables through their base
+    addresses spares the kernel a switch over a tuple of arrays on every read."""
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        ptr = builder.inttoptr(args[0], ir.PointerType(ir.IntType(8)))
+        return builder.zext(builder.load(ptr), ir.IntType(64))
+
+    return sig, codegen
+
+
 @nb.njit(cache=True, inline="always")
-def _do_move(cells, pos, b, c, md, rowkey, colkey, width, height, use_lc,
-             tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk, ngroups,
-             lk_val, group_sum, lc_lines, stk_old, d1, mdsum, lcsum, limit, place, buf, bpar, weight):
-    """Move the tile on ``c`` into the blank on ``b`` and update every estimate,
-    keeping what changed in ``stk_old[d1]``.  Groups are evaluated only while
-    ``d1 + h <= limit``: a child pruned anyway needs no more.  The result is
-    rounded up to the parity of the blank's distance from its goal cell (``bpar``),
-    which every solution length shares (the grid is bipartite).
-    Returns (h, groups evaluated, new md sum, new lc sum)."""
+def _child_values(cells, b, d, ndeg, nbr, skip, lk_base, lk_cellmap, lk_w, tile_lk, tile_slot, ngroups,
+                  lk_rank, lk_used, lk_slotof, stk_ci, stk_cv):
+    """Table index and value of every child of the node at depth ``d`` (blank on
+    ``b``) into ``stk_ci[d, k, g]`` and ``stk_cv[d, k, g]``: the moved tile's lookup
+    in each group, its rank updated for the one slot that moves (``rank_delta``).
+    No value decides anything here, so the reads of all children are independent
+    and the memory system overlaps them."""
+    for k in range(ndeg[b]):
+        c = nbr[b, k]
+        if c == skip:
+            continue
+        t = cells[c]
+        for g in range(ngroups):
+            i = tile_lk[t, g]
+            if i >= 0:
+                r = lk_rank[i] + rank_delta(tile_slot[t, g], lk_cellmap[i, c], lk_cellmap[i, b], lk_used[i],
+                                            lk_slotof[i], lk_w[i])
+                stk_ci[d, k, g] = r
+                stk_cv[d, k, g] = _load_byte(lk_base[i] + r)
+
+
+@nb.njit(cache=True, inline="always")
+def _lc_delta(cells, b, c, rowkey, colkey, width, height, lc_lines, buf):
+    """Lines whose conflicts change when the blank on ``b`` takes the tile from ``c``
+    (the board already shows the move): (line 1, its new value, line 2, its new value)."""
+    if c // width == b // width:  # horizontal move: the columns of b and c change
+        l1 = height + b % width
+        l2 = height + c % width
+        v1 = _line_conflicts(cells, colkey, b % width, width, height, buf)
+        v2 = _line_conflicts(cells, colkey, c % width, width, height, buf)
+    else:  # vertical move: the rows of b and c change
+        l1 = b // width
+        l2 = c // width
+        v1 = _line_conflicts(cells, rowkey, l1 * width, 1, width, buf)
+        v2 = _line_conflicts(cells, rowkey, l2 * width, 1, width, buf)
+    return l1, v1, l2, v2
+
+
+@nb.njit(cache=True, inline="always")
+def _apply(cells, pos, b, c, rowkey, colkey, width, height, use_lc, lk_cellmap, tile_lk, tile_slot, ngroups,
+           lk_val, group_sum, lc_lines, stk_old, d1, lk_rank, lk_used, lk_slotof, buf, idx, vals):
+    """Move the tile on ``c`` into the blank on ``b``, with the table indices
+    ``idx[g]`` and values ``vals[g]`` already read for that child; what changed is
+    kept in ``stk_old[d1]``.  Returns the linear-conflict sum's change."""
     t = cells[c]
     cells[b] = t
     cells[c] = 0
     pos[t] = b
     pos[0] = c
-    nmd = mdsum + md[t, b] - md[t, c]
-    nlc = lcsum
+    dlc = 0
     if use_lc:
-        if c // width == b // width:  # horizontal move: the columns of b and c change
-            l1 = height + b % width
-            l2 = height + c % width
-            v1 = _line_conflicts(cells, colkey, b % width, width, height, buf)
-            v2 = _line_conflicts(cells, colkey, c % width, width, height, buf)
-        else:  # vertical move: the rows of b and c change
-            l1 = b // width
-            l2 = c // width
-            v1 = _line_conflicts(cells, rowkey, l1 * width, 1, width, buf)
-            v2 = _line_conflicts(cells, rowkey, l2 * width, 1, width, buf)
+        l1, v1, l2, v2 = _lc_delta(cells, b, c, rowkey, colkey, width, height, lc_lines, buf)
         stk_old[d1, 0] = l1
         stk_old[d1, 1] = lc_lines[l1]
         stk_old[d1, 2] = l2
         stk_old[d1, 3] = lc_lines[l2]
-        nlc = lcsum - lc_lines[l1] - lc_lines[l2] + v1 + v2
+        dlc = v1 + v2 - lc_lines[l1] - lc_lines[l2]
         lc_lines[l1] = v1
         lc_lines[l2] = v2
-    h = nmd + nlc
-    done = 0
-    while done < ngroups and d1 + h <= limit:
-        g = done
+    for g in range(ngroups):
         i = tile_lk[t, g]
         if i >= 0:
-            v = _lookup_value(tables, i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, place)
+            lk_used[i] ^= (np.uint64(1) << np.uint64(lk_cellmap[i, b])) | (np.uint64(1) << np.uint64(lk_cellmap[i, c]))
+            lk_slotof[i, lk_cellmap[i, b]] = tile_slot[t, g]
+            stk_old[d1, 4 + ngroups + g] = lk_rank[i]
+            lk_rank[i] = idx[g]
             stk_old[d1, 4 + g] = lk_val[i]
-            group_sum[g] += v - lk_val[i]
-            lk_val[i] = v
-        if group_sum[g] > h:
-            h = group_sum[g]
-        done += 1
-    if weight == 100:
-        h = _parity_up(h, bpar[c])
-    else:
-        h = (h * weight) // 100  # weighted search: inflated, so answers are not proven optimal
-    return h, done, nmd, nlc
+            group_sum[g] += vals[g] - lk_val[i]
+            lk_val[i] = vals[g]
+    return dlc
 
 
 @nb.njit(cache=True, inline="always")
-def _undo_move(cells, pos, b, c, tile_lk, lk_val, group_sum, lc_lines, stk_old, d1, done, use_lc):
-    """Reverse :func:`_do_move`: the tile on ``b`` goes back to ``c``."""
+def _retract(cells, pos, b, c, lk_cellmap, tile_lk, tile_slot, ngroups, lk_val, group_sum, lc_lines, stk_old, d1,
+             use_lc, lk_rank, lk_used, lk_slotof):
+    """Reverse :func:`_apply`: the tile on ``b`` goes back to ``c``."""
     t = cells[b]
     cells[c] = t
     cells[b] = 0
@@ -201,9 +237,12 @@ def _undo_move(cells, pos, b, c, tile_lk, lk_val, group_sum, lc_lines, stk_old, 
     if use_lc:
         lc_lines[stk_old[d1, 0]] = stk_old[d1, 1]
         lc_lines[stk_old[d1, 2]] = stk_old[d1, 3]
-    for g in range(done):
+    for g in range(ngroups):
         i = tile_lk[t, g]
         if i >= 0:
+            lk_used[i] ^= (np.uint64(1) << np.uint64(lk_cellmap[i, b])) | (np.uint64(1) << np.uint64(lk_cellmap[i, c]))
+            lk_slotof[i, lk_cellmap[i, c]] = tile_slot[t, g]
+            lk_rank[i] = stk_old[d1, 4 + ngroups + g]
             old = stk_old[d1, 4 + g]
             group_sum[g] += old - lk_val[i]
             lk_val[i] = old
@@ -211,16 +250,19 @@ def _undo_move(cells, pos, b, c, tile_lk, lk_val, group_sum, lc_lines, stk_old, 
 
 @nb.njit(cache=True, _nrt=False)  # holds the GIL: with nogil Korf's 100 measured slower here
 def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
-            tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk, nlookups, ngroups,
-            lk_val, group_sum, lc_lines,
-            stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_old, path, state, budget, place, buf, bpmx,
-            gt_keys, gt_dist, gt_depth, gt_bits, gt_per, gt_codes, gt_cells, gt_key, bpar, weight):
+            lk_base, lk_cellmap, lk_w, tile_lk, tile_slot, ngroups,
+            lk_val, group_sum, lc_lines, lk_rank, lk_used, lk_slotof,
+            stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_kh, stk_ci, stk_cv, stk_old, path, state, budget, buf,
+            bpmx, gt_keys, gt_dist, gt_depth, gt_bits, gt_per, gt_codes, gt_cells, gt_key, bpar, weight):
     """Run IDA* from the state vector for at most ``budget`` generated nodes.
 
     At its first visit (``stk_it[d] == -1``) a node generates all its children
-    (each counted once), prunes those over the threshold, and keeps the rest in
-    ``stk_ck[d]`` sorted by estimate, so the final iteration meets the goal early;
-    then it descends into them one by one.  ``stk_h[d]`` is the node's estimate,
+    (each counted once): first every child's table values (:func:`_child_values`,
+    reads that overlap in memory), then each child's estimate, the max of
+    Manhattan (+ linear conflicts) and every group's sum.  It prunes those over the
+    threshold and keeps the rest in ``stk_ck[d]`` sorted by estimate, so the final
+    iteration meets the goal early; then it descends into them one by one, reusing
+    the values read (``stk_cv``, ``stk_kh``).  ``stk_h[d]`` is the node's estimate,
     raised by BPMX: neighbours differ by one move, so a child's h - 1 bounds the
     parent too (Felner et al. 2005), and a raise that prunes the parent skips its
     remaining children.
@@ -237,7 +279,6 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
     lcsum = state[_S_LC]
     stop = nodes + budget
     status = _ITERATION_DONE
-    big = thresh + 1000
     while True:
         b = stk_blank[d]
         goal_k = -1
@@ -245,17 +286,36 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
             if nodes >= stop:
                 status = _BUDGET
                 break
+            skip = stk_blank[d - 1] if d > 0 else -1  # never undo the previous move
+            _child_values(cells, b, d, ndeg, nbr, skip, lk_base, lk_cellmap, lk_w, tile_lk, tile_slot, ngroups,
+                          lk_rank, lk_used, lk_slotof, stk_ci, stk_cv)
             cnt = 0
             goal_e = 0
             for k in range(ndeg[b]):
                 c = nbr[b, k]
-                if d > 0 and c == stk_blank[d - 1]:
-                    continue  # never undo the previous move
+                if c == skip:
+                    continue
                 nodes += 1
-                h, done, nmd, nlc = _do_move(cells, pos, b, c, md, rowkey, colkey, width, height, use_lc,
-                                             tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk,
-                                             ngroups, lk_val, group_sum, lc_lines, stk_old, d + 1, mdsum,
-                                             lcsum, thresh, place, buf, bpar, weight)
+                t = cells[c]
+                h = mdsum + md[t, b] - md[t, c]
+                for g in range(ngroups):
+                    i = tile_lk[t, g]
+                    s = group_sum[g] if i < 0 else group_sum[g] + stk_cv[d, k, g] - lk_val[i]
+                    if s > h:
+                        h = s
+                shown = use_lc or gt_depth >= 0
+                if shown:
+                    cells[b] = t  # show the move for the line and goal-table reads
+                    cells[c] = 0
+                if use_lc:
+                    l1, v1, l2, v2 = _lc_delta(cells, b, c, rowkey, colkey, width, height, lc_lines, buf)
+                    hm = mdsum + md[t, b] - md[t, c] + lcsum + v1 + v2 - lc_lines[l1] - lc_lines[l2]
+                    if hm > h:
+                        h = hm
+                if weight == 100:
+                    h = _parity_up(h, bpar[c])
+                else:
+                    h = (h * weight) // 100  # weighted search: inflated, so answers are not proven optimal
                 gt_e = -2
                 if gt_depth >= 0 and d + 1 + h <= thresh and thresh - (d + 1) <= gt_depth:
                     gt_e = _goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells, gt_key)
@@ -263,7 +323,10 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
                         h = gt_e  # exact (and >= h, which is admissible)
                     elif gt_depth + 1 > h:
                         h = _parity_up(gt_depth + 1, bpar[c])  # absent: farther than the table reaches
-                _undo_move(cells, pos, b, c, tile_lk, lk_val, group_sum, lc_lines, stk_old, d + 1, done, use_lc)
+                if shown:
+                    cells[c] = t
+                    cells[b] = 0
+                stk_kh[d, k] = h
                 f = d + 1 + h
                 if gt_e >= 0 and f <= thresh:
                     goal_k = k  # the table holds a path within the threshold
@@ -306,7 +369,8 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
             mdsum += md[t, b] - md[t, pb]
             if use_lc:
                 lcsum += stk_old[d, 1] - lc_lines[stk_old[d, 0]] + stk_old[d, 3] - lc_lines[stk_old[d, 2]]
-            _undo_move(cells, pos, pb, b, tile_lk, lk_val, group_sum, lc_lines, stk_old, d, ngroups, use_lc)
+            _retract(cells, pos, pb, b, lk_cellmap, tile_lk, tile_slot, ngroups, lk_val, group_sum, lc_lines,
+                     stk_old, d, use_lc, lk_rank, lk_used, lk_slotof)
             up = stk_h[d] - 1  # BPMX upwards: what the child learnt bounds the parent
             d -= 1
             if bpmx and up > stk_h[d]:
@@ -320,15 +384,15 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
             k = stk_ck[d, stk_it[d]]
             stk_it[d] += 1
         c = nbr[b, k]
-        h, done, mdsum, lcsum = _do_move(cells, pos, b, c, md, rowkey, colkey, width, height, use_lc,
-                                         tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk,
-                                         ngroups, lk_val, group_sum, lc_lines, stk_old, d + 1, mdsum,
-                                         lcsum, big, place, buf, bpar, weight)
+        mdsum += md[cells[c], b] - md[cells[c], c]
+        lcsum += _apply(cells, pos, b, c, rowkey, colkey, width, height, use_lc, lk_cellmap, tile_lk, tile_slot,
+                        ngroups, lk_val, group_sum, lc_lines, stk_old, d + 1, lk_rank, lk_used, lk_slotof, buf,
+                        stk_ci[d, k], stk_cv[d, k])
         path[d] = k
+        stk_blank[d + 1] = c
+        stk_it[d + 1] = -1
+        stk_h[d + 1] = stk_kh[d, k]
         d += 1
-        stk_blank[d] = c
-        stk_it[d] = -1
-        stk_h[d] = h
         if goal_k >= 0:
             # read the rest off the goal table (goal_e == 0 at the goal): some neighbour is one closer
             while goal_e > 0:
@@ -385,7 +449,9 @@ class Searcher:
         self.shape = heuristic.shape
         self.nbr, self.ndeg, self.letters = neighbour_arrays(self.shape)
         (self.tables, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap, self.lk_w,
-         self.lk_group, self.tile_lk) = kernel_arrays(heuristic)
+         self.lk_group, self.tile_lk, self.tile_slot) = kernel_arrays(heuristic)
+        # the kernel reads lookup i's table at lk_base[i] + rank; self.tables keeps them alive
+        self.lk_base = np.array([t.ctypes.data for t in self.tables], dtype=np.int64)
         self.goal = goal_arrays(heuristic)
         g = self.shape.goal_blank
         self.bpar = np.array([max(self.shape.distances[g][c], 0) & 1 for c in range(self.shape.n)], dtype=np.int64)
@@ -401,7 +467,7 @@ class Searcher:
         cells, pos = board_arrays(shape, board.cells)
         buf = np.zeros(2 * max(shape.width, shape.height) + 2, dtype=np.int64)
         lc_lines = np.zeros(shape.width + shape.height, dtype=np.int64)
-        place = np.zeros(16, dtype=np.int64)
+        place = np.zeros(MAX_LOOKUP_TILES, dtype=np.int64)
         lk_val = np.zeros(max(self.nlookups, 1), dtype=np.int64)
         group_sum = np.zeros(max(self.ngroups, 1), dtype=np.int64)
         md = int(sum(self.h.md[t, c] for c, t in enumerate(board.cells) if t > 0))
@@ -411,12 +477,26 @@ class Searcher:
             _init_groups(self.tables, pos, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap,
                          self.lk_w, self.lk_group, self.nlookups, lk_val, group_sum, place)
         h0 = max([md + lc] + [int(v) for v in group_sum[: self.ngroups]])
+        # each lookup's rank, mask of occupied table cells and slot per cell, kept move by move
+        nl = max(self.nlookups, 1)
+        lk_rank = np.zeros(nl, dtype=np.int64)
+        lk_used = np.zeros(nl, dtype=np.uint64)
+        lk_slotof = np.zeros((nl, 64), dtype=np.int64)
+        for i in range(self.nlookups):
+            k = int(self.lk_k[i])
+            for j in range(k):
+                f = int(self.lk_fixed[i, j])
+                place[j] = f if f >= 0 else self.lk_cellmap[i, pos[self.lk_slots[i, j]]]
+                lk_used[i] |= np.uint64(1) << np.uint64(place[j])
+                lk_slotof[i, place[j]] = j
+            lk_rank[i] = rank_kernel(place, k, self.lk_w[i])
         keys, dist, depth, bits, per, codes, gcells, key = self.goal
         if depth >= 0:
             e = int(_goal_distance(cells, keys, dist, bits, per, codes, gcells, key))
             h0 = max(h0, depth + 1) if e < 0 else e
         h0 = int(_parity_up(h0, int(self.bpar[board.blank])))
-        return dict(cells=cells, pos=pos, buf=buf, lc_lines=lc_lines, place=place, lk_val=lk_val,
+        return dict(cells=cells, pos=pos, buf=buf, lc_lines=lc_lines, lk_rank=lk_rank, lk_used=lk_used,
+                    lk_slotof=lk_slotof, lk_val=lk_val,
                     group_sum=group_sum, md=md, lc=lc, h0=h0)
 
     def solve(self, board: Board, time_limit: float | None = None, node_limit: int | None = None,
@@ -443,7 +523,10 @@ class Searcher:
         stk_ch = np.zeros((max_depth + 2, 4), dtype=np.int64)
         stk_ck = np.zeros((max_depth + 2, 4), dtype=np.int64)
         stk_h = np.zeros(max_depth + 2, dtype=np.int64)
-        stk_old = np.zeros((max_depth + 2, 4 + max(ngroups, 1)), dtype=np.int64)
+        stk_kh = np.zeros((max_depth + 2, 4), dtype=np.int64)
+        stk_ci = np.zeros((max_depth + 2, 4, max(ngroups, 1)), dtype=np.int64)
+        stk_cv = np.zeros((max_depth + 2, 4, max(ngroups, 1)), dtype=np.int64)
+        stk_old = np.zeros((max_depth + 2, 4 + 2 * max(ngroups, 1)), dtype=np.int64)
         path = np.zeros(max_depth + 2, dtype=np.int64)
         state = np.zeros(8, dtype=np.int64)
         thresh = h0
@@ -466,9 +549,9 @@ class Searcher:
                 status = _BUDGET if budget <= 0 else _search(
                     st["cells"], st["pos"], self.nbr, self.ndeg, self.h.md, self.h.rowkey, self.h.colkey,
                     self.shape.width, self.shape.height, self.h.use_lc,
-                    self.tables, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap, self.lk_w,
-                    self.tile_lk, self.nlookups, ngroups, st["lk_val"], st["group_sum"], st["lc_lines"],
-                    stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_old, path, state, budget, st["place"],
+                    self.lk_base, self.lk_cellmap, self.lk_w, self.tile_lk, self.tile_slot, ngroups,
+                    st["lk_val"], st["group_sum"], st["lc_lines"], st["lk_rank"], st["lk_used"], st["lk_slotof"],
+                    stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_kh, stk_ci, stk_cv, stk_old, path, state, budget,
                     st["buf"], self.bpmx and weight == 100, *self.goal, self.bpar, weight)
                 nodes = int(state[_S_NODES])
                 if status == _FOUND:
