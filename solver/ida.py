@@ -98,7 +98,8 @@ def _lc_total(cells, rowkey, colkey, width, height, lc_lines, buf):
 
 
 @nb.njit(cache=True, inline="always")
-def _lookup_value(tables, i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, place):
+def _placement(i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, place):
+    """Lookup ``i``'s table cell per slot into ``place[:k]``; returns ``k``."""
     k = lk_k[i]
     for j in range(k):
         f = lk_fixed[i, j]
@@ -106,7 +107,26 @@ def _lookup_value(tables, i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, pl
             place[j] = f
         else:
             place[j] = lk_cellmap[i, pos[lk_slots[i, j]]]
+    return k
+
+
+@nb.njit(cache=True, inline="always")
+def _lookup_value(tables, i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, place):
+    k = _placement(i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, place)
     return np.int64(tables[i][rank_kernel(place, k, lk_w[i])])
+
+
+@nb.njit(cache=True, nogil=True)
+def _init_ranks(pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, nlookups, lk_rank, lk_used, lk_slotof, place):
+    """Each lookup's rank, mask of taken table cells and slot per taken cell: the
+    state the kernel keeps up to date move by move (``rank_delta``)."""
+    for i in range(nlookups):
+        k = _placement(i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, place)
+        lk_used[i] = 0
+        for j in range(k):
+            lk_used[i] |= np.uint64(1) << np.uint64(place[j])
+            lk_slotof[i, place[j]] = j
+        lk_rank[i] = rank_kernel(place, k, lk_w[i])
 
 
 @nb.njit(cache=True, nogil=True)
@@ -477,19 +497,12 @@ class Searcher:
             _init_groups(self.tables, pos, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap,
                          self.lk_w, self.lk_group, self.nlookups, lk_val, group_sum, place)
         h0 = max([md + lc] + [int(v) for v in group_sum[: self.ngroups]])
-        # each lookup's rank, mask of occupied table cells and slot per cell, kept move by move
         nl = max(self.nlookups, 1)
         lk_rank = np.zeros(nl, dtype=np.int64)
         lk_used = np.zeros(nl, dtype=np.uint64)
         lk_slotof = np.zeros((nl, 64), dtype=np.int64)
-        for i in range(self.nlookups):
-            k = int(self.lk_k[i])
-            for j in range(k):
-                f = int(self.lk_fixed[i, j])
-                place[j] = f if f >= 0 else self.lk_cellmap[i, pos[self.lk_slots[i, j]]]
-                lk_used[i] |= np.uint64(1) << np.uint64(place[j])
-                lk_slotof[i, place[j]] = j
-            lk_rank[i] = rank_kernel(place, k, self.lk_w[i])
+        _init_ranks(pos, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap, self.lk_w, self.nlookups,
+                    lk_rank, lk_used, lk_slotof, place)
         keys, dist, depth, bits, per, codes, gcells, key = self.goal
         if depth >= 0:
             e = int(_goal_distance(cells, keys, dist, bits, per, codes, gcells, key))

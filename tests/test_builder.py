@@ -7,7 +7,7 @@ from pdb_builder.board import Board, Shape
 from pdb_builder.build import build_goal_table, build_pdb, compute_pdb
 from pdb_builder.goal_table import compute_goal_table, encode_board, find_key
 from pdb_builder.patterns import (Partition, auto_partition, default_partition, named_partition, parse_partition)
-from pdb_builder.ranking import num_placements, rank_py, unrank_py
+from pdb_builder.ranking import num_placements, rank_py, unrank_py, weights
 from pdb_builder.errors import BoardError
 from solver.ida import Searcher
 from solver.tables import heuristic_for
@@ -61,12 +61,42 @@ def test_rank_round_trip_exhaustive_and_sampled():
             seen.add(p)
         assert len(seen) == num_placements(n, k)
     rng = random.Random(2)
-    from pdb_builder.ranking import rank_many, unrank_many, weights
+    from pdb_builder.ranking import rank_many, unrank_many
     for n, k in [(16, 8), (25, 6), (36, 5), (64, 4)]:
         ranks = np.array([rng.randrange(num_placements(n, k)) for _ in range(200)], dtype=np.int64)
         places = unrank_many(ranks, n, k, weights(n, k))
         assert all(rank_py(tuple(p), n) == r for p, r in zip(places, ranks))
         assert np.array_equal(rank_many(places, n, weights(n, k)), ranks)
+
+
+def _delta_ok(place, n, s, b):
+    """rank_delta's change for slot s moving to free cell b equals the full re-rank's."""
+    from pdb_builder.ranking import rank_delta
+    w = weights(n, len(place))
+    used = np.uint64(sum(1 << p for p in place))
+    slot_of = np.zeros(n, dtype=np.int64)
+    for j, p in enumerate(place):
+        slot_of[p] = j
+    moved = list(place)
+    moved[s] = b
+    return rank_py(place, n) + int(rank_delta(s, place[s], b, used, slot_of, w)) == rank_py(tuple(moved), n)
+
+
+def test_rank_delta_equals_full_rank():
+    """The solver updates ranks move by move (one slot to a free cell); compare with ranking anew."""
+    for n, k in [(6, 3), (7, 4)]:  # every placement, slot and free target cell
+        for r in range(num_placements(n, k)):
+            p = unrank_py(r, n, k)
+            for s in range(k):
+                for b in set(range(n)) - set(p):
+                    assert _delta_ok(p, n, s, b), (p, s, b)
+    rng = random.Random(5)
+    for n, k in [(16, 8), (16, 7), (25, 6), (36, 5), (64, 7)]:
+        for _ in range(300):
+            p = unrank_py(rng.randrange(num_placements(n, k)), n, k)
+            s = rng.randrange(k)
+            b = rng.choice(sorted(set(range(n)) - set(p)))
+            assert _delta_ok(p, n, s, b), (p, s, b)
 
 
 def _check_admissible(shape, dist, searcher, sample=None, seed=0):
