@@ -500,7 +500,7 @@ class Searcher:
         nl = max(self.nlookups, 1)
         lk_rank = np.zeros(nl, dtype=np.int64)
         lk_used = np.zeros(nl, dtype=np.uint64)
-        lk_slotof = np.zeros((nl, 64), dtype=np.int64)
+        lk_slotof = np.zeros((nl, 64), dtype=np.int64)  # a table has at most 64 cells (one 64-bit mask)
         _init_ranks(pos, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap, self.lk_w, self.nlookups,
                     lk_rank, lk_used, lk_slotof, place)
         keys, dist, depth, bits, per, codes, gcells, key = self.goal
