@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """Solver benchmark on the standard sets; prints markdown tables for the README.
 
-    .venv/bin/python scripts/bench_solve.py --db-dir DIR [--sets korf100 depth80 korf24 manhattan]
+    .venv/bin/python scripts/bench_solve.py --db-dir DIR [--sets korf100 depth80 korf24 manhattan devquiz-6x6]
                                             [--korf24-count 5] [--korf24-order length|gap] [--time-limit S]
+                                            [--node-limit N]
 
 Needs the databases built first (``slidepdb build 4x4 --partition 7-8``;
 ``slidepdb build 5x5 --partition 6-6-6-6 --memory-limit 6G`` for korf24).  Runs
 on one core (the IDA* kernel is serial).  Tables are loaded and kernels compiled
 before timing starts; every answer is simulated and compared with the
-published optimal length.
+published optimal length.  ``devquiz-6x6`` (node rate on DevQuiz tables): the first
+four wall-free and first four walled 6x6 boards of the DevQuiz file, each with the
+tables ``--db-dir`` holds for its shape (``slidepdb run`` builds them), best with
+``--node-limit`` (they are hard: the rate is the point, not the proofs).
 """
 
 from __future__ import annotations
@@ -22,15 +26,16 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 
 
-def solve_set(records, searcher, time_limit=None, limit=None):
+def solve_set(records, searcher_for, time_limit=None, limit=None, node_limit=None):
+    """Solve ``records[:limit]``, each with ``searcher_for(shape)`` (a prepared Searcher)."""
     from pdb_builder.board import check_moves
 
     rows = []
     for rec in records[:limit]:
-        res = searcher.solve(rec.board, time_limit=time_limit)
+        res = searcher_for(rec.board.shape).solve(rec.board, time_limit=time_limit, node_limit=node_limit)
         ok = res.moves is not None and check_moves(rec.board, res.moves).ok
         rows.append((rec, res, ok))
-        print(f"  {rec.ident}: {res.status} length {res.length} (published {rec.expected_length}) "
+        print(f"  {rec.ident or f'line {rec.index}'}: {res.status} length {res.length} (published {rec.expected_length}) "
               f"{res.nodes:,} nodes {res.seconds:.2f} s", file=sys.stderr)
     return rows
 
@@ -38,10 +43,11 @@ def solve_set(records, searcher, time_limit=None, limit=None):
 def summary(name, rows, heuristic):
     solved = [(r, x) for r, x, ok in rows if ok and x.optimal]
     right = sum(1 for r, x in solved if x.length == r.expected_length)
+    published = f"{right}/{len(rows)}" if any(r.expected_length for r, _, _ in rows) else "n/a"
     secs = sum(x.seconds for _, x, _ in rows)
     nodes = sum(x.nodes for _, x, _ in rows)
     worst = max((x.seconds for _, x, _ in rows), default=0.0)
-    return (name, heuristic, f"{len(solved)}/{len(rows)}", f"{right}/{len(rows)}", f"{secs:.2f}", f"{worst:.2f}",
+    return (name, heuristic, f"{len(solved)}/{len(rows)}", published, f"{secs:.2f}", f"{worst:.2f}",
             f"{nodes / max(len(rows), 1):,.0f}", f"{nodes / max(secs, 1e-9) / 1e6:.1f}")
 
 
@@ -49,12 +55,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--db-dir", default=None)
     ap.add_argument("--sets", nargs="*", default=["korf100", "depth80", "manhattan", "manhattan-only"],
-                    help="korf100 depth80 manhattan manhattan-only korf24")
+                    help="korf100 depth80 manhattan manhattan-only korf24 devquiz-6x6")
     ap.add_argument("--korf24-count", type=int, default=5)
     ap.add_argument("--korf24-order", choices=["length", "gap"], default="length",
                     help="which 24-puzzles first: shortest published length, or smallest gap between it "
                          "and the initial estimate (the fewest IDA* iterations: usually the easiest)")
     ap.add_argument("--time-limit", type=float, default=None, help="seconds per instance")
+    ap.add_argument("--node-limit", type=int, default=None, help="generated nodes per instance")
     a = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from pdb_builder.formats import read_file
@@ -78,8 +85,8 @@ def main() -> int:
                     return 1
             searcher = Searcher(h)
             searcher.solve(recs[8].board if len(recs) > 8 else recs[0].board, node_limit=10_000)  # warm-up
-            print(f"{name}: {', '.join(h.names) or 'manhattan+lc'}", file=sys.stderr)
-            rows = solve_set(recs, searcher, a.time_limit)
+            print(f"{name}: {', '.join(h.names) or ('manhattan+lc' if h.use_lc else 'manhattan')}", file=sys.stderr)
+            rows = solve_set(recs, lambda _: searcher, a.time_limit, node_limit=a.node_limit)
             label = {"korf100": "Korf's 100", "depth80": "17 at depth 80", "manhattan": "Korf's 100, first 10",
                      "manhattan-only": "Korf's 100, first 10"}[name]
             plain = "Manhattan + LC" if h.use_lc else "Manhattan only"
@@ -94,9 +101,27 @@ def main() -> int:
             gap = {r.index: r.expected_length - searcher.initial_h(r.board) for r in recs}
             recs.sort(key=lambda r: (gap[r.index], r.expected_length) if a.korf24_order == "gap" else r.expected_length)
             print(f"korf24: {', '.join(h.names)}", file=sys.stderr)
-            rows = solve_set(recs, searcher, a.time_limit, a.korf24_count)
+            rows = solve_set(recs, lambda _: searcher, a.time_limit, a.korf24_count, a.node_limit)
             which = "shortest" if a.korf24_order == "length" else "smallest gap to h0"
             out.append(summary(f"Korf's 24-puzzles, {a.korf24_count} {which}", rows, " + ".join(h.names)))
+        elif name == "devquiz-6x6":
+            recs = read_file(str(DATA / "devquiz2011" / "problems.txt")).records
+            six = [r for r in recs if (r.board.shape.width, r.board.shape.height) == (6, 6)]
+            searchers = {}
+
+            def searcher_for(shape):
+                if shape not in searchers:
+                    searchers[shape] = Searcher(heuristic_for(shape, a.db_dir))
+                return searchers[shape]
+
+            for label, group in (("wall-free", [r for r in six if not r.board.shape.walls][:4]),
+                                 ("walled", [r for r in six if r.board.shape.walls][:4])):
+                for r in group:  # map the tables and compile before timing
+                    searcher_for(r.board.shape).solve(r.board, node_limit=1000)
+                print(f"devquiz-6x6 {label}: lines {', '.join(str(r.index) for r in group)}", file=sys.stderr)
+                rows = solve_set(group, searcher_for, a.time_limit, node_limit=a.node_limit)
+                names = sorted({n for r in group for n in searcher_for(r.board.shape).h.names})
+                out.append(summary(f"DevQuiz 6x6, first 4 {label}", rows, "; ".join(names) or "Manhattan + LC"))
     print("| set | heuristic | proven optimal | at published length | total s | worst s | avg nodes | M nodes/s |")
     print("|---|---|---|---|---|---|---|---|")
     for r in out:
