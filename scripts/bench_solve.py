@@ -35,7 +35,8 @@ def solve_set(records, searcher_for, time_limit=None, limit=None, node_limit=Non
         res = searcher_for(rec.board.shape).solve(rec.board, time_limit=time_limit, node_limit=node_limit)
         ok = res.moves is not None and check_moves(rec.board, res.moves).ok
         rows.append((rec, res, ok))
-        print(f"  {rec.ident or f'line {rec.index}'}: {res.status} length {res.length} (published {rec.expected_length}) "
+        name = rec.ident or f"line {rec.index}"
+        print(f"  {name}: {res.status} length {res.length} (published {rec.expected_length}) "
               f"{res.nodes:,} nodes {res.seconds:.2f} s", file=sys.stderr)
     return rows
 

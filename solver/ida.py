@@ -317,7 +317,8 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
                     continue
                 nodes += 1
                 t = cells[c]
-                h = mdsum + md[t, b] - md[t, c]
+                nmd = mdsum + md[t, b] - md[t, c]
+                h = nmd
                 for g in range(ngroups):
                     i = tile_lk[t, g]
                     s = group_sum[g] if i < 0 else group_sum[g] + stk_cv[d, k, g] - lk_val[i]
@@ -329,7 +330,7 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
                     cells[c] = 0
                 if use_lc:
                     l1, v1, l2, v2 = _lc_delta(cells, b, c, rowkey, colkey, width, height, lc_lines, buf)
-                    hm = mdsum + md[t, b] - md[t, c] + lcsum + v1 + v2 - lc_lines[l1] - lc_lines[l2]
+                    hm = nmd + lcsum + v1 + v2 - lc_lines[l1] - lc_lines[l2]
                     if hm > h:
                         h = hm
                 if weight == 100:
@@ -564,8 +565,8 @@ class Searcher:
                     self.shape.width, self.shape.height, self.h.use_lc,
                     self.lk_base, self.lk_cellmap, self.lk_w, self.tile_lk, self.tile_slot, ngroups,
                     st["lk_val"], st["group_sum"], st["lc_lines"], st["lk_rank"], st["lk_used"], st["lk_slotof"],
-                    stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_kh, stk_ci, stk_cv, stk_old, path, state, budget,
-                    st["buf"], self.bpmx and weight == 100, *self.goal, self.bpar, weight)
+                    stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_kh, stk_ci, stk_cv, stk_old, path, state,
+                    budget, st["buf"], self.bpmx and weight == 100, *self.goal, self.bpar, weight)
                 nodes = int(state[_S_NODES])
                 if status == _FOUND:
                     depth = int(state[_S_DEPTH])
