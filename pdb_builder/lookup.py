@@ -33,6 +33,7 @@ class Lookup:
     cellmap: np.ndarray  # board cell -> table cell (compact index), through the reflection if any
     ncells: int  # free cells of the table's shape
     group: int
+    packed: np.ndarray | None = None  # the table's two-bit copy (packed.py), if its file has one
 
 
 def serves(db_shape: Shape, shape: Shape) -> str | None:
@@ -46,19 +47,20 @@ def serves(db_shape: Shape, shape: Shape) -> str | None:
 
 
 def lookups_for(shape: Shape, db_shape: Shape, tables, group: int, reflect: bool) -> list[Lookup]:
-    """Lookups reading ``tables`` ((tiles, data) pairs built for ``db_shape``) on ``shape``."""
+    """Lookups reading ``tables`` ((tiles, data) or (tiles, data, packed) built for
+    ``db_shape``) on ``shape``."""
     dbcell = np.full(db_shape.n, -1, dtype=np.int64)
     for j, c in enumerate(db_shape.free_cells):
         dbcell[c] = j
     tmap = np.array(shape.transpose_map if reflect else range(shape.n), dtype=np.int64)
     cellmap = dbcell[tmap]
     out = []
-    for tiles, data in tables:
+    for tiles, data, *packed in tables:
         slots = []
         for s in tiles:
             src = int(tmap[db_shape.home[s]])  # the board cell whose owner reads as s
             slots.append(-(src + 1) if shape.goal[src] == WALL else shape.goal[src])
-        out.append(Lookup(data, tuple(slots), cellmap, len(db_shape.free_cells), group))
+        out.append(Lookup(data, tuple(slots), cellmap, len(db_shape.free_cells), group, *packed))
     return out
 
 
@@ -72,7 +74,7 @@ def group_lookups(shape: Shape, databases, reflect: bool = True) -> tuple[list[L
     for role, db in databases:
         if db.kind != "pdb" or serves(db.shape, shape) != role:
             continue
-        tables = [(t.tiles, t.data) for t in db.tables]
+        tables = [(t.tiles, t.data, t.packed) for t in db.tables]
         name = f"{role} {db.attrs.get('partition-name')} ({db.path.name})"
         for reflected in readings:
             lookups += lookups_for(shape, db.shape, tables, len(names), reflect=reflected)

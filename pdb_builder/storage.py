@@ -40,6 +40,8 @@ from . import __version__
 from .atomic import atomic_path
 from .board import Shape
 from .errors import DatabaseError
+from .packed import ENCODING as PACKED_ENCODING
+from .packed import packed_table
 from .ranking import RANKING_NAME, RANKING_VERSION
 
 MAGIC = "slidepdb"
@@ -113,6 +115,7 @@ class PdbTable:
     tiles: tuple[int, ...]
     data: np.ndarray  # uint8, possibly a read-only memory map
     attrs: dict = field(default_factory=dict)
+    packed: np.ndarray | None = None  # two bits an entry (packed.py), when the file has them
 
 
 @dataclass
@@ -158,6 +161,13 @@ def write_pdb(path, shape: Shape, partition_name: str, built, layout: str = "con
                 ds.attrs["histogram"] = np.array(st.histogram, dtype=np.int64)
                 ds.attrs["layers"] = np.array(st.layers, dtype=np.int64)
                 ds.attrs["seconds"] = float(st.seconds)
+                pk, lowering = packed_table(table, shape, len(st.tiles))
+                if pk is not None:  # the two-bit copy the solver reads (packed.py)
+                    pds = _dataset(f, f"packed/{i}", pk, layout)
+                    pds.attrs["encoding"] = PACKED_ENCODING
+                    pds.attrs["sha256"] = sha256(pk)
+                    pds.attrs["max-lowering"] = lowering
+                    del pk
                 stats.append(st)
                 del table
                 f.flush()
@@ -245,7 +255,8 @@ def open_database(path, verify: bool = True, mmap: bool = True, _final=None) -> 
                     if verify and sha256(data) != _s(tattrs.get("sha256")):
                         raise DatabaseError(f"{name}: dataset {dsname} fails its sha256 checksum; "
                                             f"{_rebuild_hint(name)}")
-                    db.tables.append(PdbTable(tuple(int(t) for t in tiles), data, tattrs))
+                    db.tables.append(PdbTable(tuple(int(t) for t in tiles), data, tattrs,
+                                              _read_packed(f, path, name, i, mmap, verify)))
             elif db.kind == "goal-table":
                 db.depth = int(a["depth"])
                 for dsname in ("keys", "dist"):
@@ -265,6 +276,18 @@ def open_database(path, verify: bool = True, mmap: bool = True, _final=None) -> 
         except OSError as exc:  # h5py raises OSError for damaged data (e.g. a fletcher32 mismatch)
             raise DatabaseError(f"{name}: damaged data ({exc}); {_rebuild_hint(name)}") from None
     return db
+
+
+def _read_packed(f: h5py.File, path: Path, name, i: int, mmap: bool, verify: bool) -> np.ndarray | None:
+    """Table i's two-bit copy, or None: absent (files written before it) or in an
+    encoding this slidepdb does not read (the solver then reads the full table)."""
+    dsname = f"packed/{i}"
+    if dsname not in f or _s(f[dsname].attrs.get("encoding")) != PACKED_ENCODING:
+        return None
+    data = _read_array(path, f[dsname], mmap)
+    if verify and sha256(data) != _s(f[dsname].attrs.get("sha256")):
+        raise DatabaseError(f"{name}: dataset {dsname} fails its sha256 checksum; {_rebuild_hint(name)}")
+    return data
 
 
 def _s(v) -> str | None:

@@ -18,6 +18,7 @@ tables ``--db-dir`` holds for its shape (``slidepdb run`` builds them), best wit
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
 from pathlib import Path
@@ -63,6 +64,8 @@ def main() -> int:
                          "and the initial estimate (the fewest IDA* iterations: usually the easiest)")
     ap.add_argument("--time-limit", type=float, default=None, help="seconds per instance")
     ap.add_argument("--node-limit", type=int, default=None, help="generated nodes per instance")
+    ap.add_argument("--full-tables", action="store_true",
+                    help="read the full one-byte tables even where a file has two-bit copies (A/B runs)")
     a = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from pdb_builder.formats import read_file
@@ -70,6 +73,7 @@ def main() -> int:
     from solver.ida import Searcher
     from solver.tables import heuristic_for
 
+    make = functools.partial(Searcher, packed=not a.full_tables)
     out = []
     for name in a.sets:
         if name in ("korf100", "depth80", "manhattan", "manhattan-only"):
@@ -84,7 +88,7 @@ def main() -> int:
                 if not h.lookups:
                     print(f"{name}: no 4x4 database in {a.db_dir}; build it first", file=sys.stderr)
                     return 1
-            searcher = Searcher(h)
+            searcher = make(h)
             searcher.solve(recs[8].board if len(recs) > 8 else recs[0].board, node_limit=10_000)  # warm-up
             print(f"{name}: {', '.join(h.names) or ('manhattan+lc' if h.use_lc else 'manhattan')}", file=sys.stderr)
             rows = solve_set(recs, lambda _: searcher, a.time_limit, node_limit=a.node_limit)
@@ -98,7 +102,7 @@ def main() -> int:
             if not h.lookups:
                 print(f"korf24: no 5x5 database in {a.db_dir}; build it first", file=sys.stderr)
                 return 1
-            searcher = Searcher(h)
+            searcher = make(h)
             gap = {r.index: r.expected_length - searcher.initial_h(r.board) for r in recs}
             recs.sort(key=lambda r: (gap[r.index], r.expected_length) if a.korf24_order == "gap" else r.expected_length)
             print(f"korf24: {', '.join(h.names)}", file=sys.stderr)
@@ -112,7 +116,7 @@ def main() -> int:
 
             def searcher_for(shape):
                 if shape not in searchers:
-                    searchers[shape] = Searcher(heuristic_for(shape, a.db_dir))
+                    searchers[shape] = make(heuristic_for(shape, a.db_dir))
                 return searchers[shape]
 
             for label, group in (("wall-free", [r for r in six if not r.board.shape.walls][:4]),

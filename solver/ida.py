@@ -27,6 +27,7 @@ from numba.extending import intrinsic
 
 from pdb_builder.board import MOVES, Board
 from pdb_builder.goal_table import find_key
+from pdb_builder.packed import bits_at, decode, root_value
 from pdb_builder.ranking import rank_delta, rank_kernel
 
 from .heuristic import MAX_LOOKUP_TILES, Heuristic, board_arrays, goal_arrays, kernel_arrays, manhattan_heuristic
@@ -173,13 +174,14 @@ def _load_byte(typingctx, addr):
 
 
 @nb.njit(cache=True, inline="always")
-def _child_values(cells, b, d, ndeg, nbr, skip, lk_base, lk_cellmap, lk_w, tile_lk, tile_slot, ngroups,
-                  lk_rank, lk_used, lk_slotof, stk_ci, stk_cv):
+def _child_values(cells, b, d, ndeg, nbr, skip, lk_base, lk_pk, lk_cellmap, lk_w, tile_lk, tile_slot, ngroups,
+                  lk_rank, lk_used, lk_slotof, lk_val, stk_ci, stk_cv):
     """Table index and value of every child of the node at depth ``d`` (blank on
     ``b``) into ``stk_ci[d, k, g]`` and ``stk_cv[d, k, g]``: the moved tile's lookup
     in each group, its rank updated for the one slot that moves (``rank_delta``).
     No value decides anything here, so the reads of all children are independent
-    and the memory system overlaps them."""
+    and the memory system overlaps them.  A packed lookup (``lk_pk[i]``) reads the
+    byte holding the child's two bits and decodes them against ``lk_val[i]``."""
     for k in range(ndeg[b]):
         c = nbr[b, k]
         if c == skip:
@@ -191,7 +193,10 @@ def _child_values(cells, b, d, ndeg, nbr, skip, lk_base, lk_cellmap, lk_w, tile_
                 r = lk_rank[i] + rank_delta(tile_slot[t, g], lk_cellmap[i, c], lk_cellmap[i, b], lk_used[i],
                                             lk_slotof[i], lk_w[i])
                 stk_ci[d, k, g] = r
-                stk_cv[d, k, g] = _load_byte(lk_base[i] + r)
+                if lk_pk[i]:  # two bits an entry: the value relative to this node's (packed.py)
+                    stk_cv[d, k, g] = decode(bits_at(_load_byte(lk_base[i] + (r >> 2)), r), lk_val[i])
+                else:
+                    stk_cv[d, k, g] = _load_byte(lk_base[i] + r)
 
 
 @nb.njit(cache=True, inline="always")
@@ -270,7 +275,7 @@ def _retract(cells, pos, b, c, lk_cellmap, tile_lk, tile_slot, ngroups, lk_val, 
 
 @nb.njit(cache=True, _nrt=False)  # holds the GIL: with nogil Korf's 100 measured slower here
 def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
-            lk_base, lk_cellmap, lk_w, tile_lk, tile_slot, ngroups,
+            lk_base, lk_pk, lk_cellmap, lk_w, tile_lk, tile_slot, ngroups,
             lk_val, group_sum, lc_lines, lk_rank, lk_used, lk_slotof,
             stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_kh, stk_ci, stk_cv, stk_old, path, state, budget, buf,
             bpmx, gt_keys, gt_dist, gt_depth, gt_bits, gt_per, gt_codes, gt_cells, gt_key, bpar, weight):
@@ -307,8 +312,8 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
                 status = _BUDGET
                 break
             skip = stk_blank[d - 1] if d > 0 else -1  # never undo the previous move
-            _child_values(cells, b, d, ndeg, nbr, skip, lk_base, lk_cellmap, lk_w, tile_lk, tile_slot, ngroups,
-                          lk_rank, lk_used, lk_slotof, stk_ci, stk_cv)
+            _child_values(cells, b, d, ndeg, nbr, skip, lk_base, lk_pk, lk_cellmap, lk_w, tile_lk, tile_slot,
+                          ngroups, lk_rank, lk_used, lk_slotof, lk_val, stk_ci, stk_cv)
             cnt = 0
             goal_e = 0
             for k in range(ndeg[b]):
@@ -464,15 +469,23 @@ def neighbour_arrays(shape):
 class Searcher:
     """Prepared arrays for one shape and heuristic; solves many boards of that shape."""
 
-    def __init__(self, heuristic: Heuristic, bpmx: bool = True):
+    def __init__(self, heuristic: Heuristic, bpmx: bool = True, packed: bool = True):
         self.h = heuristic
         self.bpmx = bpmx
         self.shape = heuristic.shape
         self.nbr, self.ndeg, self.letters = neighbour_arrays(self.shape)
         (self.tables, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap, self.lk_w,
          self.lk_group, self.tile_lk, self.tile_slot) = kernel_arrays(heuristic)
-        # the kernel reads lookup i's table at lk_base[i] + rank; self.tables keeps them alive
+        # lookup i's two-bit table where its file has one (unless packed=False), else the full one
+        self.packed = tuple(np.ascontiguousarray(lk.packed, dtype=np.uint8) if packed and lk.packed is not None
+                            else None for lk in heuristic.lookups)
+        self.lk_pk = np.array([p is not None for p in self.packed] or [False], dtype=np.bool_)
+        # the kernel reads lookup i's table at lk_base[i] + rank (its byte, for a packed one);
+        # self.tables and self.packed keep the arrays alive
         self.lk_base = np.array([t.ctypes.data for t in self.tables], dtype=np.int64)
+        for i, p in enumerate(self.packed):
+            if p is not None:
+                self.lk_base[i] = p.ctypes.data
         self.goal = goal_arrays(heuristic)
         g = self.shape.goal_blank
         self.bpar = np.array([max(self.shape.distances[g][c], 0) & 1 for c in range(self.shape.n)], dtype=np.int64)
@@ -494,16 +507,22 @@ class Searcher:
         md = int(sum(self.h.md[t, c] for c, t in enumerate(board.cells) if t > 0))
         lc = int(_lc_total(cells, self.h.rowkey, self.h.colkey, shape.width, shape.height, lc_lines, buf)) \
             if self.h.use_lc else 0
-        if self.nlookups:
-            _init_groups(self.tables, pos, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap,
-                         self.lk_w, self.lk_group, self.nlookups, lk_val, group_sum, place)
-        h0 = max([md + lc] + [int(v) for v in group_sum[: self.ngroups]])
         nl = max(self.nlookups, 1)
         lk_rank = np.zeros(nl, dtype=np.int64)
         lk_used = np.zeros(nl, dtype=np.uint64)
         lk_slotof = np.zeros((nl, 64), dtype=np.int64)  # a table has at most 64 cells (one 64-bit mask)
         _init_ranks(pos, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap, self.lk_w, self.nlookups,
                     lk_rank, lk_used, lk_slotof, place)
+        if self.nlookups:
+            _init_groups(self.tables, pos, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap,
+                         self.lk_w, self.lk_group, self.nlookups, lk_val, group_sum, place)
+            for i, p in enumerate(self.packed):
+                if p is not None:  # the search tracks the relaxed values the two bits encode
+                    r = int(lk_rank[i])
+                    new = int(root_value(int(lk_val[i]), int(bits_at(int(p[r >> 2]), r))))
+                    group_sum[self.lk_group[i]] += new - lk_val[i]
+                    lk_val[i] = new
+        h0 = max([md + lc] + [int(v) for v in group_sum[: self.ngroups]])
         keys, dist, depth, bits, per, codes, gcells, key = self.goal
         if depth >= 0:
             e = int(_goal_distance(cells, keys, dist, bits, per, codes, gcells, key))
@@ -563,7 +582,7 @@ class Searcher:
                 status = _BUDGET if budget <= 0 else _search(
                     st["cells"], st["pos"], self.nbr, self.ndeg, self.h.md, self.h.rowkey, self.h.colkey,
                     self.shape.width, self.shape.height, self.h.use_lc,
-                    self.lk_base, self.lk_cellmap, self.lk_w, self.tile_lk, self.tile_slot, ngroups,
+                    self.lk_base, self.lk_pk, self.lk_cellmap, self.lk_w, self.tile_lk, self.tile_slot, ngroups,
                     st["lk_val"], st["group_sum"], st["lc_lines"], st["lk_rank"], st["lk_used"], st["lk_slotof"],
                     stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_kh, stk_ci, stk_cv, stk_old, path, state,
                     budget, st["buf"], self.bpmx and weight == 100, *self.goal, self.bpar, weight)

@@ -1,0 +1,186 @@
+"""Two bits per pattern-database entry: the value modulo 8, read relative to the parent.
+
+A move changes one tile's cell, so one pattern's placement, by one abstract move.
+The abstract graph is bipartite (a subgraph of the grid), so every value has the
+parity of its placement and a move changes it by an odd amount.  Our tables are
+region-aware (``bfs.py``: the least cost over the blank's regions), which is not
+consistent: a move can change a value by 5 or more (about 0.03% of the moves on
+the 4x4 tables).  ``relax`` lowers the few entries concerned until every move
+changes a value by 1 or 3 (the lowered table stays admissible: each value is
+still the cost of a path to the goal placement, plus nothing).  Then a child's
+value is its parent's plus one of -3, -1, +1, +3, four numbers that differ
+modulo 8, and since each has the parity the child's needs, the child's value
+modulo 8 is known from ``(value >> 1) & 3``: two bits, four entries a byte
+(Breyer & Korf 2010 store values modulo 3 for the same reason, on consistent
+tables).  The search knows the parent's value, so it decodes the child's exactly
+(``decode``); the root's comes from the full table, which stays in the file:
+relaxing lowers an entry by less than 8 (checked when the file is written;
+otherwise no packed table is stored), so the relaxed value is the largest one
+at most the full value with those two bits (``root_value``).
+
+A quarter of the bytes: the 4x4 7-8 tables' 550 MB read as 138 MB, so more of
+the search's reads hit the caches.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from .board import Shape
+from .ranking import rank_delta, unrank_kernel, weights
+
+ENCODING = "mod8-relative-v1"
+SLACK = 3  # after relax, every move changes a value by at most this
+MAX_LOWERING = 6  # root_value needs the full value minus the relaxed one below 8
+UNSEEN = 255
+
+
+def compact_neighbours(shape: Shape) -> tuple[np.ndarray, np.ndarray]:
+    """Free-cell adjacency in the tables' cell numbering (index among free cells)."""
+    cidx = {c: j for j, c in enumerate(shape.free_cells)}
+    n = len(cidx)
+    nbr = np.full((n, 4), -1, dtype=np.int64)
+    ndeg = np.zeros(n, dtype=np.int64)
+    for c, j in cidx.items():
+        for d in shape.neighbours[c]:
+            nbr[j, ndeg[j]] = cidx[d]
+            ndeg[j] += 1
+    return nbr, ndeg
+
+
+@nb.njit(cache=True, inline="always")
+def _lowest_neighbour(table, r, n, k, w, nbr, ndeg, pos, slot_of):
+    """Least value over the abstract neighbours of placement ``r``."""
+    used = unrank_kernel(r, n, k, w, pos)
+    for s in range(k):
+        slot_of[pos[s]] = s
+    best = np.int64(1 << 30)
+    for s in range(k):
+        a = pos[s]
+        for j in range(ndeg[a]):
+            b = nbr[a, j]
+            if (used >> np.uint64(b)) & np.uint64(1):
+                continue
+            v = np.int64(table[r + rank_delta(s, a, b, used, slot_of, w)])
+            if v < best:
+                best = v
+    return best
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def _relax_pass(table, n, k, w, nbr, ndeg, lowered):
+    """Every entry to at most its lowest neighbour + SLACK, in place; marks the
+    lowered ones in the bitmap ``lowered`` (each chunk owns whole bytes of it)."""
+    size = table.shape[0]
+    nchunks = 4096
+    chunk = ((size + nchunks - 1) // nchunks + 7) // 8 * 8
+    for ci in nb.prange(nchunks):
+        pos = np.empty(k, dtype=np.int64)
+        slot_of = np.zeros(n, dtype=np.int64)
+        for r in range(ci * chunk, min(size, (ci + 1) * chunk)):
+            v = table[r]
+            if v == UNSEEN:
+                continue
+            best = _lowest_neighbour(table, r, n, k, w, nbr, ndeg, pos, slot_of) + SLACK
+            if best < v:
+                table[r] = best
+                lowered[r >> 3] |= np.uint8(1 << (r & 7))
+
+
+@nb.njit(cache=True)
+def _relax_rest(table, n, k, w, nbr, ndeg, lowered):
+    """Finish from the entries the pass lowered: a lowered entry can leave a
+    neighbour more than SLACK above it; lower that one too, and so on."""
+    stack = np.empty(1024, dtype=np.int64)
+    top = 0
+    for byte in range(lowered.shape[0]):
+        if lowered[byte]:
+            for bit in range(8):
+                if (lowered[byte] >> bit) & 1:
+                    if top == stack.shape[0]:
+                        stack = np.concatenate((stack, np.empty_like(stack)))
+                    stack[top] = byte * 8 + bit
+                    top += 1
+    pos = np.empty(k, dtype=np.int64)
+    slot_of = np.zeros(n, dtype=np.int64)
+    while top > 0:
+        top -= 1
+        r = stack[top]
+        cap = np.int64(table[r]) + SLACK
+        used = unrank_kernel(r, n, k, w, pos)
+        for s in range(k):
+            slot_of[pos[s]] = s
+        for s in range(k):
+            a = pos[s]
+            for j in range(ndeg[a]):
+                b = nbr[a, j]
+                if (used >> np.uint64(b)) & np.uint64(1):
+                    continue
+                r2 = r + rank_delta(s, a, b, used, slot_of, w)
+                if table[r2] != UNSEEN and table[r2] > cap:
+                    table[r2] = cap
+                    if top == stack.shape[0]:
+                        stack = np.concatenate((stack, np.empty_like(stack)))
+                    stack[top] = r2
+                    top += 1
+
+
+def relax(table: np.ndarray, shape: Shape, k: int) -> None:
+    """Lower ``table`` (a pattern of ``k`` tiles on ``shape``) in place until every
+    abstract move changes a value by at most SLACK."""
+    nbr, ndeg = compact_neighbours(shape)
+    n = len(shape.free_cells)
+    w = weights(n, k)
+    lowered = np.zeros((table.shape[0] + 7) // 8, dtype=np.uint8)
+    _relax_pass(table, n, k, w, nbr, ndeg, lowered)
+    _relax_rest(table, n, k, w, nbr, ndeg, lowered)
+
+
+@nb.njit(cache=True)
+def pack(table):
+    """Bits ``(value >> 1) & 3`` of each entry, four entries a byte, entry r at bits 2(r % 4)."""
+    out = np.zeros((table.shape[0] + 3) // 4, dtype=np.uint8)
+    for r in range(table.shape[0]):
+        out[r >> 2] |= np.uint8(((table[r] >> 1) & 3) << ((r & 3) << 1))
+    return out
+
+
+@nb.njit(cache=True, inline="always")
+def bits_at(packed_byte, r):
+    """Entry ``r``'s two bits, from the byte that holds it."""
+    return (packed_byte >> ((r & 3) << 1)) & 3
+
+
+@nb.njit(cache=True, inline="always")
+def decode(q, parent):
+    """The child's value: the one of parent - 3, - 1, + 1, + 3 whose bits are ``q``."""
+    lo = parent - SLACK
+    return lo + 2 * ((q - (lo >> 1)) & 3)
+
+
+@nb.njit(cache=True, inline="always")
+def root_value(full, q):
+    """The relaxed value from the full one (at most MAX_LOWERING above it, same parity)."""
+    return full - 2 * (((full >> 1) - q) & 3)
+
+
+def packed_table(table: np.ndarray, shape: Shape, k: int) -> tuple[np.ndarray | None, int]:
+    """(the two-bit table, the largest lowering) for a full ``table``; the packed
+    table is None when relaxing would lower an entry too far for ``root_value``."""
+    relaxed = np.array(table, dtype=np.uint8, copy=True)
+    relax(relaxed, shape, k)
+    lowering = int(_max_lowering(np.asarray(table), relaxed))
+    if lowering > MAX_LOWERING:
+        return None, lowering
+    return pack(relaxed), lowering
+
+
+@nb.njit(cache=True)
+def _max_lowering(full, relaxed):
+    out = 0
+    for r in range(full.shape[0]):
+        d = np.int64(full[r]) - np.int64(relaxed[r])
+        if d > out:
+            out = d
+    return out

@@ -1,0 +1,110 @@
+"""Two-bit tables (pdb_builder/packed.py): relaxing, decoding, and the search on them."""
+
+import random
+
+import h5py
+import numpy as np
+import pytest
+
+from pdb_builder.board import Board, Shape
+from pdb_builder.build import build_pdb, compute_pdb
+from pdb_builder.packed import MAX_LOWERING, bits_at, decode, pack, relax, root_value
+from pdb_builder.patterns import named_partition
+from pdb_builder.ranking import rank_py, unrank_py
+from pdb_builder.storage import open_database
+from solver.ida import Searcher
+from solver.tables import heuristic_for
+
+from .naive import bfs_distances
+
+SHAPES = [
+    (Shape.devquiz(3, 3), (1, 2, 3, 4)),
+    (Shape.korf(4, 3), (1, 2, 5, 6)),
+    (Shape.devquiz(4, 3, [5, 6]), (1, 2, 3, 4)),
+    (Shape.devquiz(5, 3, [2, 7]), (1, 4, 6, 9)),  # a bottleneck row
+    (Shape.korf(4, 4), (1, 2, 3, 4)),
+]
+
+
+def _edges(shape, k, table):
+    """Every abstract move between reached placements, by plain Python: (rank, rank)."""
+    free = shape.free_cells
+    cidx = {c: j for j, c in enumerate(free)}
+    n = len(free)
+    for r in range(table.size):
+        if table[r] == 255:
+            continue
+        place = unrank_py(r, n, k)
+        for s, a in enumerate(place):
+            for d in shape.neighbours[free[a]]:
+                b = cidx[d]
+                if b in place:
+                    continue
+                r2 = rank_py(place[:s] + (b,) + place[s + 1:], n)
+                if table[r2] != 255:
+                    yield r, r2
+
+
+@pytest.mark.parametrize("shape, pattern", SHAPES, ids=lambda x: getattr(x, "key", str(x)))
+def test_relaxed_moves_change_values_by_one_or_three_and_decode(shape, pattern):
+    full, _ = compute_pdb(shape, pattern)
+    relaxed = full.copy()
+    relax(relaxed, shape, len(pattern))
+    seen = full != 255
+    assert np.array_equal(relaxed == 255, ~seen)
+    lowering = full[seen].astype(int) - relaxed[seen]
+    assert lowering.min() >= 0 and lowering.max() <= MAX_LOWERING  # lower, so still admissible
+    packed = pack(relaxed)
+    bits = [int(bits_at(int(packed[r >> 2]), r)) for r in range(full.size)]
+    edges = list(_edges(shape, len(pattern), full))
+    assert edges
+    for r, r2 in edges:
+        assert abs(int(relaxed[r]) - int(relaxed[r2])) in (1, 3)
+        assert decode(bits[r2], int(relaxed[r])) == relaxed[r2]
+    for r in np.flatnonzero(seen):
+        assert root_value(int(full[r]), bits[r]) == relaxed[r]
+
+
+def test_relax_lowers_the_far_side_of_every_large_jump_and_nothing_else_needlessly():
+    shape, pattern = Shape.devquiz(3, 3), (1, 2, 3, 4)
+    full, _ = compute_pdb(shape, pattern)
+    edges = list(_edges(shape, len(pattern), full))
+    jumps = [(r, r2) for r, r2 in edges if int(full[r2]) - int(full[r]) > 3]
+    assert jumps  # region-aware tables are not consistent (bfs.py)
+    relaxed = full.copy()
+    relax(relaxed, shape, len(pattern))
+    assert all(relaxed[r2] < full[r2] for _, r2 in jumps)
+    # every lowered entry is tight: some neighbour is exactly 3 below it
+    tight = {r2 for r, r2 in edges if int(relaxed[r2]) - int(relaxed[r]) == 3}
+    assert set(np.flatnonzero(relaxed < full)) <= tight
+
+
+@pytest.mark.parametrize("shape, partition", [
+    (Shape.devquiz(3, 3), "4-4"),
+    (Shape.devquiz(3, 3, [1, 3]), "3-3"),  # the reflection reads the same packed tables
+    (Shape.korf(4, 3, [9]), "3-3-2"),
+], ids=lambda x: getattr(x, "key", str(x)))
+def test_search_on_packed_tables_is_optimal_and_old_files_still_work(tmp_path, shape, partition):
+    build_pdb(shape, named_partition(shape, partition), tmp_path)
+    dist = bfs_distances(shape)
+    sample = random.Random(3).sample(sorted(dist), min(60, len(dist)))
+    h = heuristic_for(shape, tmp_path)
+    packed, full = Searcher(h), Searcher(h, packed=False)
+    assert packed.lk_pk.all() and not full.lk_pk.any()
+    for cells in sample:
+        board = Board(shape, cells)
+        assert packed.initial_h(board) <= full.initial_h(board) <= dist[cells]
+        a, b = packed.solve(board), full.solve(board)
+        assert a.optimal and b.optimal and a.length == b.length == dist[cells]
+    # a file written before the packed tables existed: the solver reads the full ones
+    path = next(tmp_path.glob("*.pdb.*.h5"))
+    with h5py.File(path, "a") as f:
+        del f["packed"]
+    from solver import tables
+    tables._CACHE.clear()
+    assert all(t.packed is None for t in open_database(path).tables)
+    old = Searcher(heuristic_for(shape, tmp_path))
+    assert not old.lk_pk.any()
+    for cells in sample[:20]:
+        res = old.solve(Board(shape, cells))
+        assert res.optimal and res.length == dist[cells]
