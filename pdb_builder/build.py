@@ -126,9 +126,10 @@ class BuildReport:
 
 
 def build_pdb(shape: Shape, partition: Partition, db_dir=None, overwrite: bool = False,
-              layout: str = "contiguous", progress=None) -> BuildReport:
+              layout: str = "contiguous", progress=None, two_bit: bool = True) -> BuildReport:
     """Build ``partition`` for ``shape`` and publish it under ``db_dir``.  An existing
-    file that opens and verifies is kept unless ``overwrite``."""
+    file that opens and verifies is kept unless ``overwrite``.  ``two_bit``: also store
+    each table's two-bit copy (``packed.py``)."""
     from .errors import DatabaseError
     from .patterns import bfs_memory
     from .storage import default_db_dir, open_database, pdb_filename, write_pdb
@@ -159,7 +160,7 @@ def build_pdb(shape: Shape, partition: Partition, db_dir=None, overwrite: bool =
             yield compute_pdb(shape, tiles, progress=cb)
 
     _, stats, seconds = write_pdb(path, shape, partition.name, built(), layout=layout,
-                                  metadata={"partition-spec": partition.spec()})
+                                  metadata={"partition-spec": partition.spec()}, two_bit=two_bit)
     return BuildReport(str(path), "pdb", shape.key, partition.name, status, seconds,
                        sum(s.entries for s in stats), float(sum(s.mean for s in stats)),
                        int(sum(s.max for s in stats)), max(bfs_memory(n, len(g)) for g in partition.groups))

@@ -92,10 +92,14 @@ def format_table(rows, headers) -> str:
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="Threads (default: all cores).")
 @click.option("--layout", type=click.Choice(["contiguous", "compressed"]), default="contiguous", show_default=True,
               help="contiguous: memory-mapped on load; compressed: small on disk, read into memory.")
+@click.option("--two-bit/--no-two-bit", default=True, show_default=True,
+              help="Also store each table at two bits an entry, which the solver reads (about 10% faster "
+                   "on the 4x4 7-8 tables; 25-40% more build time, 25% more disk).")
 @click.option("--overwrite", is_flag=True, help="Rebuild files that exist and verify.")
 @click.option("--db-dir", type=click.Path(file_okay=False), default=None,
               help="Database folder (default: $SLIDEPDB_DB_DIR or ./databases).")
-def build(target, partitions, memory_limit, goal_depth, goal, wall_free, no_pdb, threads, layout, overwrite, db_dir):
+def build(target, partitions, memory_limit, goal_depth, goal, wall_free, no_pdb, threads, layout, two_bit, overwrite,
+          db_dir):
     """Build pattern databases (and goal tables) for TARGET.
 
     TARGET is a size (4x4), a board (DevQuiz line or numeric), or a file of boards
@@ -146,7 +150,7 @@ def build(target, partitions, memory_limit, goal_depth, goal, wall_free, no_pdb,
                 if not quiet:
                     click.echo(f"{shape.key}: partition {part.name} = {part.spec()}", err=True)
                 reports.append(build_pdb(shape, part, db_dir, overwrite, layout,
-                                         progress=layer_progress(f"{shape.key} {part.name}")))
+                                         progress=layer_progress(f"{shape.key} {part.name}"), two_bit=two_bit))
         if goal_depth is not None:
             reports.append(build_goal_table(shape, None if goal_depth == "auto" else goal_depth, db_dir, overwrite,
                                             layout, progress=goal_progress(f"{shape.key} goal"),

@@ -24,6 +24,7 @@ import numpy as np
 from .board import BLANK, Board, Shape
 from .errors import DatabaseError, SlidepdbError
 from .lookup import evaluate, group_lookups, lookups_for
+from .packed import check_packed
 from .storage import Database, default_db_dir, list_databases as _files, open_database
 
 
@@ -325,6 +326,17 @@ def verify(path, samples: int = 2000, bfs_states: int = 400_000, seed: int = 0) 
         return res
     deepest = max((d for _, d in states), default=0)
     res.checks.append(f"admissible on {len(states)} states with exact distances (up to {deepest} moves)")
+    packed = [(i, t) for i, t in enumerate(db.tables) if t.packed is not None]
+    for i, t in packed:
+        bad = check_packed(np.asarray(t.data), np.asarray(t.packed), shape, len(t.tiles), samples, seed)
+        if bad >= 0:
+            res.ok = False
+            res.error = (f"{path}: dataset packed/{i}: disagrees with tables/{i} at placement {bad}; "
+                         f"rebuild it")
+            return res
+    if packed:
+        res.checks.append(f"two-bit copies agree with the full tables ({len(packed)} tables, {samples} "
+                          f"placements each and their moves)")
     return res
 
 

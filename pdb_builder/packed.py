@@ -184,3 +184,42 @@ def _max_lowering(full, relaxed):
         if d > out:
             out = d
     return out
+
+
+@nb.njit(cache=True)
+def _first_disagreement(full, packed, n, k, w, nbr, ndeg, ranks):
+    pos = np.empty(k, dtype=np.int64)
+    slot_of = np.zeros(n, dtype=np.int64)
+    for r in ranks:
+        if full[r] == UNSEEN:
+            continue
+        v = root_value(np.int64(full[r]), bits_at(np.int64(packed[r >> 2]), r))
+        if v > full[r] or full[r] - v > MAX_LOWERING:
+            return r
+        used = unrank_kernel(r, n, k, w, pos)
+        for s in range(k):
+            slot_of[pos[s]] = s
+        for s in range(k):
+            a = pos[s]
+            for j in range(ndeg[a]):
+                b = nbr[a, j]
+                if (used >> np.uint64(b)) & np.uint64(1):
+                    continue
+                r2 = r + rank_delta(s, a, b, used, slot_of, w)
+                if full[r2] == UNSEEN:
+                    continue
+                q2 = bits_at(np.int64(packed[r2 >> 2]), r2)
+                if decode(q2, v) != root_value(np.int64(full[r2]), q2):
+                    return r
+    return -1
+
+
+def check_packed(full: np.ndarray, packed: np.ndarray, shape: Shape, k: int, samples: int,
+                 seed: int = 0) -> int:
+    """A placement (rank) where the two-bit copy disagrees with the full table, or -1:
+    for ``samples`` random placements, the root value is within MAX_LOWERING below the
+    full one, and every move's decoded value equals the neighbour's own root value."""
+    nbr, ndeg = compact_neighbours(shape)
+    n = len(shape.free_cells)
+    ranks = np.random.default_rng(seed).integers(0, full.shape[0], size=min(samples, full.shape[0]))
+    return int(_first_disagreement(full, packed, n, k, weights(n, k), nbr, ndeg, ranks))

@@ -139,8 +139,9 @@ class Database:
 
 
 def write_pdb(path, shape: Shape, partition_name: str, built, layout: str = "contiguous",
-              metadata: dict | None = None) -> tuple[Path, list, float]:
-    """Publish a partition's tables atomically at ``path``.
+              metadata: dict | None = None, two_bit: bool = True) -> tuple[Path, list, float]:
+    """Publish a partition's tables atomically at ``path`` (with their two-bit copies,
+    ``packed/i``, unless ``two_bit`` is False).
 
     ``built`` yields ``(table, stats)`` pattern by pattern; each table goes to the
     temporary file as it comes and is dropped, so a build holds one table at a time.
@@ -161,7 +162,7 @@ def write_pdb(path, shape: Shape, partition_name: str, built, layout: str = "con
                 ds.attrs["histogram"] = np.array(st.histogram, dtype=np.int64)
                 ds.attrs["layers"] = np.array(st.layers, dtype=np.int64)
                 ds.attrs["seconds"] = float(st.seconds)
-                pk, lowering = packed_table(table, shape, len(st.tiles))
+                pk, lowering = packed_table(table, shape, len(st.tiles)) if two_bit else (None, 0)
                 if pk is not None:  # the two-bit copy the solver reads (packed.py)
                     pds = _dataset(f, f"packed/{i}", pk, layout)
                     pds.attrs["encoding"] = PACKED_ENCODING

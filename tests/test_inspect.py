@@ -135,7 +135,7 @@ def test_python_evaluator_matches_kernel(folder):
 
 def test_verify_ok_and_flipped_byte(folder, tmp_path):
     r = verify(folder / "3x3-devquiz.pdb.4-4.h5")
-    assert r.ok and "admissible on 2000 states" in r.checks[-1]
+    assert r.ok and any("admissible on 2000 states" in c for c in r.checks)
     assert verify(folder / "3x3-devquiz.goal.d8.h5").ok
     import shutil
     bad = tmp_path / "3x3-devquiz.pdb.4-4.h5"

@@ -8,7 +8,7 @@ import pytest
 
 from pdb_builder.board import Board, Shape
 from pdb_builder.build import build_pdb, compute_pdb
-from pdb_builder.packed import MAX_LOWERING, bits_at, decode, pack, relax, root_value
+from pdb_builder.packed import MAX_LOWERING, bits_at, check_packed, decode, pack, relax, root_value
 from pdb_builder.patterns import named_partition
 from pdb_builder.ranking import rank_py, unrank_py
 from pdb_builder.storage import open_database
@@ -108,3 +108,37 @@ def test_search_on_packed_tables_is_optimal_and_old_files_still_work(tmp_path, s
     for cells in sample[:20]:
         res = old.solve(Board(shape, cells))
         assert res.optimal and res.length == dist[cells]
+
+
+def test_check_packed_finds_a_wrong_entry():
+    shape, pattern = Shape.devquiz(3, 3), (1, 2, 3, 4)
+    full, _ = compute_pdb(shape, pattern)
+    relaxed = full.copy()
+    relax(relaxed, shape, len(pattern))
+    packed = pack(relaxed)
+    everywhere = 20 * full.size  # random ranks: with this many, every placement is drawn
+    assert check_packed(full, packed, shape, len(pattern), everywhere) == -1
+    r = int(np.flatnonzero(full == 9)[0])
+    packed[r >> 2] ^= np.uint8(1 << (2 * (r & 3)))  # entry r's low bit flipped
+    assert check_packed(full, packed, shape, len(pattern), everywhere) >= 0
+
+
+def test_verify_reports_the_two_bit_copies(tmp_path):
+    from pdb_builder.inspect import verify
+    shape = Shape.devquiz(3, 3)
+    build_pdb(shape, named_partition(shape, "4-4"), tmp_path)
+    r = verify(next(tmp_path.glob("*.pdb.*.h5")))
+    assert r.ok and "two-bit copies agree with the full tables (2 tables" in r.checks[-1]
+
+
+def test_build_two_bit_switch(tmp_path):
+    from click.testing import CliRunner
+
+    from solver.cli import main
+    for flag, expect in (("--two-bit", True), ("--no-two-bit", False)):
+        folder = tmp_path / flag
+        r = CliRunner().invoke(main, ["-q", "build", "3x3", "--goal", "devquiz", "--partition", "4-4", flag,
+                                      "--db-dir", str(folder)])
+        assert r.exit_code == 0, r.output
+        with h5py.File(next(folder.glob("*.pdb.*.h5")), "r") as f:
+            assert ("packed" in f) == expect
