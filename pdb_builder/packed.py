@@ -50,22 +50,21 @@ def compact_neighbours(shape: Shape) -> tuple[np.ndarray, np.ndarray]:
 
 
 @nb.njit(cache=True, inline="always")
-def _lowest_neighbour(table, r, n, k, w, nbr, ndeg, pos, slot_of):
-    """Least value over the abstract neighbours of placement ``r``."""
+def _neighbours(r, n, k, w, nbr, ndeg, pos, slot_of, out):
+    """Ranks of the abstract neighbours of placement ``r`` (one pattern tile one cell
+    onto a cell no pattern tile holds) into ``out``; returns how many."""
     used = unrank_kernel(r, n, k, w, pos)
     for s in range(k):
         slot_of[pos[s]] = s
-    best = np.int64(1 << 30)
+    m = 0
     for s in range(k):
         a = pos[s]
         for j in range(ndeg[a]):
             b = nbr[a, j]
-            if (used >> np.uint64(b)) & np.uint64(1):
-                continue
-            v = np.int64(table[r + rank_delta(s, a, b, used, slot_of, w)])
-            if v < best:
-                best = v
-    return best
+            if not (used >> np.uint64(b)) & np.uint64(1):
+                out[m] = r + rank_delta(s, a, b, used, slot_of, w)
+                m += 1
+    return m
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
@@ -78,11 +77,14 @@ def _relax_pass(table, n, k, w, nbr, ndeg, lowered):
     for ci in nb.prange(nchunks):
         pos = np.empty(k, dtype=np.int64)
         slot_of = np.zeros(n, dtype=np.int64)
+        out = np.empty(4 * k, dtype=np.int64)
         for r in range(ci * chunk, min(size, (ci + 1) * chunk)):
             v = table[r]
             if v == UNSEEN:
                 continue
-            best = _lowest_neighbour(table, r, n, k, w, nbr, ndeg, pos, slot_of) + SLACK
+            best = v
+            for j in range(_neighbours(r, n, k, w, nbr, ndeg, pos, slot_of, out)):
+                best = min(best, np.int64(table[out[j]]) + SLACK)
             if best < v:
                 table[r] = best
                 lowered[r >> 3] |= np.uint8(1 << (r & 7))
@@ -104,26 +106,19 @@ def _relax_rest(table, n, k, w, nbr, ndeg, lowered):
                     top += 1
     pos = np.empty(k, dtype=np.int64)
     slot_of = np.zeros(n, dtype=np.int64)
+    out = np.empty(4 * k, dtype=np.int64)
     while top > 0:
         top -= 1
         r = stack[top]
         cap = np.int64(table[r]) + SLACK
-        used = unrank_kernel(r, n, k, w, pos)
-        for s in range(k):
-            slot_of[pos[s]] = s
-        for s in range(k):
-            a = pos[s]
-            for j in range(ndeg[a]):
-                b = nbr[a, j]
-                if (used >> np.uint64(b)) & np.uint64(1):
-                    continue
-                r2 = r + rank_delta(s, a, b, used, slot_of, w)
-                if table[r2] != UNSEEN and table[r2] > cap:
-                    table[r2] = cap
-                    if top == stack.shape[0]:
-                        stack = np.concatenate((stack, np.empty_like(stack)))
-                    stack[top] = r2
-                    top += 1
+        for j in range(_neighbours(r, n, k, w, nbr, ndeg, pos, slot_of, out)):
+            r2 = out[j]
+            if table[r2] != UNSEEN and table[r2] > cap:
+                table[r2] = cap
+                if top == stack.shape[0]:
+                    stack = np.concatenate((stack, np.empty_like(stack)))
+                stack[top] = r2
+                top += 1
 
 
 def relax(table: np.ndarray, shape: Shape, k: int) -> None:
@@ -190,24 +185,16 @@ def _max_lowering(full, relaxed):
 def _first_disagreement(full, packed, n, k, w, nbr, ndeg, ranks):
     pos = np.empty(k, dtype=np.int64)
     slot_of = np.zeros(n, dtype=np.int64)
+    out = np.empty(4 * k, dtype=np.int64)
     for r in ranks:
         if full[r] == UNSEEN:
             continue
         v = root_value(np.int64(full[r]), bits_at(np.int64(packed[r >> 2]), r))
         if v > full[r] or full[r] - v > MAX_LOWERING:
             return r
-        used = unrank_kernel(r, n, k, w, pos)
-        for s in range(k):
-            slot_of[pos[s]] = s
-        for s in range(k):
-            a = pos[s]
-            for j in range(ndeg[a]):
-                b = nbr[a, j]
-                if (used >> np.uint64(b)) & np.uint64(1):
-                    continue
-                r2 = r + rank_delta(s, a, b, used, slot_of, w)
-                if full[r2] == UNSEEN:
-                    continue
+        for j in range(_neighbours(r, n, k, w, nbr, ndeg, pos, slot_of, out)):
+            r2 = out[j]
+            if full[r2] != UNSEEN:
                 q2 = bits_at(np.int64(packed[r2 >> 2]), r2)
                 if decode(q2, v) != root_value(np.int64(full[r2]), q2):
                     return r
