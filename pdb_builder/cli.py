@@ -256,8 +256,8 @@ def inspect(db, db_dir, problems, suggest, plot_png, no_verify, as_json):
         return
     click.echo(format_table(
         [(r.shape, r.kind, r.name, f"{r.entries:,}", _human_bytes(r.bytes), r.created, f"{r.build_seconds:.1f}",
-          r.max_h, f"{r.mean_h:.3f}", r.checksum) for r in rows],
-        ["shape", "kind", "name", "entries", "on disk", "built", "build s", "max h", "mean h", "checksum"]))
+          r.max_h, f"{r.mean_h:.3f}", r.two_bit, r.checksum) for r in rows],
+        ["shape", "kind", "name", "entries", "on disk", "built", "build s", "max h", "mean h", "2-bit", "checksum"]))
 
 
 @click.command()

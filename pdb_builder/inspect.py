@@ -41,6 +41,7 @@ class DbRow:
     max_h: int
     mean_h: float
     checksum: str  # "ok", "BAD: reason", "unchecked"
+    two_bit: str = ""  # pdb: "yes" when every table has its two-bit copy (packed.py), else "no"
 
     def as_json(self) -> dict:
         return self.__dict__.copy()
@@ -68,8 +69,9 @@ def _row(path: Path, verify: bool) -> DbRow:
         max_h = int(db.depth)
         mean_h = float(np.asarray(db.dist, dtype=np.float64).mean()) if entries else 0.0
         name = f"depth {db.depth}"
+    two_bit = ("yes" if all(t.packed is not None for t in db.tables) else "no") if db.kind == "pdb" else ""
     return DbRow(path.name, db.shape.key, db.kind, name, entries, path.stat().st_size, str(a["created"]),
-                 float(a["build-seconds"]), max_h, mean_h, state)
+                 float(a["build-seconds"]), max_h, mean_h, state, two_bit)
 
 
 def list_databases(db_dir=None, verify: bool = True) -> list[DbRow]:
@@ -90,6 +92,7 @@ def describe(path) -> dict:
             "histogram": {str(v): int(c) for v, c in enumerate(t.attrs["histogram"][:255]) if c},
             "unreachable": int(t.attrs["histogram"][255]),
             "layers": [int(x) for x in t.attrs["layers"]],
+            "two-bit": t.packed is not None,
         } for t in db.tables]
     else:
         hist = np.bincount(np.asarray(db.dist), minlength=db.depth + 1)

@@ -38,10 +38,10 @@ def run(*args):
 
 def test_listing_exact(folder):
     rows = list_databases(folder)
-    assert [(r.shape, r.kind, r.name, r.checksum) for r in rows] == [  # file name order
-        ("3x3-devquiz-w10", "pdb", "4-3", "ok"),
-        ("3x3-devquiz", "goal-table", "depth 8", "ok"),
-        ("3x3-devquiz", "pdb", "4-4", "ok"),
+    assert [(r.shape, r.kind, r.name, r.checksum, r.two_bit) for r in rows] == [  # file name order
+        ("3x3-devquiz-w10", "pdb", "4-3", "ok", "yes"),
+        ("3x3-devquiz", "goal-table", "depth 8", "ok", ""),
+        ("3x3-devquiz", "pdb", "4-4", "ok", "yes"),
     ]
     assert rows[2].entries == 2 * 9 * 8 * 7 * 6 and rows[0].entries == 8 * 7 * 6 * 5 + 8 * 7 * 6
     assert rows[1].entries == len(bfs_distances(Shape.devquiz(3, 3), max_depth=8))
