@@ -12,6 +12,8 @@ See ``docs/FORMAT.md`` for the specification.  In short:
   with attributes ``tiles``, ``cells`` (free cells of the shape), ``sha256``,
   ``mean``, ``max``, ``histogram`` (counts of values 0..254, then unreachable),
   ``layers`` (placements first valued at each depth);
+* optional ``packed/0`` .. ``packed/m-1``: each table at two bits an entry, the
+  solver's copy (``packed.py``), with ``encoding``, ``sha256`` and ``max-lowering``;
 * ``goal-table``: datasets ``keys`` (uint64, sorted, ``key-words`` words per state)
   and ``dist`` (uint8), with ``depth`` and ``sha256`` attributes.
 
@@ -144,7 +146,8 @@ def write_pdb(path, shape: Shape, partition_name: str, built, layout: str = "con
     ``packed/i``, unless ``two_bit`` is False).
 
     ``built`` yields ``(table, stats)`` pattern by pattern; each table goes to the
-    temporary file as it comes and is dropped, so a build holds one table at a time.
+    temporary file as it comes and is dropped, so a build holds one table at a time
+    (and, while its two-bit copy is made, one lowered copy of it).
     Returns the path, the stats, and the seconds spent producing the tables."""
     path = Path(path)
     stats = []
