@@ -28,7 +28,7 @@ import numba as nb
 import numpy as np
 
 from .board import Shape
-from .ranking import rank_delta, unrank_kernel, weights
+from .ranking import rank_delta, trailing_zeros, unrank_kernel, weights
 
 ENCODING = "mod8-relative-v1"
 SLACK = 3  # after relax, every move changes a value by at most this
@@ -50,12 +50,9 @@ def compact_neighbours(shape: Shape) -> tuple[np.ndarray, np.ndarray]:
 
 
 @nb.njit(cache=True, inline="always")
-def _neighbours(r, n, k, w, nbr, ndeg, pos, slot_of, out):
-    """Ranks of the abstract neighbours of placement ``r`` (one pattern tile one cell
-    onto a cell no pattern tile holds) into ``out``; returns how many."""
-    used = unrank_kernel(r, n, k, w, pos)
-    for s in range(k):
-        slot_of[pos[s]] = s
+def _moves(r, k, w, nbr, ndeg, pos, used, slot_of, out):
+    """Ranks of the abstract neighbours of placement ``r`` (cells ``pos``, mask
+    ``used``): one pattern tile one cell onto a cell no pattern tile holds."""
     m = 0
     for s in range(k):
         a = pos[s]
@@ -67,6 +64,34 @@ def _neighbours(r, n, k, w, nbr, ndeg, pos, slot_of, out):
     return m
 
 
+@nb.njit(cache=True, inline="always")
+def _neighbours(r, n, k, w, nbr, ndeg, pos, slot_of, out):
+    """:func:`_moves` of placement ``r``, unranked first; returns how many."""
+    used = unrank_kernel(r, n, k, w, pos)
+    for s in range(k):
+        slot_of[pos[s]] = s
+    return _moves(r, k, w, nbr, ndeg, pos, used, slot_of, out)
+
+
+@nb.njit(cache=True, inline="always")
+def _next_placement(pos, used, slot_of, n, k):
+    """Step ``pos`` (and its mask ``used``, returned) to the next placement in rank
+    (lexicographic) order: the last slot that can take a larger free cell does, and
+    the slots after it take the smallest free cells in order."""
+    full = (np.uint64(1) << np.uint64(n)) - np.uint64(1)
+    for i in range(k - 1, -1, -1):
+        used &= ~(np.uint64(1) << np.uint64(pos[i]))
+        above = full & ~used & ~((np.uint64(2) << np.uint64(pos[i])) - np.uint64(1))
+        if above:
+            for s in range(i, k):
+                c = trailing_zeros(above if s == i else full & ~used)
+                pos[s] = c
+                slot_of[c] = s
+                used |= np.uint64(1) << np.uint64(c)
+            return used
+    return used
+
+
 @nb.njit(cache=True, parallel=True, nogil=True)
 def _relax_pass(table, n, k, w, nbr, ndeg, lowered):
     """Every entry to at most its lowest neighbour + SLACK, in place; marks the
@@ -75,15 +100,24 @@ def _relax_pass(table, n, k, w, nbr, ndeg, lowered):
     nchunks = 4096
     chunk = ((size + nchunks - 1) // nchunks + 7) // 8 * 8
     for ci in nb.prange(nchunks):
+        lo = ci * chunk
+        hi = min(size, lo + chunk)
+        if lo >= hi:
+            continue
         pos = np.empty(k, dtype=np.int64)
         slot_of = np.zeros(n, dtype=np.int64)
         out = np.empty(4 * k, dtype=np.int64)
-        for r in range(ci * chunk, min(size, (ci + 1) * chunk)):
+        used = unrank_kernel(lo, n, k, w, pos)
+        for s in range(k):
+            slot_of[pos[s]] = s
+        for r in range(lo, hi):
+            if r > lo:  # the placements of a chunk in rank order, one step each
+                used = _next_placement(pos, used, slot_of, n, k)
             v = table[r]
             if v == UNSEEN:
                 continue
             best = v
-            for j in range(_neighbours(r, n, k, w, nbr, ndeg, pos, slot_of, out)):
+            for j in range(_moves(r, k, w, nbr, ndeg, pos, used, slot_of, out)):
                 best = min(best, np.int64(table[out[j]]) + SLACK)
             if best < v:
                 table[r] = best

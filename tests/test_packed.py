@@ -142,3 +142,36 @@ def test_build_two_bit_switch(tmp_path):
         assert r.exit_code == 0, r.output
         with h5py.File(next(folder.glob("*.pdb.*.h5")), "r") as f:
             assert ("packed" in f) == expect
+
+
+def test_next_placement_walks_rank_order():
+    from numba import njit
+
+    from pdb_builder.packed import _next_placement
+    from pdb_builder.ranking import unrank_kernel, weights
+
+    @njit
+    def walk(n, k, w, start, steps):
+        pos = np.empty(k, dtype=np.int64)
+        slot_of = np.zeros(n, dtype=np.int64)
+        used = unrank_kernel(start, n, k, w, pos)
+        for s in range(k):
+            slot_of[pos[s]] = s
+        out = np.empty((steps, k), dtype=np.int64)
+        masks = np.empty(steps, dtype=np.uint64)
+        for i in range(steps):
+            if i:
+                used = _next_placement(pos, used, slot_of, n, k)
+            out[i] = pos
+            masks[i] = used
+            for s in range(k):
+                if slot_of[pos[s]] != s:  # slot_of follows every slot that moved
+                    return out[:0], masks[:0]
+        return out, masks
+
+    for n, k, start, steps in [(6, 3, 0, 120), (7, 4, 0, 840), (16, 8, 123_456_789, 5000), (36, 5, 7, 3000)]:
+        got, masks = walk(n, k, weights(n, k), start, steps)
+        assert len(got) == steps
+        for i in range(steps):
+            assert tuple(got[i]) == unrank_py(start + i, n, k)
+            assert int(masks[i]) == sum(1 << c for c in got[i])
