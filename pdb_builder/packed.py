@@ -65,12 +65,18 @@ def _moves(r, k, w, nbr, ndeg, pos, used, slot_of, out):
 
 
 @nb.njit(cache=True, inline="always")
-def _neighbours(r, n, k, w, nbr, ndeg, pos, slot_of, out):
-    """:func:`_moves` of placement ``r``, unranked first; returns how many."""
+def _unrank(r, n, k, w, pos, slot_of):
+    """Placement ``r`` into ``pos`` and its slot per cell into ``slot_of``; returns its mask."""
     used = unrank_kernel(r, n, k, w, pos)
     for s in range(k):
         slot_of[pos[s]] = s
-    return _moves(r, k, w, nbr, ndeg, pos, used, slot_of, out)
+    return used
+
+
+@nb.njit(cache=True, inline="always")
+def _neighbours(r, n, k, w, nbr, ndeg, pos, slot_of, out):
+    """:func:`_moves` of placement ``r``, unranked first; returns how many."""
+    return _moves(r, k, w, nbr, ndeg, pos, _unrank(r, n, k, w, pos, slot_of), slot_of, out)
 
 
 @nb.njit(cache=True, inline="always")
@@ -107,9 +113,7 @@ def _relax_pass(table, n, k, w, nbr, ndeg, lowered):
         pos = np.empty(k, dtype=np.int64)
         slot_of = np.zeros(n, dtype=np.int64)
         out = np.empty(4 * k, dtype=np.int64)
-        used = unrank_kernel(lo, n, k, w, pos)
-        for s in range(k):
-            slot_of[pos[s]] = s
+        used = _unrank(lo, n, k, w, pos, slot_of)
         for r in range(lo, hi):
             if r > lo:  # the placements of a chunk in rank order, one step each
                 used = _next_placement(pos, used, slot_of, n, k)
