@@ -38,7 +38,8 @@ def _prefetch(typingctx, addr):
     def codegen(context, builder, signature, args):
         i8p = ir.PointerType(ir.IntType(8))
         i32 = ir.IntType(32)
-        fn = builder.module.declare_intrinsic("llvm.prefetch", fnty=ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]))
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = builder.module.declare_intrinsic("llvm.prefetch", fnty=fnty)
         builder.call(fn, [builder.inttoptr(args[0], i8p), ir.Constant(i32, 0), ir.Constant(i32, 3),
                           ir.Constant(i32, 1)])
         return context.get_dummy_value()
@@ -81,6 +82,15 @@ def _turns(table, idx, lanes, work, prefetch):
     return s
 
 
+def _ns_per(kernel, args, steps) -> str:
+    """Nanoseconds per step of ``kernel(*args)`` (``args[1]`` the indices), compiled and
+    warmed on the first 100 indices first."""
+    kernel(args[0], args[1][:100], *args[2:])
+    t0 = time.perf_counter()
+    kernel(*args)
+    return f"{(time.perf_counter() - t0) / steps * 1e9:.0f} ns"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reads", type=int, default=3_000_000, help="reads per measurement")
@@ -93,12 +103,7 @@ def main(argv=None) -> int:
         n = int(mb * (1 << 20))
         table = np.ones(n + 2, dtype=np.uint8)
         idx = rng.integers(0, n, args.reads)
-        cells = []
-        for group in (1, 2, 4, 8):
-            _chains(table, idx[:100], group)
-            t0 = time.perf_counter()
-            _chains(table, idx, group)
-            cells.append(f"{(time.perf_counter() - t0) / (len(idx) // group) * 1e9:.0f} ns")
+        cells = [_ns_per(_chains, (table, idx, group), len(idx) // group) for group in (1, 2, 4, 8)]
         print(f"| {mb:g} MB | " + " | ".join(cells) + " |", flush=True)
     print()
     n = 130 << 20
@@ -107,12 +112,7 @@ def main(argv=None) -> int:
     print(f"| chains taking turns (130 MB, work {args.work}) | 1 | 2 | 4 | 8 |")
     print("|---|---|---|---|---|")
     for prefetch in (False, True):
-        cells = []
-        for lanes in (1, 2, 4, 8):
-            _turns(table, idx[:100], lanes, args.work, prefetch)
-            t0 = time.perf_counter()
-            _turns(table, idx, lanes, args.work, prefetch)
-            cells.append(f"{(time.perf_counter() - t0) / len(idx) * 1e9:.0f} ns")
+        cells = [_ns_per(_turns, (table, idx, lanes, args.work, prefetch), len(idx)) for lanes in (1, 2, 4, 8)]
         print(f"| {'prefetch, then turn' if prefetch else 'load on the next turn'} | " + " | ".join(cells) + " |",
               flush=True)
     return 0
