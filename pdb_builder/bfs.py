@@ -25,6 +25,12 @@ fields whose final value it fixes, so threads marking and closing the same word
 lose nothing and the result is deterministic (tested against a pure-Python BFS
 and across thread counts).
 
+A region's cells become 2-bit slots with one ``pext`` (its cells among the free
+cells, packed) and one ``pdep`` (spread to every other bit), and a word's frontier
+slots become cells the same way back: BMI2 instructions where the CPU has them,
+loops otherwise (``ranking.py``).  Against a loop over the cells they halved the
+6x5 6-6-6-6-5 build (README).
+
 Cells here are grid cells ``0 .. W*H-1`` for masks and flood fills; ranks use
 the compact index of a cell among the shape's free cells (``cidx``).
 """
@@ -36,10 +42,11 @@ import numpy as np
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .ranking import popcount, rank_kernel, unrank_kernel
+from .ranking import pdep, pext, popcount, rank_kernel, trailing_zeros, unrank_kernel
 
 UNSEEN = 255  # table entry: placement not reached (unreachable on this shape)
 MAX_VALUE = 254  # largest storable cost
+EVEN_BITS = np.uint64(0x5555555555555555)  # the low bit of every 2-bit slot
 # 2-bit region codes in the BFS words
 UNREACHED = 0  # region not reached yet
 FRONTIER_EVEN = 1  # reached at an even depth, not expanded yet
@@ -58,17 +65,6 @@ def atomic_or(typingctx, arr, idx, val):
         ptr = cgutils.get_item_pointer(context, builder, arr_t, ary, [args[1]], wraparound=False)
         v = context.cast(builder, args[2], val_t, arr_t.dtype)
         return builder.atomic_rmw("or", ptr, v, "monotonic")
-
-    return sig, codegen
-
-
-@intrinsic
-def trailing_zeros(typingctx, x):
-    """Index of the lowest set bit (LLVM cttz; x must be non-zero)."""
-    sig = x(x)
-
-    def codegen(context, builder, signature, args):
-        return builder.cttz(args[0], cgutils.true_bit)
 
     return sig, codegen
 
@@ -95,14 +91,9 @@ def compact_index(free, cell):
 
 @nb.njit(cache=True, inline="always")
 def region_code_bits(region, free, code):
-    """Word with ``code`` in the 2-bit slot of every cell of ``region``."""
-    bits = np.uint64(0)
-    m = region
-    while m:
-        c = trailing_zeros(m)
-        bits |= np.uint64(code) << (np.uint64(2) * np.uint64(compact_index(free, c)))
-        m &= m - np.uint64(1)
-    return bits
+    """Word with ``code`` in the 2-bit slot of every cell of ``region``: the region's
+    cells as compact bits (pext), spread to the even bits (pdep), times the code."""
+    return pdep(pext(region, free), EVEN_BITS) * np.uint64(code)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -148,8 +139,8 @@ def expand_layer(words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_fre
             if word == 0:
                 continue
             # any slot equal to cur?  (x ^ pattern) has a zero 2-bit field there
-            x = word ^ (cur * np.uint64(0x5555555555555555))
-            zero_fields = ~(x | (x >> one)) & np.uint64(0x5555555555555555)
+            x = word ^ (cur * EVEN_BITS)
+            zero_fields = ~(x | (x >> one)) & EVEN_BITS
             # (unused high fields hold 0 in word, so they differ from cur, which is never 0)
             if zero_fields == 0:
                 continue
@@ -163,15 +154,7 @@ def expand_layer(words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_fre
                 pmask |= one << np.uint64(gpos[i])
             free = all_free & ~pmask
             # frontier cells: free cells whose slot holds cur
-            front = np.uint64(0)
-            m = free
-            j = 0
-            while m:
-                c = trailing_zeros(m)
-                if (word >> np.uint64(2 * j)) & three == cur:
-                    front |= one << c
-                j += 1
-                m &= m - one
+            front = pdep(pext(zero_fields, EVEN_BITS), free)
             for i in range(k):
                 t = gpos[i]
                 targets = nbr_mask[t] & front

@@ -7,7 +7,8 @@ still admissible.  Sources:
 * named: ``7-8`` and ``6-6-3`` on 4x4 and ``6-6-6-6`` on 5x5 are the
   partitions of Korf & Felner (2002) (for the DevQuiz goal, turned by 180
   degrees so the blank corner matches); any other name of sizes, e.g.
-  ``5-5-5-5-5-5-5`` on 6x6, is grown as compact blocks;
+  ``5-5-5-5-5-5-5`` on 6x6, is grown as compact blocks (the most compact of
+  :func:`compact_candidates`);
 * given: ``"1,2,3,4,5,6,7/8,9,10,11,12,13,14,15"`` (numbers or DevQuiz labels);
 * automatic: :func:`auto_partition` picks the largest pattern size that fits a
   memory budget, grows compact candidates, and keeps the one with the highest
@@ -98,14 +99,20 @@ def parse_partition(text: str, shape: Shape, name: str | None = None) -> Partiti
 def grow_blocks(shape: Shape, sizes, order: str = "row") -> tuple[tuple[int, ...], ...]:
     """Cells grown into compact groups of the given sizes.  Each group starts at
     the first free cell in ``order`` (``row`` or ``col`` major, or ``far``: farthest
-    from the goal blank first) and adds the neighbouring cell that keeps its
-    bounding box smallest."""
+    from the goal blank first) and adds the neighbouring cell that keeps the longer
+    side of its bounding box shortest, then its area smallest: so six cells grow
+    into a 2x3 block, not a row.  (Area alone grows rows: 1x3 beats 2x2.  On the
+    DevQuiz 6x4, 2x3 blocks need 9.5x fewer nodes than whole rows, README.)"""
     w = shape.width
     cells = [c for c in shape.free_cells if c != shape.goal_blank]
     if order == "row":
         key = lambda c: c  # noqa: E731
     elif order == "col":
         key = lambda c: (c % w, c // w)  # noqa: E731
+    elif order == "row-up":  # from the last row: the goal blank's corner grows first
+        key = lambda c: (-(c // w), c % w)  # noqa: E731
+    elif order == "col-left":  # from the last column
+        key = lambda c: (-(c % w), c // w)  # noqa: E731
     else:
         dist = shape.cell_distances(shape.goal_blank)
         key = lambda c: (-dist[c], c)  # noqa: E731
@@ -123,12 +130,35 @@ def grow_blocks(shape: Shape, sizes, order: str = "row") -> tuple[tuple[int, ...
                 def box(c):
                     rows = [x // w for x in group] + [c // w]
                     cols = [x % w for x in group] + [c % w]
-                    return ((max(rows) - min(rows) + 1) * (max(cols) - min(cols) + 1), key(c))
+                    h, wd = max(rows) - min(rows) + 1, max(cols) - min(cols) + 1
+                    return (max(h, wd), h * wd, key(c))
                 nxt = min(cand, key=box)
             group.append(nxt)
             left.discard(nxt)
         groups.append(tuple(sorted(group)))
     return tuple(groups)
+
+
+GROW_ORDERS = ("row", "col", "far", "row-up", "col-left")
+
+
+def internal_edges(shape: Shape, cell_groups) -> int:
+    """Neighbouring cell pairs inside a group, over all groups: the partition's
+    compactness (a 2x3 block has 7, a row of 6 has 5)."""
+    return sum(1 for g in cell_groups for c in g for d in shape.neighbours[c] if d > c and d in g)
+
+
+def compact_candidates(shape: Shape, sizes, name: str) -> tuple[list[Partition], list[int]]:
+    """The distinct partitions grown from each of :data:`GROW_ORDERS`, with their
+    :func:`internal_edges`."""
+    cands, edges = [], []
+    for order in GROW_ORDERS:
+        cells = grow_blocks(shape, sizes, order)
+        groups = _cells_to_tiles(shape, cells)
+        if groups not in [c.groups for c in cands]:
+            cands.append(Partition(name, groups))
+            edges.append(internal_edges(shape, [set(g) for g in cells]))
+    return cands, edges
 
 
 def _cells_to_tiles(shape: Shape, cell_groups) -> tuple[tuple[int, ...], ...]:
@@ -150,7 +180,8 @@ def named_partition(shape: Shape, name: str) -> Partition:
         if shape.goal_kind == "devquiz":
             n = shape.n
             return Partition(name, _cells_to_tiles(shape, [[n - 1 - c for c in g] for g in fixed]))
-    part = Partition(name, _cells_to_tiles(shape, grow_blocks(shape, sizes)))
+    cands, edges = compact_candidates(shape, sizes, name)
+    part = cands[edges.index(max(edges))]
     validate_partition(shape, part)
     return part
 
@@ -188,20 +219,17 @@ def default_partition(shape: Shape, memory_limit: int) -> Partition:
 
 
 def auto_partition(shape: Shape, memory_limit: int, measure_limit: int = 3_000_000, build=None) -> Partition:
-    """Compact candidates under the memory budget; when every candidate's tables
-    hold at most ``measure_limit`` entries in all, build them and keep the highest
-    sum of table means (the mean heuristic value over uniformly random states)."""
+    """Compact candidates under the memory budget (one grown from each of
+    :data:`GROW_ORDERS`); when every candidate's tables hold at most ``measure_limit``
+    entries in all, build them and keep the highest sum of table means (the mean
+    heuristic value over uniformly random states), else the most compact one
+    (:func:`internal_edges`; the first of equals)."""
     sizes = default_sizes(shape, memory_limit)
-    name = "-".join(map(str, sizes))
-    cands = []
-    for order in ("row", "col", "far"):
-        groups = _cells_to_tiles(shape, grow_blocks(shape, sizes, order))
-        if groups not in [c.groups for c in cands]:
-            cands.append(Partition(name, groups))
+    cands, edges = compact_candidates(shape, sizes, "-".join(map(str, sizes)))
     n = len(shape.free_cells)
     cost = sum(num_placements(n, k) for k in sizes) * len(cands)
     if len(cands) == 1 or cost > measure_limit:
-        return cands[0]
+        return cands[edges.index(max(edges))]
     if build is None:
         from .build import compute_pdb as build
     best, best_mean = cands[0], -1.0

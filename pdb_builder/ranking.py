@@ -18,6 +18,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 RANKING_NAME = "lex-kperm"
@@ -86,6 +87,73 @@ def trailing_zeros(typingctx, x):
     return sig, codegen
 
 
+def _has_bmi2() -> bool:
+    try:
+        import llvmlite.binding as ll
+
+        return bool(ll.get_host_cpu_features().get("bmi2", False))
+    except Exception:  # a platform without x86 feature flags
+        return False
+
+
+HAS_BMI2 = _has_bmi2()
+
+
+def _bmi2_intrinsic(name):
+    """``llvm.x86.bmi.<name>.64`` on two uint64 (numba compiles for the host CPU)."""
+    from llvmlite import ir
+
+    @intrinsic
+    def op(typingctx, x, mask):
+        sig = types.uint64(types.uint64, types.uint64)
+
+        def codegen(context, builder, signature, args):
+            i64 = ir.IntType(64)
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64, i64]),
+                                                f"llvm.x86.bmi.{name}.64")
+            return builder.call(fn, list(args))
+
+        return sig, codegen
+
+    return op
+
+
+@nb.njit(cache=True, inline="always")
+def pext_loop(x, mask):
+    """pext without BMI2: one step per set bit of ``mask``."""
+    out = np.uint64(0)
+    bit = np.uint64(1)
+    m = np.uint64(mask)
+    while m:
+        low = m & (~m + np.uint64(1))
+        if np.uint64(x) & low:
+            out |= bit
+        bit <<= np.uint64(1)
+        m &= m - np.uint64(1)
+    return out
+
+
+@nb.njit(cache=True, inline="always")
+def pdep_loop(x, mask):
+    """pdep without BMI2: one step per set bit of ``mask``."""
+    out = np.uint64(0)
+    bit = np.uint64(1)
+    m = np.uint64(mask)
+    while m:
+        low = m & (~m + np.uint64(1))
+        if np.uint64(x) & bit:
+            out |= low
+        bit <<= np.uint64(1)
+        m &= m - np.uint64(1)
+    return out
+
+
+# pext: the bits of x under mask, packed to the low end; pdep: the low bits of x
+# spread onto the set bits of mask.  One instruction each with BMI2.
+pext = _bmi2_intrinsic("pext") if HAS_BMI2 else pext_loop
+pdep = _bmi2_intrinsic("pdep") if HAS_BMI2 else pdep_loop
+
+
 @nb.njit(cache=True, inline="always")
 def rank_delta(s, a, b, used, slot_of, w):
     """Change of the rank when slot ``s`` moves from cell ``a`` to the free cell ``b``.
@@ -137,13 +205,7 @@ def unrank_kernel(r, n, k, w, out):
     for i in range(k):
         d = (r // w[i]) % (n - i)
         # the d-th cell not in ``used``
-        c = 0
-        while True:
-            if not (used >> np.uint64(c)) & np.uint64(1):
-                if d == 0:
-                    break
-                d -= 1
-            c += 1
+        c = trailing_zeros(pdep(np.uint64(1) << np.uint64(d), ~used))
         out[i] = c
         used |= np.uint64(1) << np.uint64(c)
     return used

@@ -69,6 +69,27 @@ def test_rank_round_trip_exhaustive_and_sampled():
         assert np.array_equal(rank_many(places, n, weights(n, k)), ranks)
 
 
+def test_pext_pdep_equal_python():
+    """The bit gathers the BFS and unranking use (BMI2 or the loop fallback) against Python."""
+    import numba as nb
+    from pdb_builder import ranking
+
+    def pext_py(x, m):
+        return sum(1 << j for j, b in enumerate(b for b in range(64) if m >> b & 1) if x >> b & 1)
+
+    def pdep_py(x, m):
+        return sum(1 << b for j, b in enumerate(b for b in range(64) if m >> b & 1) if x >> j & 1)
+
+    kinds = [(ranking.pext_loop, ranking.pdep_loop)] + ([(ranking.pext, ranking.pdep)] if ranking.HAS_BMI2 else [])
+    rng = random.Random(5)
+    cases = [(0, 0), (2**64 - 1, 2**64 - 1), (2**64 - 1, 1 << 63)] + [
+        (rng.getrandbits(64), rng.getrandbits(64)) for _ in range(300)]
+    for ext, dep in kinds:
+        run = nb.njit(lambda x, m: (ext(x, m), dep(x, m)))
+        for x, m in cases:
+            assert tuple(int(v) for v in run(np.uint64(x), np.uint64(m))) == (pext_py(x, m), pdep_py(x, m))
+
+
 def _delta_ok(place, n, s, b):
     """rank_delta's change for slot s moving to free cell b equals the full re-rank's."""
     from pdb_builder.ranking import rank_delta
@@ -200,6 +221,9 @@ def test_partitions():
     assert default_partition(Shape.korf(4, 4), 4 << 30).name == "7-8"
     assert default_partition(Shape.korf(4, 4), 300 << 20).sizes == (5, 5, 5)
     assert max(default_partition(Shape.devquiz(6, 6), 6 << 30).sizes) <= 6
+    # compact blocks, not rows: on the 6x4 the default is four 3x2 blocks
+    assert default_partition(Shape.devquiz(6, 4), 4 << 30).groups == (
+        (1, 2, 3, 7, 8, 9), (4, 5, 6, 10, 11, 12), (13, 14, 15, 19, 20, 21), (16, 17, 18, 22, 23))
 
 
 def test_auto_partition_measures_candidates():
@@ -207,8 +231,8 @@ def test_auto_partition_measures_candidates():
     part = auto_partition(shape, 2 << 20)
     assert sorted(sum(part.groups, ())) == list(shape.tiles)
     means = {}
-    from pdb_builder.patterns import grow_blocks, _cells_to_tiles
-    for order in ("row", "col", "far"):
+    from pdb_builder.patterns import GROW_ORDERS, grow_blocks, _cells_to_tiles
+    for order in GROW_ORDERS:
         groups = _cells_to_tiles(shape, grow_blocks(shape, part.sizes, order))
         means[groups] = sum(compute_pdb(shape, g)[1].mean for g in groups)
     assert means[part.groups] == max(means.values())

@@ -121,11 +121,14 @@ def test_rerun_skips_and_overwrite_rebuilds(tmp_path):
 
 def test_provenance_attributes(tmp_path):
     shape = Shape.devquiz(3, 3, [4])
-    rep = build_pdb(shape, named_partition(shape, "4-3"), tmp_path)
+    part = named_partition(shape, "4-3")
+    rep = build_pdb(shape, part, tmp_path)
     db = storage.open_database(rep.path)
     for key in storage.REQUIRED_ROOT + ("ranking-name", "ranking-version", "partition-name", "partition"):
         assert key in db.attrs
-    assert db.attrs["shape-key"] == shape.key and json.loads(db.attrs["partition"]) == [[1, 2, 3, 4], [6, 7, 8]]  # tile 5's home is the wall
+    groups = json.loads(db.attrs["partition"])
+    assert db.attrs["shape-key"] == shape.key and groups == [list(g) for g in part.groups]
+    assert sorted(sum(groups, [])) == [1, 2, 3, 4, 6, 7, 8]  # tile 5's home is the wall
     t = db.tables[0].attrs
     assert len(t["histogram"]) == 256 and t["mean"] > 0 and len(t["sha256"]) == 64
 
