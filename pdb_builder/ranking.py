@@ -119,33 +119,29 @@ def _bmi2_intrinsic(name):
 
 
 @nb.njit(cache=True, inline="always")
-def pext_loop(x, mask):
-    """pext without BMI2: one step per set bit of ``mask``."""
+def _bits_loop(x, mask, gather):
+    """pext (``gather``) or pdep without BMI2: one step per set bit of ``mask``."""
     out = np.uint64(0)
     bit = np.uint64(1)
     m = np.uint64(mask)
     while m:
         low = m & (~m + np.uint64(1))
-        if np.uint64(x) & low:
-            out |= bit
+        src, dst = (low, bit) if gather else (bit, low)
+        if np.uint64(x) & src:
+            out |= dst
         bit <<= np.uint64(1)
         m &= m - np.uint64(1)
     return out
 
 
 @nb.njit(cache=True, inline="always")
+def pext_loop(x, mask):
+    return _bits_loop(x, mask, True)
+
+
+@nb.njit(cache=True, inline="always")
 def pdep_loop(x, mask):
-    """pdep without BMI2: one step per set bit of ``mask``."""
-    out = np.uint64(0)
-    bit = np.uint64(1)
-    m = np.uint64(mask)
-    while m:
-        low = m & (~m + np.uint64(1))
-        if np.uint64(x) & bit:
-            out |= low
-        bit <<= np.uint64(1)
-        m &= m - np.uint64(1)
-    return out
+    return _bits_loop(x, mask, False)
 
 
 # pext: the bits of x under mask, packed to the low end; pdep: the low bits of x
