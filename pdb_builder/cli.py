@@ -77,8 +77,10 @@ def format_table(rows, headers) -> str:
 @click.command()
 @click.argument("target")
 @click.option("--partition", "partitions", multiple=True,
-              help="Named (7-8, 6-6-3, 6-6-6-6, 5-5-5-5-5-5-5) or explicit (\"1,2,3/4,5,6\") partition; "
-                   "repeat for several. Default: the named default of the size, else automatic.")
+              help="Named (7-8, 6-6-3, 6-6-6-6, 5-5-5-5-5-5-5; SIZES.ORDER, e.g. 5-5-5-4-4.col, grows "
+                   "compact blocks from that order: row, col, far, row-up, col-left) or explicit "
+                   "(\"1,2,3/4,5,6\") partition; repeat for several (the solver takes the max of their "
+                   "sums). Default: the named default of the size, else automatic.")
 @click.option("--memory-limit", default="4G", show_default=True, callback=bytes_callback,
               help="Memory for one pattern's BFS; chooses automatic pattern sizes.")
 @click.option("--goal-depth", default=None, metavar="D|auto",

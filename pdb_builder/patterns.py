@@ -148,17 +148,21 @@ def internal_edges(shape: Shape, cell_groups) -> int:
     return sum(1 for g in cell_groups for c in g for d in shape.neighbours[c] if d > c and d in g)
 
 
-def compact_candidates(shape: Shape, sizes, name: str) -> tuple[list[Partition], list[int]]:
-    """The distinct partitions grown from each of :data:`GROW_ORDERS`, with their
-    :func:`internal_edges`."""
-    cands, edges = [], []
+def compact_candidates(shape: Shape, sizes, name: str) -> list[tuple[int, str, Partition]]:
+    """(:func:`internal_edges`, grow order, partition) of the distinct partitions
+    grown from each of :data:`GROW_ORDERS`, in that order."""
+    out: list[tuple[int, str, Partition]] = []
     for order in GROW_ORDERS:
         cells = grow_blocks(shape, sizes, order)
         groups = _cells_to_tiles(shape, cells)
-        if groups not in [c.groups for c in cands]:
-            cands.append(Partition(name, groups))
-            edges.append(internal_edges(shape, [set(g) for g in cells]))
-    return cands, edges
+        if groups not in [c.groups for _, _, c in out]:
+            out.append((internal_edges(shape, [set(g) for g in cells]), order, Partition(name, groups)))
+    return out
+
+
+def most_compact(cands: list[tuple[int, str, Partition]]) -> list[tuple[int, str, Partition]]:
+    """``cands`` most compact first (the first of equals first)."""
+    return sorted(cands, key=lambda c: -c[0])
 
 
 def _cells_to_tiles(shape: Shape, cell_groups) -> tuple[tuple[int, ...], ...]:
@@ -166,13 +170,24 @@ def _cells_to_tiles(shape: Shape, cell_groups) -> tuple[tuple[int, ...], ...]:
 
 
 def named_partition(shape: Shape, name: str) -> Partition:
-    sizes = name.split("-")
+    """The partition called ``name``: pattern sizes (``7-8``, ``5-5-5-4-4``), Korf &
+    Felner's cells where they named them, else the most compact grown candidate;
+    ``SIZES.ORDER`` (``5-5-5-4-4.col``) is the candidate grown from that one of
+    :data:`GROW_ORDERS`."""
+    text, _, order = name.partition(".")
+    if order and order not in GROW_ORDERS:
+        raise BoardError(f"partition name {name!r}: {order!r} is not one of {', '.join(GROW_ORDERS)}")
+    sizes = text.split("-")
     if not all(s.isdigit() and int(s) > 0 for s in sizes):
-        raise BoardError(f"partition name {name!r}: expected sizes such as 7-8 or 6-6-3")
+        raise BoardError(f"partition name {name!r}: expected sizes such as 7-8 or 6-6-3 (or 6-6-3.col)")
     sizes = [int(s) for s in sizes]
     ntiles = len(shape.tiles)
     if sum(sizes) > ntiles:
         raise BoardError(f"partition {name}: {sum(sizes)} tiles, but {shape.describe()} has {ntiles}")
+    if order:
+        part = Partition(name, _cells_to_tiles(shape, grow_blocks(shape, sizes, order)))
+        validate_partition(shape, part)
+        return part
     fixed = _KORF_CELLS.get((shape.width, shape.height, name))
     if fixed is not None and not shape.walls:
         if shape.goal_kind == "korf":
@@ -180,8 +195,7 @@ def named_partition(shape: Shape, name: str) -> Partition:
         if shape.goal_kind == "devquiz":
             n = shape.n
             return Partition(name, _cells_to_tiles(shape, [[n - 1 - c for c in g] for g in fixed]))
-    cands, edges = compact_candidates(shape, sizes, name)
-    part = cands[edges.index(max(edges))]
+    part = most_compact(compact_candidates(shape, sizes, name))[0][2]
     validate_partition(shape, part)
     return part
 
@@ -225,11 +239,12 @@ def auto_partition(shape: Shape, memory_limit: int, measure_limit: int = 3_000_0
     heuristic value over uniformly random states), else the most compact one
     (:func:`internal_edges`; the first of equals)."""
     sizes = default_sizes(shape, memory_limit)
-    cands, edges = compact_candidates(shape, sizes, "-".join(map(str, sizes)))
+    found = compact_candidates(shape, sizes, "-".join(map(str, sizes)))
     n = len(shape.free_cells)
-    cost = sum(num_placements(n, k) for k in sizes) * len(cands)
-    if len(cands) == 1 or cost > measure_limit:
-        return cands[edges.index(max(edges))]
+    cost = sum(num_placements(n, k) for k in sizes) * len(found)
+    if len(found) == 1 or cost > measure_limit:
+        return most_compact(found)[0][2]
+    cands = [c for _, _, c in found]
     if build is None:
         from .build import compute_pdb as build
     best, best_mean = cands[0], -1.0
@@ -240,3 +255,17 @@ def auto_partition(shape: Shape, memory_limit: int, measure_limit: int = 3_000_0
         if mean > best_mean:
             best, best_mean = cand, mean
     return best
+
+
+def layout_partitions(shape: Shape, memory_limit: int, count: int = 1) -> list[Partition]:
+    """:func:`default_partition` and, for ``count`` > 1, the next most compact
+    distinct candidates of the same sizes, named ``SIZES.ORDER``: disjoint ways to
+    cut the same tiles, whose sums the solver maxes (each file is a heuristic)."""
+    first = default_partition(shape, memory_limit)
+    out = [first]
+    for _, order, cand in most_compact(compact_candidates(shape, first.sizes, first.name)):
+        if len(out) >= count:
+            break
+        if cand.groups not in [p.groups for p in out]:
+            out.append(Partition(f"{first.name}.{order}", cand.groups))
+    return out

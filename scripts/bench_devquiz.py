@@ -33,6 +33,8 @@ def main() -> int:
     ap.add_argument("--quick-limit", type=float, default=5.0)
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--disk-limit", default="20G")
+    ap.add_argument("--layout-partitions", type=int, default=1,
+                    help="exact-layout databases per layout (slidepdb run --layout-partitions)")
     ap.add_argument("--retry", choices=["unanswered", "unproven", "closest"], default=None,
                     help="solve the full pass's unanswered (or unproven; closest: smallest gap first) boards again")
     ap.add_argument("--no-fallback", action="store_true",
@@ -59,7 +61,8 @@ def main() -> int:
         start = time.time()
         with log.open("a") as f:
             f.write(json.dumps({"start": start, "time_limit": a.time_limit, "quick_limit": a.quick_limit,
-                                "retry": a.retry, "fallback": not a.no_fallback}) + "\n")
+                                "retry": a.retry, "fallback": not a.no_fallback,
+                                "layout_partitions": a.layout_partitions}) + "\n")
         def progress(o):
             e = o.extra
             print(f"{o.index}: {o.status} {e.get('size')} length {e.get('length')} optimal {e.get('optimal')} "
@@ -72,6 +75,7 @@ def main() -> int:
 
         res = run_pipeline(recs, out, db_dir=a.db_dir, limits=boards.limits, time_limit=a.time_limit,
                            quick_limit=a.quick_limit, disk_limit=parse_bytes(a.disk_limit),
+                           layout_count=a.layout_partitions,
                            workers=a.workers or os.cpu_count() or 1, resume=True, on_outcome=progress,
                            on_build=built, retry=a.retry, fallback=not a.no_fallback)
         with log.open("a") as f:

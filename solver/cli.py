@@ -303,6 +303,9 @@ def solve(board, size, goal, as_json, out_path, resume, report_path, db_dir, tim
               help="Memory for one pattern's BFS of a wall-free database.")
 @click.option("--layout-memory", default="512M", show_default=True, callback=bytes_callback,
               help="Memory for one pattern's BFS of an exact-layout database (small patterns build fast).")
+@click.option("--layout-partitions", "layout_count", type=click.IntRange(1, 5), default=1, show_default=True,
+              help="Exact-layout databases per layout: disjoint ways to cut the same tiles, each a file; "
+                   "the solver takes the max of their sums. A --retry with more builds the missing ones.")
 @click.option("--disk-limit", default="20G", show_default=True, callback=bytes_callback,
               help="The database folder's size that builds stay within; layouts beyond it are solved "
                    "without their own database.")
@@ -312,8 +315,8 @@ def solve(board, size, goal, as_json, out_path, resume, report_path, db_dir, tim
                    "a longer --time-limit, worst first; closest: the unproven with the smallest gap to "
                    "their lower bound first. Each keeps the better outcome.")
 @solve_options
-def run(problems, out_path, time_limit, quick_limit, memory_limit, layout_memory, disk_limit, no_build, retry,
-        as_json, resume, report_path, db_dir, node_limit, workers, scheduler, no_fallback, compare_paths):
+def run(problems, out_path, time_limit, quick_limit, memory_limit, layout_memory, layout_count, disk_limit, no_build,
+        retry, as_json, resume, report_path, db_dir, node_limit, workers, scheduler, no_fallback, compare_paths):
     """Answer every board of PROBLEMS (e.g. the DevQuiz file): build, solve, report.
 
     \b
@@ -342,12 +345,13 @@ def run(problems, out_path, time_limit, quick_limit, memory_limit, layout_memory
             log.warning("  %s %s: %s, %.1f s", item.shape, item.name, item.status, item.seconds)
         else:
             log.warning("building %s database %s (%s, %s entries, %d board%s)", item.role, item.shape.key,
-                        item.partition.name, f"{item.entries:,}", item.boards, "" if item.boards == 1 else "s")
+                        " + ".join(p.name for p in item.partitions), f"{item.entries:,}", item.boards,
+                        "" if item.boards == 1 else "s")
 
     t0 = time.perf_counter()
     res = run_pipeline(boards.records, out_path, db_dir=db_dir, limits=boards.limits, time_limit=time_limit,
                        quick_limit=quick_limit, node_limit=node_limit, memory_limit=memory_limit,
-                       layout_memory=layout_memory,
+                       layout_memory=layout_memory, layout_count=layout_count,
                        disk_limit=disk_limit, workers=workers, scheduler=scheduler, resume=resume,
                        fallback=not no_fallback, build=not no_build, on_build=on_build, retry=retry,
                        on_outcome=lambda out: show(out, boards, as_json, human))

@@ -7,8 +7,10 @@
    tables found.
 3. **Exact layouts where they pay**: for each walled board the quick pass did not
    prove, the database of its exact wall layout (small patterns: ``layout_memory``
-   per pattern BFS), while the database folder stays under ``disk_limit``; built in
-   a background thread, cheapest a board first.
+   per pattern BFS; ``layout_count`` of them, disjoint ways to cut the same
+   tiles, whose sums the solver maxes), while the database folder stays under
+   ``disk_limit``; built in a background thread, cheapest a board first.  A retry
+   with a larger ``layout_count`` builds the ones a layout lacks.
 4. **Full pass**: those boards again with ``time_limit`` and the weighted fallback,
    so each gets an answer, with its proven lower bound when not optimal.  It runs
    alongside step 3: boards that need no build start at once, the others as soon
@@ -32,8 +34,8 @@ from pathlib import Path
 
 from pdb_builder.board import Shape
 from pdb_builder.build import BuildReport, build_pdb
-from pdb_builder.patterns import default_partition, num_placements
-from pdb_builder.storage import default_db_dir, list_databases
+from pdb_builder.patterns import default_partition, layout_partitions, num_placements
+from pdb_builder.storage import default_db_dir, list_databases, pdb_filename
 
 from .batch import BatchResult, Outcome, journal_path, read_journal, refuse_unless_resume, run_batch, write_answers
 
@@ -48,8 +50,8 @@ class Plan:
     role: str  # "wall-free" or "layout"
     boards: int
     entries: int
-    partition: object = None
-    records: list = field(default_factory=list)  # the boards that want it
+    partitions: list = field(default_factory=list)  # built in turn, one file each
+    records: list = field(default_factory=list)  # the boards that want them
 
     @property
     def bytes(self) -> int:
@@ -101,18 +103,22 @@ def disk_used(db_dir) -> int:
     return sum(p.stat().st_size for p in list_databases(default_db_dir(db_dir)))
 
 
-def _plan(wants, role: str, db_dir, memory: int) -> dict[str, Plan]:
-    """A build for each distinct shape of ``wants`` ((shape, record) pairs) the folder
-    has no PDB for, with the boards that want it."""
+def _plan(wants, role: str, partitions_of) -> dict[str, Plan]:
+    """A build for each distinct shape of ``wants`` ((shape, record) pairs) that
+    ``partitions_of(shape)`` says lacks some partitions, with the boards that want it."""
     plans: dict[str, Plan] = {}
+    seen: set[str] = set()
     for s, rec in wants:
         if s.key in plans:
             plans[s.key].boards += 1
             plans[s.key].records.append(rec)
-        elif not _has_pdb(s, db_dir):
-            part = default_partition(s, memory)
-            n = len(s.free_cells)
-            plans[s.key] = Plan(s, role, 1, sum(num_placements(n, len(g)) for g in part.groups), part, [rec])
+        elif s.key not in seen:
+            seen.add(s.key)
+            parts = partitions_of(s)
+            if parts:
+                n = len(s.free_cells)
+                entries = sum(num_placements(n, len(g)) for p in parts for g in p.groups)
+                plans[s.key] = Plan(s, role, 1, entries, parts, [rec])
     return plans
 
 
@@ -120,14 +126,18 @@ def plan_wall_free(records, db_dir, memory_limit: int) -> list[Plan]:
     """One wall-free database per size (and goal) the file holds and the folder lacks."""
     wants = ((r.board.shape.wall_free() if r.board.shape.goal_kind != "custom" else r.board.shape, r)
              for r in records if r.board is not None)
-    return list(_plan(wants, "wall-free", db_dir, memory_limit).values())
+    return list(_plan(wants, "wall-free",
+                      lambda s: [] if _has_pdb(s, db_dir) else [default_partition(s, memory_limit)]).values())
 
 
-def plan_layouts(records, db_dir, layout_memory: int = LAYOUT_MEMORY) -> list[Plan]:
-    """The exact-layout database of each walled board in ``records``, cheapest a board first."""
+def plan_layouts(records, db_dir, layout_memory: int = LAYOUT_MEMORY, count: int = 1) -> list[Plan]:
+    """The exact-layout databases (``count`` partitions, :func:`layout_partitions`)
+    each walled board in ``records`` lacks, cheapest a board first."""
+    d = default_db_dir(db_dir)
     wants = ((r.board.shape, r) for r in records
              if r.board is not None and r.board.shape.walls and r.board.shape.goal_kind != "custom")
-    plans = _plan(wants, "layout", db_dir, layout_memory)
+    plans = _plan(wants, "layout", lambda s: [p for p in layout_partitions(s, layout_memory, count)
+                                              if not (d / pdb_filename(s, p.name)).exists()])
     return sorted(plans.values(), key=lambda p: (p.entries / p.boards, p.shape.key))
 
 
@@ -147,7 +157,7 @@ def _retry_order(o: Outcome | None, closest: bool = False):
 
 def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: float = 60.0,
                  quick_limit: float = 5.0, node_limit: int | None = None, memory_limit: int = 4 << 30,
-                 layout_memory: int = LAYOUT_MEMORY,
+                 layout_memory: int = LAYOUT_MEMORY, layout_count: int = 1,
                  disk_limit: int | None = None, workers: int = 1, scheduler=None, resume: bool = False,
                  fallback: bool = True, build: bool = True, on_outcome=None, on_build=None,
                  quick_node_limit: int | None = None, retry: str | None = None) -> RunResult:
@@ -178,12 +188,13 @@ def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: flo
                 t0 = time.perf_counter()
                 # no two-bit copies: on the DevQuiz sizes they measured 0-4% faster search for
                 # 25-40% more build time (README, two-bit tables)
-                rep = build_pdb(p.shape, p.partition, db_dir, two_bit=False)
+                for part in p.partitions:
+                    rep = build_pdb(p.shape, part, db_dir, two_bit=False)
+                    res.builds.append(rep)
+                    if on_build:
+                        on_build(rep)
                 res.build_seconds += time.perf_counter() - t0  # as each ends: an interrupted run counts them
-                res.builds.append(rep)
                 used += p.bytes
-                if on_build:
-                    on_build(rep)
             if release is not None:
                 release(p.records)
 
@@ -216,7 +227,8 @@ def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: flo
             del done_full[i]
         if again:
             rest.sort(key=lambda r: _retry_order(again.get(r.index), retry == "closest"))
-        plans = plan_layouts([r for r in rest if r.index not in done_full], db_dir, layout_memory) if build else []
+        plans = plan_layouts([r for r in rest if r.index not in done_full], db_dir, layout_memory,
+                             layout_count) if build else []
         res.full = run_batch(rest, db_dir=db_dir, time_limit=time_limit, node_limit=node_limit, workers=workers,
                              journal=fj, resume=True, fallback=fallback, scheduler=scheduler, on_outcome=on_outcome,
                              held=[r.index for p in plans for r in p.records],

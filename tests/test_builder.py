@@ -226,6 +226,26 @@ def test_partitions():
         (1, 2, 3, 7, 8, 9), (4, 5, 6, 10, 11, 12), (13, 14, 15, 19, 20, 21), (16, 17, 18, 22, 23))
 
 
+def test_layout_partitions_are_distinct_named_cuts():
+    """A layout's second (third) database: the same sizes cut another way, named
+    SIZES.ORDER, and that name rebuilds the same partition."""
+    from pdb_builder.patterns import GROW_ORDERS, _cells_to_tiles, grow_blocks, layout_partitions
+    shape = Shape.devquiz(6, 5, [8, 20])
+    parts = layout_partitions(shape, 512 << 20, 3)
+    assert len(parts) == 3 and parts[0] == default_partition(shape, 512 << 20)
+    assert len({p.groups for p in parts}) == 3 and len({p.name for p in parts}) == 3
+    for p in parts:
+        assert p.sizes == parts[0].sizes and sorted(sum(p.groups, ())) == list(shape.tiles)
+        assert named_partition(shape, p.name) == p
+    for p in parts[1:]:
+        base, order = p.name.split(".")
+        assert base == parts[0].name and order in GROW_ORDERS
+        assert p.groups == _cells_to_tiles(shape, grow_blocks(shape, p.sizes, order))
+    assert layout_partitions(shape, 512 << 20) == parts[:1]
+    with pytest.raises(BoardError, match="not one of"):
+        named_partition(shape, "5-5.diagonal")
+
+
 def test_auto_partition_measures_candidates():
     shape = Shape.devquiz(4, 3, [5])
     part = auto_partition(shape, 2 << 20)

@@ -132,6 +132,26 @@ def test_retry_unanswered_boards_worst_first(devquiz_slice, tmp_path):
         run_pipeline(recs, out, resume=True, retry="everything", **kw)
 
 
+def test_retry_with_more_layout_partitions_builds_the_missing_ones(devquiz_slice, tmp_path):
+    from pdb_builder.patterns import layout_partitions
+    recs = [r for r in read_file(str(devquiz_slice)).records if r.board.shape.walls]
+    out, db = tmp_path / "a.txt", tmp_path / "db"
+    kw = dict(db_dir=db, memory_limit=8 << 20, layout_memory=8 << 20, workers=1, quick_node_limit=1)
+    first = run_pipeline(recs, out, node_limit=1, fallback=False, **kw)
+    assert all(o.status == "limit" for o in first.outcomes.values())
+    built = []
+    again = run_pipeline(recs, out, resume=True, retry="unanswered", layout_count=2, on_build=built.append, **kw)
+    second = {s.key: layout_partitions(s, 8 << 20, 2)[1:] for s in (r.board.shape for r in recs)}
+    assert any(second.values())  # some layout has a second cut
+    assert sorted(b.name for b in built if hasattr(b, "status")) == sorted(p.name for v in second.values() for p in v)
+    assert all(b.status == "built" for b in built if hasattr(b, "status"))
+    for rec, moves in zip(recs, out.read_text().split("\n")):
+        o = again.outcomes[rec.index]
+        assert o.extra["optimal"] and check_moves(rec.board, moves).ok and len(moves) == _truth(rec)
+        for part in second[rec.board.shape.key]:  # the solver reads both cuts
+            assert any(f"pdb.{part.name}.h5" in name for name in o.extra["heuristic"])
+
+
 def test_retry_orders_unproven_boards_by_gap_both_ways():
     def o(length, bound):
         return Outcome(3, "b", "solved", None, {"length": length, "lower_bound": bound})
