@@ -13,6 +13,7 @@ import os
 import queue
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -449,18 +450,22 @@ def better(old: Outcome, new: Outcome) -> Outcome:
     return keep
 
 
+def _journal_lines(path: Path):
+    """The journal's records, skipping a line cut short by a kill."""
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError:
+                continue
+
+
 def read_journal(path: Path, records) -> dict[int, Outcome]:
     """Outcomes of a previous run, re-checked: an answer whose moves do not reach
     the goal of the same board, or a torn last line, is dropped (solved again)."""
     by_index = {r.index: r for r in records}
     done: dict[int, Outcome] = {}
-    if not path.exists():
-        return done
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            d = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a line cut short by a kill
+    for d in _journal_lines(path):
         rec = by_index.get(d.get("index"))
         if rec is None or d.get("board") != (str(rec.board) if rec.board is not None else rec.text):
             continue
@@ -471,6 +476,11 @@ def read_journal(path: Path, records) -> dict[int, Outcome]:
         settle_by_bound(extra)
         done[rec.index] = Outcome(rec.index, d["board"], d["status"], d.get("error"), extra)
     return done
+
+
+def journal_attempts(path: Path) -> Counter:
+    """How many times each index was journalled (a retry journals every attempt)."""
+    return Counter(d.get("index") for d in _journal_lines(path))
 
 
 @dataclass

@@ -312,8 +312,9 @@ def solve(board, size, goal, as_json, out_path, resume, report_path, db_dir, tim
 @click.option("--no-build", is_flag=True, help="Solve with the databases there are; build nothing.")
 @click.option("--retry", type=click.Choice(["unanswered", "unproven", "closest"]), default=None,
               help="With --resume: solve the full pass's unanswered (or unproven) boards again, e.g. with "
-                   "a longer --time-limit, worst first; closest: the unproven with the smallest gap to "
-                   "their lower bound first. Each keeps the better outcome.")
+                   "a longer --time-limit, the least tried first, then worst first; closest: the unproven, "
+                   "the least tried, then the smallest gap to their lower bound first. Each keeps the "
+                   "better outcome.")
 @solve_options
 def run(problems, out_path, time_limit, quick_limit, memory_limit, layout_memory, layout_count, disk_limit, no_build,
         retry, as_json, resume, report_path, db_dir, node_limit, workers, scheduler, no_fallback, compare_paths):

@@ -37,7 +37,7 @@ from pdb_builder.build import BuildReport, build_pdb
 from pdb_builder.patterns import default_partition, layout_partitions, num_placements
 from pdb_builder.storage import default_db_dir, list_databases, pdb_filename
 
-from .batch import BatchResult, Outcome, journal_path, read_journal, refuse_unless_resume, run_batch, write_answers
+from .batch import BatchResult, Outcome, journal_attempts, journal_path, read_journal, refuse_unless_resume, run_batch, write_answers
 
 log = logging.getLogger("slidepdb.run")
 
@@ -144,15 +144,17 @@ def plan_layouts(records, db_dir, layout_memory: int = LAYOUT_MEMORY, count: int
 RETRY_MODES = ("unanswered", "unproven", "closest")
 
 
-def _retry_order(o: Outcome | None, closest: bool = False):
-    """Sort key of a full-pass board, worst first: not solved yet or no answer, then
-    the largest gap to the lower bound; so an interrupted retry has mended the most.
-    ``closest``: the smallest gap first (the proofs a longer search most likely completes)."""
+def _retry_order(o: Outcome | None, closest: bool = False, attempts: int = 0):
+    """Sort key of a full-pass board: the fewest earlier attempts first (a retry run
+    again after a kill goes on with the boards it had not reached), then worst first:
+    not solved yet or no answer, then the largest gap to the lower bound; so an
+    interrupted retry has mended the most.  ``closest``: the smallest gap first (the
+    proofs a longer search most likely completes)."""
     length = None if o is None else o.extra.get("length")
     if length is None:
-        return -(1 << 30)
+        return attempts, -(1 << 30)
     gap = length - (o.extra.get("lower_bound") or 0)
-    return gap if closest else -gap
+    return attempts, gap if closest else -gap
 
 
 def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: float = 60.0,
@@ -226,7 +228,8 @@ def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: flo
         for i in again:
             del done_full[i]
         if again:
-            rest.sort(key=lambda r: _retry_order(again.get(r.index), retry == "closest"))
+            tries = journal_attempts(fj)
+            rest.sort(key=lambda r: _retry_order(again.get(r.index), retry == "closest", tries[r.index]))
         plans = plan_layouts([r for r in rest if r.index not in done_full], db_dir, layout_memory,
                              layout_count) if build else []
         res.full = run_batch(rest, db_dir=db_dir, time_limit=time_limit, node_limit=node_limit, workers=workers,

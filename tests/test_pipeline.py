@@ -121,10 +121,13 @@ def test_retry_unanswered_boards_worst_first(devquiz_slice, tmp_path):
     kw = dict(db_dir=tmp_path / "db", build=False, workers=1)
     first = run_pipeline(recs, out, node_limit=1, fallback=False, **kw)
     assert all(o.status == "limit" for o in first.outcomes.values())
+    # a retry killed after its first two boards: run again, it goes on with the others first
+    cut = run_pipeline(recs[:2], out, resume=True, retry="unanswered", node_limit=1, fallback=False, **kw)
+    assert all(o.status == "limit" for o in cut.outcomes.values())
     order = []
     again = run_pipeline(recs, out, resume=True, retry="unanswered", on_outcome=lambda o: order.append(o.index),
                          **kw)
-    assert again.full.resumed == 0 and order == [r.index for r in recs]
+    assert again.full.resumed == 0 and order == [r.index for r in recs[2:] + recs[:2]]
     answers = out.read_text().split("\n")[:-1]
     assert all(again.outcomes[r.index].extra["optimal"] and check_moves(r.board, m).ok for r, m in zip(recs, answers))
     assert _retry_order(None) < _retry_order(again.outcomes[recs[0].index])  # unsolved boards go first
@@ -160,6 +163,7 @@ def test_retry_orders_unproven_boards_by_gap_both_ways():
     assert [x.extra["length"] for x in sorted(gaps, key=_retry_order)] == [60, 70, 52]
     assert [x.extra["length"] for x in sorted(gaps, key=lambda x: _retry_order(x, closest=True))] == [52, 70, 60]
     assert _retry_order(None, closest=True) < _retry_order(gaps[1], closest=True)  # unanswered still first
+    assert _retry_order(gaps[0], True, attempts=1) < _retry_order(gaps[1], True, attempts=2)  # least tried first
 
 
 def test_fit_limits_drops_fewest_and_unproven_first():
