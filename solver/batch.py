@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-import queue
+import heapq
 import threading
 import time
 from collections import Counter
@@ -267,36 +267,37 @@ def _dask_solve(rec: Record, db_dir, use_db, time_limit, node_limit, fallback) -
 
 
 class Feed:
-    """The records to solve, in the order they become ready.
+    """The records to solve, each as soon as it is ready, in the order of ``todo``.
 
     Records in ``held`` wait until ``prepare(release)`` (run in a background thread,
     e.g. building their databases) calls ``release(records)``; whatever is still
-    held when ``prepare`` returns is released then.  An error in ``prepare`` is
-    raised in the caller's thread once the released boards are done.  The thread
-    starts at :meth:`start`, which executors call once their worker processes are
-    forked (a fork while another thread runs could copy a held lock)."""
-
-    _END = object()
+    held when ``prepare`` returns is released then.  A released record goes before
+    every ready one that comes after it in ``todo`` (so a retry's order holds while
+    databases build), which is why the local executor takes only as many as it can start.
+    An error in ``prepare`` is raised in the caller's thread once the released boards
+    are done.  The thread starts at :meth:`start`, which executors call once their
+    worker processes are forked (a fork while another thread runs could copy a held lock)."""
 
     def __init__(self, todo, held=(), prepare=None):
-        self.queue: queue.SimpleQueue = queue.SimpleQueue()
         self.error: BaseException | None = None
         self.size = len(todo)
         self._thread = None
-        self._ended = False
+        self._ready: list = []  # heap of (position in todo, record)
+        self._cv = threading.Condition()
+        self._prepared = prepare is None
         held_set = set(held) if prepare is not None else set()
-        waiting = {r.index: r for r in todo if r.index in held_set}
-        for r in todo:
-            if r.index not in waiting:
-                self.queue.put(r)
+        waiting = {r.index: (k, r) for k, r in enumerate(todo) if r.index in held_set}
+        self._ready = [(k, r) for k, r in enumerate(todo) if r.index not in waiting]  # sorted: a heap
         if prepare is None:
-            self.queue.put(self._END)
             return
 
         def release(recs):
-            for r in recs:
-                if waiting.pop(r.index, None) is not None:
-                    self.queue.put(r)
+            with self._cv:
+                for r in recs:
+                    item = waiting.pop(r.index, None)
+                    if item is not None:
+                        heapq.heappush(self._ready, item)
+                self._cv.notify_all()
 
         def run():
             try:
@@ -304,8 +305,10 @@ class Feed:
             except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
                 self.error = exc
             finally:
-                release(list(waiting.values()))
-                self.queue.put(self._END)
+                release([r for _, r in waiting.values()])
+                with self._cv:
+                    self._prepared = True
+                    self._cv.notify_all()
 
         self._thread = threading.Thread(target=run, name="slidepdb-prepare", daemon=True)
 
@@ -318,37 +321,36 @@ class Feed:
         if self._thread is not None and self._thread.ident is None:  # not started yet
             self._thread.start()
 
-    def take(self, block: bool):
-        """Ready records (all there are now; with ``block``, waits for at least one),
-        and whether the feed has ended."""
-        out = []
-        while not self._ended:
-            try:
-                item = self.queue.get(block=block and not out)
-            except queue.Empty:
-                return out, False
-            if item is self._END:
-                self._ended = True
-            else:
-                out.append(item)
-        if not out and self.error is not None:
+    def take(self, block: bool, limit: int | None = None):
+        """Up to ``limit`` ready records, first in ``todo`` first (with ``block``, waits
+        for at least one), and whether the feed has ended."""
+        with self._cv:
+            while block and not self._ready and not self._prepared:
+                self._cv.wait()
+            n = len(self._ready) if limit is None else min(limit, len(self._ready))
+            out = [heapq.heappop(self._ready)[1] for _ in range(n)]
+            ended = self._prepared and not self._ready
+        if not out and ended and self.error is not None:
             raise self.error
-        return out, self.error is None
+        return out, ended and self.error is None
 
 
 def _warm_up() -> None:
     time.sleep(0.2)  # busy long enough that each submit forks a new worker
 
 
-def _drive(feed: Feed, submit, wait_some, cancel):
-    """Submit records as the feed makes them ready; yield outcomes as they finish."""
+def _drive(feed: Feed, submit, wait_some, cancel, slots: int | None = None):
+    """Submit records as the feed makes them ready, at most ``slots`` at a time (the
+    feed keeps the rest in order); yield outcomes as they finish."""
     pending: set = set()
     ended = False
     try:
         while not ended or pending:
-            recs, ended_now = feed.take(block=not pending and not ended)
-            ended = ended or ended_now
-            pending.update(submit(r) for r in recs)
+            room = None if slots is None else slots - len(pending)
+            if room is None or room > 0:
+                recs, ended_now = feed.take(block=not pending and not ended, limit=room)
+                ended = ended or ended_now
+                pending.update(submit(r) for r in recs)
             if pending:
                 for fut in wait_some(pending):
                     pending.discard(fut)
@@ -377,7 +379,7 @@ def _local_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback
         feed.start()
         ended = False
         while not ended:
-            recs, ended = feed.take(block=True)
+            recs, ended = feed.take(block=True, limit=1)
             for rec in recs:
                 yield solve_record(rec, pool, time_limit=time_limit, node_limit=node_limit, fallback=fallback)
         return
@@ -389,7 +391,7 @@ def _local_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback
         yield from _drive(
             feed, lambda rec: ex.submit(_worker_solve, rec, time_limit, node_limit, fallback),
             lambda pending: wait(pending, timeout=0.2, return_when=FIRST_COMPLETED).done,
-            lambda pending: _stop_pool(ex))
+            lambda pending: _stop_pool(ex), slots=workers)
 
 
 def _dask_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback, scheduler):

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 from pdb_builder.board import Shape, check_moves
 from pdb_builder.errors import BoardError
 from pdb_builder.formats import read_file
-from solver.batch import Outcome, better, journal_path, read_journal, run_batch
+from solver.batch import Feed, Outcome, better, journal_path, read_journal, run_batch
 from solver.cli import main
 
 from .naive import bfs_distances
@@ -112,6 +112,30 @@ def test_held_boards_wait_for_prepare(problems, tmp_path):
         run_batch(recs, db_dir=tmp_path / "none", held=[recs[0].index], prepare=broken, out_path=out, workers=1)
     # the held board was released and solved before the error was raised
     assert sum(1 for line in out.read_text().splitlines() if line) == 7  # + one unsolvable
+
+
+def test_feed_puts_a_released_board_before_the_later_ready_ones():
+    import threading
+    from types import SimpleNamespace
+    recs = [SimpleNamespace(index=i) for i in range(5)]
+    go, released = threading.Event(), threading.Event()
+
+    def prepare(release):
+        go.wait(10)
+        release([recs[1]])
+        released.set()  # 3 is released when prepare returns
+
+    feed = Feed(recs, held=[1, 3], prepare=prepare)
+    feed.start()
+    assert feed.take(block=True, limit=1) == ([recs[0]], False)
+    go.set()
+    assert released.wait(10)
+    assert feed.take(block=True, limit=2) == ([recs[1], recs[2]], False)  # 1 before 2, though 2 was ready first
+    rest, ended = [], False
+    while not ended:
+        got, ended = feed.take(block=True)
+        rest += got
+    assert rest == [recs[3], recs[4]]
 
 
 def test_retry_solves_again_and_keeps_the_better_outcome(problems, tmp_path):
