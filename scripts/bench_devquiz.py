@@ -35,8 +35,12 @@ def main() -> int:
     ap.add_argument("--disk-limit", default="20G")
     ap.add_argument("--layout-partitions", type=int, default=1,
                     help="exact-layout databases per layout (slidepdb run --layout-partitions)")
+    ap.add_argument("--layout-memory", default=None,
+                    help="memory for one pattern's BFS of an exact-layout database (slidepdb run --layout-memory); "
+                         "a retry with more builds the larger cuts its layouts lack")
     ap.add_argument("--retry", choices=["unanswered", "unproven", "closest"], default=None,
-                    help="solve the full pass's unanswered (or unproven; closest: smallest gap first) boards again")
+                    help="solve the full pass's unanswered (or unproven; closest: smallest gap first) boards "
+                         "again, least tried first")
     ap.add_argument("--no-fallback", action="store_true",
                     help="optimal search only (a retry keeps the answers it has; a raised bound can prove them)")
     ap.add_argument("--summary-only", action="store_true")
@@ -62,7 +66,7 @@ def main() -> int:
         with log.open("a") as f:
             f.write(json.dumps({"start": start, "time_limit": a.time_limit, "quick_limit": a.quick_limit,
                                 "retry": a.retry, "fallback": not a.no_fallback,
-                                "layout_partitions": a.layout_partitions}) + "\n")
+                                "layout_partitions": a.layout_partitions, "layout_memory": a.layout_memory}) + "\n")
         def progress(o):
             e = o.extra
             print(f"{o.index}: {o.status} {e.get('size')} length {e.get('length')} optimal {e.get('optimal')} "
@@ -76,6 +80,7 @@ def main() -> int:
         res = run_pipeline(recs, out, db_dir=a.db_dir, limits=boards.limits, time_limit=a.time_limit,
                            quick_limit=a.quick_limit, disk_limit=parse_bytes(a.disk_limit),
                            layout_count=a.layout_partitions,
+                           **({"layout_memory": parse_bytes(a.layout_memory)} if a.layout_memory else {}),
                            workers=a.workers or os.cpu_count() or 1, resume=True, on_outcome=progress,
                            on_build=built, retry=a.retry, fallback=not a.no_fallback)
         with log.open("a") as f:
