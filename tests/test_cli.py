@@ -22,6 +22,9 @@ def test_help_lists_commands():
     r = run("--help")
     assert r.exit_code == 0 and "check" in r.output and "solve" in r.output and "Exit codes" in r.output
     assert run("--version").output.startswith("slidepdb")
+    from pdb_builder.patterns import GROW_ORDERS
+    build_help = " ".join(run("build", "--help").output.split())  # click wraps the text
+    assert f"from that order: {', '.join(GROW_ORDERS)})" in build_help  # the help names every grow order
 
 
 def test_exit_0_valid_and_solved():
