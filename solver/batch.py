@@ -282,12 +282,12 @@ class Feed:
         self.error: BaseException | None = None
         self.size = len(todo)
         self._thread = None
-        self._ready: list = []  # heap of (position in todo, record)
         self._cv = threading.Condition()
         self._prepared = prepare is None
         held_set = set(held) if prepare is not None else set()
         waiting = {r.index: (k, r) for k, r in enumerate(todo) if r.index in held_set}
-        self._ready = [(k, r) for k, r in enumerate(todo) if r.index not in waiting]  # sorted: a heap
+        # a heap of (position in todo, record); sorted, so a heap already
+        self._ready: list = [(k, r) for k, r in enumerate(todo) if r.index not in waiting]
         if prepare is None:
             return
 
