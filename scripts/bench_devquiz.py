@@ -53,7 +53,7 @@ def main() -> int:
     from solver.answers import COMPARISON_HEADERS, compare, comparison_rows, totals
     from solver.batch import SUMMARY_HEADERS, answers_of, summary_rows
     from solver.cli import stop_on_sigterm
-    from solver.pipeline import journalled_outcomes, run_pipeline
+    from solver.pipeline import LAYOUT_MEMORY, journalled_outcomes, run_pipeline
 
     stop_on_sigterm()  # kill -TERM stops it cleanly, its time logged
 
@@ -80,7 +80,7 @@ def main() -> int:
         res = run_pipeline(recs, out, db_dir=a.db_dir, limits=boards.limits, time_limit=a.time_limit,
                            quick_limit=a.quick_limit, disk_limit=parse_bytes(a.disk_limit),
                            layout_count=a.layout_partitions,
-                           **({"layout_memory": parse_bytes(a.layout_memory)} if a.layout_memory else {}),
+                           layout_memory=parse_bytes(a.layout_memory) if a.layout_memory else LAYOUT_MEMORY,
                            workers=a.workers or os.cpu_count() or 1, resume=True, on_outcome=progress,
                            on_build=built, retry=a.retry, fallback=not a.no_fallback)
         with log.open("a") as f:

@@ -37,7 +37,8 @@ from pdb_builder.build import BuildReport, build_pdb
 from pdb_builder.patterns import default_partition, layout_partitions, num_placements
 from pdb_builder.storage import default_db_dir, list_databases, pdb_filename
 
-from .batch import BatchResult, Outcome, journal_attempts, journal_path, read_journal, refuse_unless_resume, run_batch, write_answers
+from .batch import (BatchResult, Outcome, journal_attempts, journal_path, read_journal, refuse_unless_resume,
+                    run_batch, write_answers)
 
 log = logging.getLogger("slidepdb.run")
 
