@@ -123,8 +123,10 @@ def expand_layer(words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_fre
     total = words.shape[0]
     nchunks = max(1, min(total, 4096))
     chunk = (total + nchunks - 1) // nchunks
-    valued = 0
-    marked = 0
+    # per-chunk counts, summed after the loop: accumulating into outer scalars
+    # inside prange breaks numba's reduction analysis on Python 3.12+
+    valued = np.zeros(nchunks, dtype=np.int64)
+    marked = np.zeros(nchunks, dtype=np.int64)
     one = np.uint64(1)
     three = np.uint64(3)
     for ci in nb.prange(nchunks):
@@ -177,9 +179,9 @@ def expand_layer(words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_fre
                         local_marked += 1
             # close what was expanded: 11 over every field that held cur
             atomic_or(words, p, zero_fields | (zero_fields << one))
-        valued += local_valued
-        marked += local_marked
-    return valued, marked
+        valued[ci] = local_valued
+        marked[ci] = local_marked
+    return valued.sum(), marked.sum()
 
 
 def word_dtype(n: int, k: int):

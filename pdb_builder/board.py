@@ -349,9 +349,12 @@ class Board:
         return "\n".join(rows)
 
 
-def validate_arrangement(shape: Shape, cells) -> None:
+def validate_arrangement(shape: Shape, cells, name=None) -> None:
     """Raise BoardError with a one-line reason when ``cells`` is not an
-    arrangement of ``shape``'s tiles (walls in place, each tile once, one blank)."""
+    arrangement of ``shape``'s tiles (walls in place, each tile once, one blank).
+    ``name`` spells a tile in the messages (default :func:`label`; ``str`` for
+    numeric input, whose users wrote 16, not G)."""
+    name = name or label
     if len(cells) != shape.n:
         raise BoardError(f"{len(cells)} cells given, size {shape.size_text} needs {shape.n}")
     blanks = [c for c, t in enumerate(cells) if t == BLANK]
@@ -365,20 +368,20 @@ def validate_arrangement(shape: Shape, cells) -> None:
         if (t == WALL) != (goal_t == WALL):
             if t == WALL:
                 raise BoardError(f"cell {c} is a wall here but not in the shape")
-            raise BoardError(f"cell {c} is a wall in the shape but holds {label(t)}")
+            raise BoardError(f"cell {c} is a wall in the shape but holds {name(t)}")
         if t <= 0:
             continue
         if t in seen:
-            missing = [label(m) for m in shape.tiles if m not in cells]
+            missing = [name(m) for m in shape.tiles if m not in cells]
             gone = f"; tile {' '.join(missing)} is missing" if len(missing) == 1 else (
                 f"; tiles {' '.join(missing)} are missing" if missing else "")
-            raise BoardError(f"tile {label(t)} appears twice (cells {seen[t]} and {c}){gone}")
+            raise BoardError(f"tile {name(t)} appears twice (cells {seen[t]} and {c}){gone}")
         seen[t] = c
         if t not in shape.home:
             owner = _wall_owner(shape, t)
             if owner is not None:
-                raise BoardError(f"tile {label(t)} at cell {c} belongs to cell {owner}, which is a wall")
-            raise BoardError(f"tile {label(t)} at cell {c} is not a tile of this {shape.size_text} board")
+                raise BoardError(f"tile {name(t)} at cell {c} belongs to cell {owner}, which is a wall")
+            raise BoardError(f"tile {name(t)} at cell {c} is not a tile of this {shape.size_text} board")
     # Right count, one blank, no repeat, no foreign tile: no tile can be missing.
     assert len(seen) == len(shape.tiles)
 
@@ -439,6 +442,7 @@ def parse_numeric_tokens(tokens, width: int, height: int, goal_kind: str) -> Boa
             raise BoardError(f"unknown token {tok!r} at cell {i} (expected a tile number, 0 or =)")
     walls = [c for c, t in enumerate(cells) if t == WALL]
     shape = Shape.make(width, height, goal_kind, walls)
+    validate_arrangement(shape, cells, name=str)
     return Board(shape, tuple(cells))
 
 
@@ -481,8 +485,16 @@ def check_moves(board: Board, moves: str) -> MoveCheck:
         blank = target
     final = tuple(cells)
     if final == shape.goal:
-        return MoveCheck(True, True, None, f"{len(moves)} moves reach the goal", final)
+        return MoveCheck(True, True, None, f"{_count(len(moves), 'move')} reach{'es' if len(moves) == 1 else ''} "
+                                           f"the goal", final)
     wrong = sum(1 for a, b in zip(final, shape.goal) if a != b and a != BLANK)
     return MoveCheck(False, True, None,
-                     f"{len(moves)} legal moves end short of the goal: blank on cell {blank}, {wrong} tiles off their home cells",
+                     f"{_count(len(moves), 'legal move')} end{'s' if len(moves) == 1 else ''} short of the goal: "
+                     f"blank on cell {blank}, {_count(wrong, 'tile')} off {'its' if wrong == 1 else 'their'} "
+                     f"home cell{'' if wrong == 1 else 's'}",
                      final)
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 move``, ``2 moves``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"

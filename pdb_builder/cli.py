@@ -144,10 +144,10 @@ def build(target, partitions, memory_limit, goal_depth, goal, wall_free, no_pdb,
     for shape in shapes:
         if not no_pdb:
             try:
-                parts = [parse_partition(p, shape) if "," in p else named_partition(shape, p) for p in partitions] \
-                    or [default_partition(shape, memory_limit)]
+                parts = [parse_partition(p, shape) if "," in p else named_partition(shape, p) for p in partitions]
             except BoardError as exc:
                 raise click.BadParameter(str(exc), param_hint="--partition") from None
+            parts = parts or [default_partition(shape, memory_limit)]  # BoardError: exit 2, its own words
             for part in parts:
                 if not quiet:
                     click.echo(f"{shape.key}: partition {part.name} = {part.spec()}", err=True)
@@ -245,7 +245,7 @@ def inspect(db, db_dir, problems, suggest, plot_png, no_verify, as_json):
             click.echo(format_table(rows, ["size", "boards", "exact PDB", "wall-free PDB", "goal table", "none",
                                            "covered", "mean manhattan", "mean h0", "mean gain"]))
         if suggest:
-            cmds = insp.suggest(covs, boards.records)
+            cmds = insp.suggest(covs, boards.records, db_dir)
             click.echo("\n".join(cmds) if cmds else "# every board is served by a database", err=as_json)
         return
     rows = insp.list_databases(db_dir, verify=not no_verify)
@@ -278,9 +278,12 @@ def verify(dbs, db_dir, samples):
     from .errors import EXIT_INTERNAL
     from .storage import list_databases
 
+    from .storage import default_db_dir
+
     paths = list(dbs) or [str(p) for p in list_databases(db_dir)]
-    if not paths:
-        raise click.ClickException("no databases to verify")
+    if not paths:  # as inspect: an empty folder is not a failure
+        click.echo(f"no databases in {default_db_dir(db_dir)}; nothing to verify", err=True)
+        return
     code = 0
     for p in paths:
         r = insp.verify(p, samples=samples)

@@ -50,6 +50,8 @@ class BoardSet:
 
 
 def _square_side(count: int) -> int | None:
+    if count < 4:
+        return None
     side = math.isqrt(count)
     return side if side >= 2 and side * side == count else None
 
@@ -58,6 +60,9 @@ def parse_numeric_line(tokens, size: tuple[int, int] | None, goal: str) -> tuple
     """Read a line of numbers as a numeric board or a benchmark line.
 
     Returns (format, board, ident, expected_length)."""
+    word = next((t for t in tokens if not (t.isdigit() or t in ("=", "-1"))), None)
+    if word is not None and not (len(tokens) >= 2 and word in tokens[:1]):  # a benchmark id may be a word
+        raise BoardError(f"{word!r} is neither W,H,CELLS nor a tile number")
     if size is not None:
         w, h = size
         if len(tokens) == w * h:
@@ -126,21 +131,34 @@ def read_lines(lines, source: str, size=None, goal: str = "korf") -> BoardSet:
 
 
 def read_file(path: str, size=None, goal: str = "korf") -> BoardSet:
-    """Read a file of boards (``-`` for standard input)."""
-    if path == "-":
-        return read_lines(sys.stdin.read().splitlines(), "<stdin>", size, goal)
-    p = Path(path)
+    """Read a file of boards (``-`` for standard input).  A file that cannot be read,
+    is not UTF-8 text (the line of the first bad byte is named) or holds no board
+    raises BoardError."""
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BoardError(f"{path}: cannot read: {exc}") from None
-    return read_lines(text.splitlines(), path, size, goal)
+        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    except OSError as exc:
+        raise BoardError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    source = "<stdin>" if path == "-" else path
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise BoardError(f"{source}:{line}: not a text file of boards (byte 0x{data[exc.start]:02x} at offset "
+                         f"{exc.start} is not UTF-8)") from None
+    if "\x00" in text:
+        line = text[:text.index("\x00")].count("\n") + 1
+        raise BoardError(f"{source}:{line}: not a text file of boards (a NUL byte)")
+    out = read_lines(text.splitlines(), source, size, goal)
+    if not out.records and not out.errors:
+        raise BoardError(f"{source}: no boards in the file")
+    return out
 
 
 def read_board_arg(arg: str, size=None, goal: str = "korf") -> BoardSet:
     """A command-line BOARD: a file path, ``-`` (standard input), a DevQuiz line or
     a numeric board."""
-    if arg == "-" or Path(arg).is_file():
+    path = Path(arg)
+    if arg == "-" or path.is_file():
         return read_file(arg, size, goal)
     out = BoardSet("<argument>")
     rec = Record(1, arg.strip())
@@ -148,6 +166,10 @@ def read_board_arg(arg: str, size=None, goal: str = "korf") -> BoardSet:
         fmt, rec.board, rec.ident, rec.expected_length = parse_board_text(arg, size, goal)
         out.formats.add(fmt)
     except BoardError as exc:
+        if "," not in arg and not _is_int_line(arg.replace("=", "0"), len(arg.split())):
+            # neither reading fits: say both (a mistyped path is the likelier mistake)
+            as_file = "a folder, not a file" if path.is_dir() else "no such file"
+            raise BoardError(f"{arg}: not a file ({as_file}) and not a board ({exc})") from None
         rec.error = str(exc)
     out.records.append(rec)
     return out

@@ -241,8 +241,12 @@ def coverage_summary(covs: list[BoardCoverage]) -> list[dict]:
     return rows
 
 
-def suggest(covs: list[BoardCoverage], records) -> list[str]:
-    """``slidepdb build`` commands for the wall-free database of every size left uncovered."""
+def suggest(covs: list[BoardCoverage], records, db_dir=None) -> list[str]:
+    """``slidepdb build`` commands for the wall-free database of every size left uncovered
+    (with ``--db-dir`` when one was given)."""
+    import shlex
+
+    where = f" --db-dir {shlex.quote(str(db_dir))}" if db_dir is not None else ""
     cmds = []
     seen = set()
     goal_of = {rec.index: rec.board.shape.goal_kind for rec in records if rec.board is not None}
@@ -255,7 +259,7 @@ def suggest(covs: list[BoardCoverage], records) -> list[str]:
         seen.add(key)
         w, h = (int(x) for x in c.size.split("x"))
         mem = " --memory-limit 6G" if w * h >= 25 else ""
-        cmds.append(f"slidepdb build {c.size} --goal {key[1]}{mem}")
+        cmds.append(f"slidepdb build {c.size} --goal {key[1]}{mem}{where}")
     return cmds
 
 

@@ -210,6 +210,11 @@ def default_sizes(shape: Shape, memory_limit: int) -> list[int]:
             continue
         if bfs_memory(n, cand) <= memory_limit:
             k = cand
+    if n - min(m, MAX_PATTERN_TILES) > MAX_FREE_NONPATTERN:
+        raise BoardError(f"{shape.size_text} has {n} free cells; databases serve at most "
+                         f"{MAX_FREE_NONPATTERN + MAX_PATTERN_TILES} (the BFS keeps 2 bits per non-pattern cell "
+                         f"in 64 bits, and a pattern holds at most {MAX_PATTERN_TILES} tiles): solve its boards "
+                         f"without databases")
     if n - k > MAX_FREE_NONPATTERN:
         raise BoardError(f"{shape.size_text} with {n} free cells needs patterns of at least "
                          f"{n - MAX_FREE_NONPATTERN} tiles; raise --memory-limit")

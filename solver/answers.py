@@ -107,9 +107,10 @@ def compare(path, records, ours: dict[int, str]) -> Comparison:
     against ``ours`` (record index -> moves)."""
     c = Comparison(Path(path).name)
     for line, (rec, theirs) in enumerate(zip(records, read_answer_file(path, records)), 1):
-        if rec.board is not None and theirs is not None and not check_moves(rec.board, theirs).ok:
+        mc = None if rec.board is None or theirs is None else check_moves(rec.board, theirs)
+        if mc is not None and not mc.ok:
             c.theirs_invalid += 1
-            c.problems.append(f"{c.name}:{line}: does not reach the goal of {rec.board}")
+            c.problems.append(f"{c.name}:{line}: {mc.reason} (board {rec.board})")
             theirs = None
         mine = ours.get(rec.index)
         if theirs is not None:

@@ -25,11 +25,9 @@ from pdb_builder.formats import Record
 from pdb_builder.solvability import decide
 
 from .answers import fit_limits
-from .beam import beam_search
+from .fallback import fallback_search
 from .heuristic import manhattan_heuristic
 from .ida import Searcher
-from .polish import polish
-from .staged import staged_search
 from .tables import heuristic_for
 
 STATUS_EXIT = {
@@ -110,81 +108,12 @@ class SolverPool:
         return self._searchers[key]
 
 
-FALLBACK_WEIGHTS = (150, 200, 300, 500, 1000)  # percent; weighted IDA* after a limit, in turn
-BEAM_WIDTHS = (1024, 4096, 16384)  # beam search, widening while time allows
-
-
-POLISH_SECONDS = 10.0  # polishing time of a fallback answer when only a node limit is given
-STAGED_RATIO = 2  # staged search is tried too when the best answer is this many times the lower bound
-
-
-def fallback_search(searcher: Searcher, board: Board, time_limit: float | None, node_limit: int | None,
-                    lower_bound: int = 0):
-    """A valid answer within about one and a half more budgets of the given limits, the shortest of:
-    a beam of the first width (fast, rarely fails); weighted IDA*, weights in turn, each
-    half of the budget left, the last all of it, until one answers (only 1.5 and 2 once
-    the beam has answered: larger weights rarely beat it); then wider beams while the
-    next is expected to fit (each about four times the last).  Beams stop at the time
-    limit too.  When all of them fail, :func:`solver.staged.staged_search` (tile groups
-    placed in turn; bounded memory, no time limit) has the last word; when the best is
-    over :data:`STAGED_RATIO` times ``lower_bound`` (a beam can wander for hundreds of
-    moves), it is tried too within the time left.  The answer is then shortened by
-    :func:`solver.polish.polish` (windows of the path solved optimally) within the time
-    left, or half the time limit if more (:data:`POLISH_SECONDS` with no time limit).
-    Returns (moves or None, how it was found, nodes of the weighted searches)."""
-    t1 = time.perf_counter()
-    best, label, nodes = None, None, 0
-
-    def keep(moves, how):
-        nonlocal best, label
-        if moves is not None and (best is None or len(moves) < len(best)):
-            best, label = moves, how
-
-    def left_time():
-        return None if time_limit is None else time_limit - (time.perf_counter() - t1)
-
-    t = time.perf_counter()
-    if BEAM_WIDTHS:
-        keep(beam_search(searcher, board, width=BEAM_WIDTHS[0], time_limit=left_time()),
-             f"beam width {BEAM_WIDTHS[0]}")
-    last = time.perf_counter() - t
-    weights = FALLBACK_WEIGHTS if best is None else FALLBACK_WEIGHTS[:2]
-    for k, weight in enumerate(weights):
-        lt, ln = left_time(), None if node_limit is None else node_limit - nodes
-        if (lt is not None and lt <= 0) or (ln is not None and ln <= 0):
-            break
-        if k < len(weights) - 1 or best is not None:  # half of what is left for the next ones
-            lt = None if lt is None else lt / 2
-            ln = None if ln is None else max(ln // 2, 1)
-        result = searcher.solve(board, time_limit=lt, node_limit=ln, weight=weight)
-        nodes += result.nodes
-        if result.status == "solved":
-            keep(result.moves, f"weighted IDA* {weight / 100:g}")
-            break
-    for width in BEAM_WIDTHS[1:]:
-        lt = left_time()
-        if lt is None or lt < 4 * last or node_limit is not None:
-            break
-        t = time.perf_counter()
-        keep(beam_search(searcher, board, width=width, time_limit=lt), f"beam width {width}")
-        last = time.perf_counter() - t
-    if best is None:  # the last resort: as long as it takes (bounded memory)
-        keep(staged_search(board), "staged")
-    elif len(best) > STAGED_RATIO * lower_bound and (left_time() is None or left_time() > 0):
-        keep(staged_search(board, time_limit=left_time()), "staged")
-    if best is not None:
-        lt = left_time()
-        shorter = polish(board, best, time_limit=POLISH_SECONDS if lt is None else max(lt, time_limit / 2))
-        if len(shorter) < len(best):
-            best, label = shorter, f"{label}, polished"
-    return best, label, nodes
-
-
 def solve_record(rec: Record, pool: SolverPool, time_limit: float | None = None,
                  node_limit: int | None = None, fallback: bool = True) -> Outcome:
     """Optimal search within the limits; when a limit stops it and ``fallback`` is on,
-    :func:`fallback_search` gives a valid answer, reported ``optimal: false`` with the
-    lower bound the optimal search proved and how it was found (``fallback``)."""
+    :func:`solver.fallback.fallback_search` gives a valid answer within
+    ``FALLBACK_SHARE`` more limits, reported ``optimal: false`` with the lower bound
+    the optimal search proved and how it was found (``fallback``)."""
     checked = check_record(rec)
     if checked.status != "valid":
         return checked

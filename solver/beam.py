@@ -10,13 +10,12 @@ like every other.
 
 from __future__ import annotations
 
-import time
-
 import numba as nb
 import numpy as np
 
 from pdb_builder.board import Board
 
+from .budget import Budget
 from .ida import Searcher, _init_groups
 
 _EMPTY = np.uint64(0)
@@ -40,8 +39,8 @@ def _insert(table, mask, key):
 def _beam(cur, cur_blank, cur_hash, kids, kid_blank, kid_hash, kid_h, kid_par, kid_k, seen, counts,
           nbr, ndeg, md, zob, depth0, depth1,
           tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups, ngroups, par, mvk):
-    """Beam levels ``depth0`` to ``depth1 - 1`` from the beam in ``cur`` (its size and
-    the stored-state count in ``counts``, both updated).  Returns (depth, slot) of the
+    """Beam levels ``depth0`` to ``depth1 - 1`` from the beam in ``cur`` (its size, the
+    stored-state count and the children generated in ``counts``, all updated).  Returns (depth, slot) of the
     goal in the beam's history, (-1, -1) when the beam died out or the seen set is
     full, (-2, -2) when the levels ran out first."""
     n = cur.shape[1]
@@ -90,6 +89,7 @@ def _beam(cur, cur_blank, cur_hash, kids, kid_blank, kid_hash, kid_h, kid_par, k
                             est = group_sum[g]
                 kid_h[nk] = est
                 nk += 1
+        counts[2] += nk
         if nk == 0 or stored > limit:
             return -1, -1
         counts[1] = stored
@@ -110,11 +110,12 @@ LEVELS_PER_CALL = 8  # beam levels between checks of the clock
 
 
 def beam_search(searcher: Searcher, board: Board, width: int = 4096, max_depth: int = 1000,
-                seed: int = 0, time_limit: float | None = None) -> str | None:
+                seed: int = 0, time_limit: float | None = None, budget: Budget | None = None) -> str | None:
     """Moves from ``board`` to the goal found by a beam of ``width`` states on the
-    searcher's heuristic, or None (beam died out, depth, memory or time bound
-    reached; the clock is read every :data:`LEVELS_PER_CALL` levels)."""
-    t0 = time.perf_counter()
+    searcher's heuristic, or None (beam died out, depth, memory, time or ``budget``
+    bound reached; both are read every :data:`LEVELS_PER_CALL` levels).  The children
+    generated are spent from ``budget``."""
+    budget = (budget or Budget()).within(time_limit)
     shape = searcher.shape
     if board.cells == shape.goal:
         return ""
@@ -144,20 +145,26 @@ def beam_search(searcher: Searcher, board: Board, width: int = 4096, max_depth: 
     cur_blank[0] = board.blank
     cur_hash[0] = h
     _insert(seen, np.uint64(seen.shape[0] - 1), h)
-    counts = np.array([1, 1], dtype=np.int64)  # beam size, states stored
+    counts = np.array([1, 1, 0], dtype=np.int64)  # beam size, states stored, children generated
     (tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group) = (
         searcher.tables, searcher.lk_k, searcher.lk_slots, searcher.lk_fixed, searcher.lk_cellmap, searcher.lk_w,
         searcher.lk_group)
     depth = slot = -2
-    for d0 in range(0, max_depth, LEVELS_PER_CALL):
-        if time_limit is not None and time.perf_counter() - t0 > time_limit:
+    d0 = 0
+    while d0 < max_depth:
+        if budget.out():
             return None
+        # a level generates at most 4 children a state: no more levels a call than the nodes left pay for
+        levels = LEVELS_PER_CALL if budget.nodes() is None else min(LEVELS_PER_CALL, budget.nodes() // (4 * width))
+        d1 = min(d0 + max(levels, 1), max_depth)
+        before = counts[2]
         depth, slot = _beam(cur, cur_blank, cur_hash, kids, kid_blank, kid_hash, kid_h, kid_par, kid_k, seen,
-                            counts, searcher.nbr, searcher.ndeg, searcher.h.md, zob, d0,
-                            min(d0 + LEVELS_PER_CALL, max_depth), tables, lk_k, lk_slots, lk_fixed, lk_cellmap,
+                            counts, searcher.nbr, searcher.ndeg, searcher.h.md, zob, d0, d1, tables, lk_k, lk_slots, lk_fixed, lk_cellmap,
                             lk_w, lk_group, searcher.nlookups, searcher.ngroups, par, mvk)
+        budget.spend(counts[2] - before)
         if depth != -2:
             break
+        d0 = d1
     if depth < 0:
         return None
     ks = []

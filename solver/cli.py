@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import click
 
@@ -41,6 +44,47 @@ def json_option(f):
     return click.option("--json", "as_json", is_flag=True, help="One JSON object per board per line.")(f)
 
 
+class Seconds(click.ParamType):
+    """A positive, finite number of seconds (``nan`` and ``inf`` are refused)."""
+
+    name = "SECONDS"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float):
+            return value
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not math.isfinite(v) or v <= 0:
+            self.fail(f"{value!r}: give a positive, finite number of seconds", param, ctx)
+        return v
+
+
+def output_path(ctx, param, value):
+    """An output file's folder must exist and take a new file: checked before any work,
+    so a long run never ends in an error about where to write."""
+    if value is None:
+        return None
+    folder = Path(value).resolve().parent
+    if not folder.is_dir():
+        raise click.BadParameter(f"{value}: folder {folder} does not exist", ctx, param)
+    if Path(value).is_dir():
+        raise click.BadParameter(f"{value}: is a folder", ctx, param)
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".slidepdb-probe.", dir=folder)
+    except OSError as exc:
+        raise click.BadParameter(f"{value}: cannot write in {folder}: {exc.strerror or exc}", ctx, param) from None
+    os.close(fd)
+    os.unlink(probe)
+    return value
+
+
+def warn_missing_db_dir(db_dir) -> None:
+    if db_dir is not None and not Path(db_dir).is_dir():
+        log.warning("warning: database folder %s does not exist: solving without databases", db_dir)
+
+
 def _parse_size_opt(size):
     if size is None:
         return None
@@ -52,10 +96,7 @@ def _parse_size_opt(size):
 
 def load_boards(board_arg: str, size, goal):
     """Boards of a BOARD argument, with the format said at -v."""
-    try:
-        boards = read_board_arg(board_arg, _parse_size_opt(size), goal)
-    except BoardError as exc:
-        raise click.ClickException(str(exc)) from None
+    boards = read_board_arg(board_arg, _parse_size_opt(size), goal)  # BoardError: exit 2
     log.info("%s: %d boards, format %s", boards.source, len(boards.records), boards.format)
     return boards
 
@@ -104,6 +145,10 @@ class SlidepdbGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             ctx.exit(130)
+        except BrokenPipeError:  # e.g. `slidepdb check FILE | head -1`: stop quietly, as Unix tools do
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # the exit's flush of stdout must not fail again
+            ctx.exit(141)  # 128 + SIGPIPE, what a shell reports for a tool the signal stopped
         except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort, SystemExit):
             raise
         except Exception as exc:  # noqa: BLE001 - last resort: no traceback for users
@@ -173,7 +218,7 @@ def solve_options(f):
         json_option,
         click.option("--resume", is_flag=True,
                      help="Continue an interrupted run of --out: skip boards already answered."),
-        click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
+        click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None, callback=output_path,
                      help="Per-board report: CSV if the name ends in .csv, else JSON lines."),
         click.option("--db-dir", type=click.Path(file_okay=False), default=None,
                      help="Database folder (default: $SLIDEPDB_DB_DIR or ./databases)."),
@@ -253,11 +298,11 @@ def finish_run(boards, outcomes, *, report_path, compare_paths, as_json, head, l
 @click.argument("board")
 @size_option
 @goal_option
-@click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None, callback=output_path,
               help="Answer file: one line per board, in order, empty when unsolved (written atomically, "
                    "never over the file's move limits; finished boards are kept in OUT.progress.jsonl "
                    "until the run completes).")
-@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--time-limit", type=Seconds(), default=None,
               help="Seconds per board before it is reported as a limit.")
 @click.option("--no-db", is_flag=True, help="Ignore databases: wall-aware Manhattan + linear conflicts only.")
 @solve_options
@@ -276,6 +321,8 @@ def solve(board, size, goal, as_json, out_path, resume, report_path, db_dir, tim
     if resume and not out_path:
         raise click.UsageError("--resume needs --out")
     boards = load_boards(board, size, goal)
+    if not no_db:
+        warn_missing_db_dir(db_dir)
     if workers is None:
         workers = (os.cpu_count() or 1) if len(boards.records) > 1 else 1
     result = run_batch(boards.records, db_dir=db_dir, use_db=not no_db, time_limit=time_limit,
@@ -292,12 +339,12 @@ def solve(board, size, goal, as_json, out_path, resume, report_path, db_dir, tim
 
 @main.command(epilog=EXIT_HELP)
 @click.argument("problems", type=click.Path(exists=True, dir_okay=False))
-@click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True,
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True, callback=output_path,
               help="Answer file (one line per board, in order; never over the file's move limits).")
-@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+@click.option("--time-limit", type=Seconds(), default=60.0, show_default=True,
               help="Seconds per board in the full pass; the fallback takes up to about one and a "
                    "half times as long again.")
-@click.option("--quick-limit", type=click.FloatRange(min=0, min_open=True), default=5.0, show_default=True,
+@click.option("--quick-limit", type=Seconds(), default=5.0, show_default=True,
               help="Seconds per board in the quick pass on the wall-free tables.")
 @click.option("--memory-limit", default="4G", show_default=True, callback=bytes_callback,
               help="Memory for one pattern's BFS of a wall-free database.")
@@ -335,6 +382,8 @@ def run(problems, out_path, time_limit, quick_limit, memory_limit, layout_memory
     from solver.pipeline import run_pipeline
 
     boards = load_boards(problems, None, "devquiz")
+    if no_build:
+        warn_missing_db_dir(db_dir)
     if workers is None:
         workers = os.cpu_count() or 1
     human = human_solved(boards)

@@ -29,6 +29,7 @@ from pdb_builder.board import MOVES, Board
 from pdb_builder.goal_table import find_key
 from pdb_builder.packed import bits_at, decode, root_value
 from pdb_builder.ranking import rank_delta, rank_kernel
+from pdb_builder.solvability import decide
 
 from .heuristic import MAX_LOOKUP_TILES, Heuristic, board_arrays, goal_arrays, kernel_arrays, manhattan_heuristic
 
@@ -53,7 +54,7 @@ class SearchResult:
     lower_bound: int
     nodes: int
     seconds: float
-    status: str  # "solved" or "limit"
+    status: str  # "solved", "limit" or "unsolvable" (from :func:`ida_star` only)
     heuristic: list[str] = field(default_factory=list)
     h0: int = 0
 
@@ -610,7 +611,12 @@ class Searcher:
 
 
 def ida_star(board: Board, heuristic: Heuristic | None = None, **limits) -> SearchResult:
-    """Optimal solution of a solvable board (see :class:`Searcher`)."""
+    """Optimal solution of ``board`` (see :class:`Searcher`).  Solvability is decided
+    first (:func:`pdb_builder.solvability.decide`): an unsolvable board returns at once
+    with status ``"unsolvable"`` and no moves, instead of searching until a limit."""
+    verdict = decide(board)
+    if not verdict.solvable:
+        return SearchResult(None, None, False, 0, 0, 0.0, "unsolvable")
     if heuristic is None:
         heuristic = manhattan_heuristic(board.shape)
     return Searcher(heuristic).solve(board, **limits)

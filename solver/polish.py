@@ -10,10 +10,9 @@ replaced when that is shorter; the result is simulated like every answer.
 
 from __future__ import annotations
 
-import time
-
 from pdb_builder.board import Board, Shape
 
+from .budget import Budget
 from .heuristic import manhattan_heuristic
 from .ida import Searcher
 
@@ -34,16 +33,18 @@ def _states(board: Board, moves: str) -> list[tuple[int, ...]]:
     return out
 
 
-def _pass(board: Board, moves: str, window: int, node_limit: int, deadline: float | None) -> str:
+def _pass(board: Board, moves: str, window: int, node_limit: int, budget: Budget) -> str:
     shape = board.shape
     states = _states(board, moves)
     i = 0
     while i < len(moves) - 1:
-        if deadline is not None and time.perf_counter() > deadline:
+        if budget.out():
             break
         j = min(i + window, len(moves))
         target = Shape(shape.width, shape.height, states[j], "custom")
-        res = Searcher(manhattan_heuristic(target)).solve(Board(target, states[i]), node_limit=node_limit)
+        res = Searcher(manhattan_heuristic(target)).solve(Board(target, states[i]), node_limit=budget.nodes(node_limit),
+                                                          time_limit=budget.seconds_left())
+        budget.spend(res.nodes)
         if res.status == "solved" and res.length < j - i:
             moves = moves[:i] + res.moves + moves[j:]
             states = states[:i] + _states(Board(shape, states[i]), res.moves)[:-1] + states[j:]
@@ -51,16 +52,17 @@ def _pass(board: Board, moves: str, window: int, node_limit: int, deadline: floa
     return moves
 
 
-def polish(board: Board, moves: str, time_limit: float | None = None, passes=PASSES) -> str:
+def polish(board: Board, moves: str, time_limit: float | None = None, passes=PASSES,
+           budget: Budget | None = None) -> str:
     """``moves`` (from ``board`` to its goal) with windows, half overlapping, replaced
     by optimal paths between their ends where shorter: passes of each (window, node
     limit) of ``passes`` in turn, repeated while they gain (at most :data:`REPEATS`
-    times); stops at ``time_limit``
-    seconds (checked between windows) with what it has."""
-    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    times); stops at ``time_limit`` seconds or when ``budget`` (which the windows'
+    nodes are spent from) runs out, with what it has."""
+    budget = (budget or Budget()).within(time_limit)
     for window, node_limit in passes:
         for _ in range(REPEATS):
-            shorter = _pass(board, moves, window, node_limit, deadline)
+            shorter = _pass(board, moves, window, node_limit, budget)
             if len(shorter) == len(moves):
                 break
             moves = shorter

@@ -35,7 +35,6 @@ like every answer, simulated before they are reported.
 from __future__ import annotations
 
 import random
-import time
 
 import numba as nb
 import numpy as np
@@ -43,6 +42,7 @@ import numpy as np
 from pdb_builder.board import MOVE_DELTA, OPPOSITE, WALL, Board, Shape
 from pdb_builder.solvability import decide
 
+from .budget import Budget
 from .heuristic import manhattan_heuristic
 from .ida import Searcher
 
@@ -108,7 +108,7 @@ def _stage_search(start, nbr, ndeg, homes, dist, nfree, keys, parents, weight, m
     in base ``nfree``, blank least significant: the other tiles are interchangeable.
     ``keys``/``parents`` (power-of-two size, keys filled with -1) record each state's
     predecessor.  Returns the goal states (group on ``homes``) in the order popped,
-    and whether the search stopped because the table was 70% full."""
+    whether the search stopped because the table was 70% full, and the states stored."""
     k = homes.shape[0]
     size = keys.shape[0]
     mask = size - 1
@@ -172,7 +172,7 @@ def _stage_search(start, nbr, ndeg, homes, dist, nfree, keys, parents, weight, m
                 stored += 1
                 _heap_push(hkey, hstate, n, (g + 1 + weight * hc) * 4096 - (g + 1), child)
                 n += 1
-    return goals[:ng], stored >= cap
+    return goals[:ng], stored >= cap, stored
 
 
 def _blank_path(keys, parents, goal, nfree) -> list[int]:
@@ -211,9 +211,11 @@ def _moves_letters(shape: Shape, blank: int, path) -> str:
     return "".join(out)
 
 
-def _place(shape: Shape, cells: list[int], frozen: set[int], group: list[int], whole_bits: int = TABLE_BITS):
+def _place(shape: Shape, cells: list[int], frozen: set[int], group: list[int], budget: Budget,
+           whole_bits: int = TABLE_BITS):
     """Cells the blank visits to bring ``group`` home without touching ``frozen``,
-    leaving a solvable remainder; None when there is no such path."""
+    leaving a solvable remainder; None when there is no such path (or ``budget``, which
+    the states stored are spent from, runs out between table sizes)."""
     region = [c for c in shape.free_cells if c not in frozen]
     sub = _region_shape(shape, set(region))
     local = {c: i for i, c in enumerate(region)}
@@ -230,15 +232,20 @@ def _place(shape: Shape, cells: list[int], frozen: set[int], group: list[int], w
     left = set(region) - {shape.home[t] for t in group}
     top = whole_bits if len(group) == nfree - 1 else TABLE_BITS
     for bits in list(range(16, top, 2)) + [top]:  # small tables first: most stages need few states
+        room = budget.nodes()
+        if room is not None and (1 << bits) * 7 // 10 > room:
+            break  # a table this size could store more states than the node budget has left
         keys = np.full(1 << bits, -1, dtype=np.int64)
         parents = np.empty(1 << bits, dtype=np.int64)
         weight = 1 if bits < WEIGHTED_FROM_BITS else 3  # shortest stage paths while they are cheap
-        goals, full = _stage_search(start, nbr, ndeg, homes, dist, nfree, keys, parents, weight, GOALS_TRIED)
+        goals, full, stored = _stage_search(start, nbr, ndeg, homes, dist, nfree, keys, parents, weight,
+                                            GOALS_TRIED)
+        budget.spend(stored)
         for g in goals:
             path = [region[i] for i in _blank_path(keys, parents, int(g), nfree)]
             if decide(_sub_board(shape, _apply(cells, path), left)).solvable:
                 return path
-        if not full:
+        if not full or budget.out():
             break
     return None
 
@@ -296,27 +303,27 @@ def _candidates(shape: Shape, region: set[int], todo: list[int]):
     return out
 
 
-class _OutOfTime(Exception):
+class _OutOfBudget(Exception):
     pass
 
 
-def _next_stage(shape: Shape, cells, frozen, region, todo, deadline):
+def _next_stage(shape: Shape, cells, frozen, region, todo, budget: Budget):
     """(group, blank path) of the first candidate group that can be placed, or None."""
     for group in _candidates(shape, region, todo):
         if len(region) ** (len(group) + 1) >= 1 << 62:
             continue
-        if deadline is not None and time.perf_counter() > deadline:
-            raise _OutOfTime
-        path = _place(shape, cells, frozen, group)
+        if budget.out():
+            raise _OutOfBudget
+        path = _place(shape, cells, frozen, group, budget)
         if path is not None:
             return group, path
     return None
 
 
-def _one_pass(board: Board, seed: int, whole_bits: int, deadline, node_limit: int) -> str | None:
+def _one_pass(board: Board, seed: int, whole_bits: int, budget: Budget, node_limit: int) -> str | None:
     """One staged solution of ``board`` (see the module docstring), tiles taken farthest
     first; ``seed`` > 0 perturbs that order (distances jittered by less than two), so
-    another pass meets other remainders.  None when it gets stuck or past ``deadline``."""
+    another pass meets other remainders.  None when it gets stuck or ``budget`` runs out."""
     shape = board.shape
     dist = shape.cell_distances(shape.goal_blank)
     jitter = random.Random(seed)
@@ -329,11 +336,13 @@ def _one_pass(board: Board, seed: int, whole_bits: int, deadline, node_limit: in
         region = set(shape.free_cells) - frozen
         todo = [t for t in order if shape.home[t] in region]
         try:
-            stage = None if len(region) <= FINAL_CELLS else _next_stage(shape, cells, frozen, region, todo, deadline)
-        except _OutOfTime:
+            stage = None if len(region) <= FINAL_CELLS else _next_stage(shape, cells, frozen, region, todo, budget)
+        except _OutOfBudget:
             return None
         if stage is None and len(region) > FINAL_CELLS and todo:
-            path = _place(shape, cells, frozen, todo, whole_bits)  # no group fits: every tile left at once
+            if budget.out():
+                return None
+            path = _place(shape, cells, frozen, todo, budget, whole_bits)  # no group fits: every tile left at once
             stage = None if path is None else (todo, path)
         if stage is None:
             break
@@ -343,9 +352,12 @@ def _one_pass(board: Board, seed: int, whole_bits: int, deadline, node_limit: in
         frozen |= {shape.home[t] for t in group}
     rest = _sub_board(shape, cells, region)
     weight = 100 if len(region) <= FINAL_CELLS else 200
-    left = None if deadline is None else max(deadline - time.perf_counter(), 0.1)
-    result = Searcher(manhattan_heuristic(rest.shape)).solve(rest, node_limit=node_limit, time_limit=left,
-                                                              weight=weight)
+    left = budget.seconds_left()
+    if budget.out():
+        return None
+    result = Searcher(manhattan_heuristic(rest.shape)).solve(rest, node_limit=budget.nodes(node_limit),
+                                                              time_limit=left, weight=weight)
+    budget.spend(result.nodes)
     if result.status != "solved":
         return None
     moves.append(result.moves)
@@ -364,7 +376,8 @@ def _inverse(moves: str) -> str:
     return "".join(OPPOSITE[m] for m in reversed(moves))
 
 
-def staged_search(board: Board, time_limit: float | None = None, node_limit: int = FINAL_NODES) -> str | None:
+def staged_search(board: Board, time_limit: float | None = None, node_limit: int = FINAL_NODES,
+                  budget: Budget | None = None) -> str | None:
     """A valid (long) answer for a solvable board, or None.
 
     Passes as in the module docstring, alternately forwards and backwards (from the goal
@@ -374,17 +387,18 @@ def staged_search(board: Board, time_limit: float | None = None, node_limit: int
     usually fails there, in a remainder that is one ring with a short cut), then the
     first two again with the big table.  Where a pass cannot place any group, the rest goes to weighted
     IDA* (weight 2, wall-aware Manhattan + linear conflicts, at most ``node_limit``
-    nodes).  ``time_limit`` (seconds) is checked before each stage's search: None past it."""
-    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    nodes).  ``time_limit`` (seconds) and ``budget`` (which the states stored and the
+    nodes searched are spent from) are checked before each stage's search: None past them."""
+    budget = (budget or Budget()).within(time_limit)
     if not decide(board).solvable:
         return None
     back = _reversed(board)
     plan = [(seed, TABLE_BITS) for seed in range(PASSES // 2)] + [(0, WHOLE_TABLE_BITS)]
     for seed, whole_bits in plan:
         for backwards in (False, True):
-            if deadline is not None and time.perf_counter() > deadline:
+            if budget.out():
                 return None
-            moves = _one_pass(back if backwards else board, seed, whole_bits, deadline, node_limit)
+            moves = _one_pass(back if backwards else board, seed, whole_bits, budget, node_limit)
             if moves is not None:
                 return _inverse(moves) if backwards else moves
     return None

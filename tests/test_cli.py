@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from pdb_builder.board import Shape, check_moves
 from pdb_builder.formats import read_board_arg
 from solver.cli import main
+from solver.fallback import BEAM_WIDTHS, FALLBACK_SHARE
 
 from .test_inspect import walk
 
@@ -95,7 +96,7 @@ def test_python_dash_m_solver():
 
 def test_fallback_gives_a_valid_unproven_answer():
     board = "14 13 15 7 11 12 9 5 6 0 2 1 4 8 10 3"  # Korf #1, optimal 57
-    r = run("solve", "--json", "--node-limit", "20000", "--db-dir", "/nonexistent", board)
+    r = run("solve", "--json", "--node-limit", "20000", "--no-db", board)
     rec = json.loads(r.output)
     assert r.exit_code == 0 and rec["status"] == "solved" and rec["optimal"] is False
     assert rec["fallback"].startswith(("beam", "weighted")) and rec["lower_bound"] <= 57 <= rec["length"]
@@ -103,9 +104,9 @@ def test_fallback_gives_a_valid_unproven_answer():
 
 
 def test_weighted_fallback_when_no_beam_answers(monkeypatch):
-    monkeypatch.setattr("solver.batch.BEAM_WIDTHS", ())
+    monkeypatch.setattr("solver.fallback.BEAM_WIDTHS", ())
     board = "14 13 15 7 11 12 9 5 6 0 2 1 4 8 10 3"  # Korf #1, optimal 57
-    rec = json.loads(run("solve", "--json", "--node-limit", "20000", "--db-dir", "/nonexistent", board).output)
+    rec = json.loads(run("solve", "--json", "--node-limit", "20000", "--no-db", board).output)
     assert rec["status"] == "solved" and rec["fallback"].startswith("weighted IDA*")
     weight = float(rec["fallback"].split(",")[0].split()[-1])  # "weighted IDA* 1.5[, polished]"
     assert weight > 1 and rec["lower_bound"] <= 57 <= rec["length"] <= weight * 57  # weighted IDA*'s bound
@@ -113,19 +114,21 @@ def test_weighted_fallback_when_no_beam_answers(monkeypatch):
 
 
 def test_staged_fallback_when_every_other_search_fails(monkeypatch):
-    monkeypatch.setattr("solver.batch.BEAM_WIDTHS", ())
-    monkeypatch.setattr("solver.batch.FALLBACK_WEIGHTS", ())
-    board = walk(Shape.devquiz(4, 4, [5, 9]), steps=500, seed=3)
-    rec = json.loads(run("solve", "--json", "--node-limit", "10", "--db-dir", "/nonexistent", board).output)
+    monkeypatch.setattr("solver.fallback.BEAM_WIDTHS", ())
+    monkeypatch.setattr("solver.fallback.FALLBACK_WEIGHTS", ())
+    board = walk(Shape.devquiz(5, 5, [6, 13]), steps=3000, seed=3)  # too far for Manhattan alone in 4 s
+    rec = json.loads(run("solve", "--json", "--time-limit", "4", "--no-db", board).output)
     assert rec["status"] == "solved" and rec["fallback"].startswith("staged") and rec["optimal"] is False
     assert check_moves(read_board_arg(board).records[0].board, rec["moves"]).ok
 
 
-def test_fallback_searches_stay_within_twice_the_node_limit():
+def test_every_search_of_a_board_counts_against_its_node_limit():
     board = walk(Shape.devquiz(5, 5), steps=3000, seed=5)  # far from the goal: Manhattan alone is slow
-    r = run("solve", "--json", "--node-limit", "300000", "--db-dir", "/nonexistent", board)
+    r = run("solve", "--json", "--node-limit", "300000", "--no-db", board)
     rec = json.loads(r.output)
-    assert rec["nodes"] <= 2 * 300000  # the optimal search's budget, and one more for the weighted ones
+    # the optimal search's budget, FALLBACK_SHARE more for beam, weighted, staged and polishing,
+    # and at most one beam level (4 children for each of the first beam's states) over
+    assert rec["nodes"] <= (1 + FALLBACK_SHARE) * 300000 + 4 * BEAM_WIDTHS[0]
     assert rec["status"] in ("solved", "limit") and rec["optimal"] is False
 
 

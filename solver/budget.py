@@ -1,0 +1,58 @@
+"""A board's allowance of time and nodes, shared by every search that works on it.
+
+The optimal search, the fallback searches (beam, weighted IDA*, staged search) and
+the polishing of a fallback answer all draw on one :class:`Budget`, so a time or
+node limit bounds the whole board, not each search separately.  Searches check it
+between bounded slices of work (an IDA* slice, a few beam levels, one stage of the
+staged search, one polishing window), so a board overruns its deadline by at most
+one such slice.
+"""
+
+from __future__ import annotations
+
+import time
+
+
+class Budget:
+    """Seconds and nodes left; ``None`` for either means unbounded.  A budget made by
+    :meth:`within` also stays within its parent and spends from it."""
+
+    def __init__(self, seconds: float | None = None, nodes: int | None = None, parent: Budget | None = None):
+        self.deadline = None if seconds is None else time.perf_counter() + seconds
+        self.nodes_left = None if nodes is None else int(nodes)
+        self.spent = 0  # nodes drawn from this budget so far
+        self.parent = parent
+
+    def within(self, seconds: float | None = None, nodes: int | None = None) -> Budget:
+        """A budget of at most ``seconds`` and ``nodes`` more, inside this one."""
+        return Budget(seconds, nodes, parent=self)
+
+    def seconds_left(self) -> float | None:
+        left = None if self.deadline is None else self.deadline - time.perf_counter()
+        up = None if self.parent is None else self.parent.seconds_left()
+        return up if left is None else left if up is None else min(left, up)
+
+    def nodes(self, cap: int | None = None) -> int | None:
+        """Nodes the next search may use: what is left (never negative), at most ``cap``."""
+        left = cap
+        for b in self._chain():
+            if b.nodes_left is not None:
+                left = max(b.nodes_left, 0) if left is None else min(left, max(b.nodes_left, 0))
+        return left
+
+    def spend(self, nodes: int) -> None:
+        for b in self._chain():
+            b.spent += int(nodes)
+            if b.nodes_left is not None:
+                b.nodes_left -= int(nodes)
+
+    def out(self) -> bool:
+        """Whether the time or the nodes are used up."""
+        left, nodes = self.seconds_left(), self.nodes()
+        return (left is not None and left <= 0) or (nodes is not None and nodes <= 0)
+
+    def _chain(self):
+        b = self
+        while b is not None:
+            yield b
+            b = b.parent
