@@ -1,11 +1,16 @@
 """Atomic publication of files: write a temporary file in the target folder,
 flush it to disk, then ``os.replace`` it over the final name (as pooch does).
-A killed process leaves at most a ``*.tmp`` file, never a half-written final file."""
+A killed process leaves at most a ``*.tmp`` file, never a half-written final file;
+the temporary name carries the host and process id, so the next write of the same
+file removes what a dead writer on this host left (a live one's file is kept: two
+writers of one file each finish, and the last rename wins)."""
 
 from __future__ import annotations
 
 import os
+import socket
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -15,7 +20,8 @@ def atomic_path(path, suffix: str = ".tmp"):
     """Yield a temporary path beside ``path``; on success it replaces ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+    remove_stale(path, suffix)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{_HOST}-{os.getpid()}.", suffix=suffix, dir=path.parent)
     os.close(fd)
     umask = os.umask(0)
     os.umask(umask)
@@ -26,6 +32,41 @@ def atomic_path(path, suffix: str = ".tmp"):
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+_HOST = socket.gethostname().replace(".", "_").replace("-", "_") or "host"
+UNNAMED_STALE_SECONDS = 3600  # a temporary file of unknown writer untouched this long is taken as stale
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_stale(path, suffix: str = ".tmp") -> list[Path]:
+    """Remove the temporary files of ``path`` that writers killed on this host left
+    (and those of no known writer untouched for :data:`UNNAMED_STALE_SECONDS`)."""
+    path = Path(path)
+    removed = []
+    for tmp in path.parent.glob(f".{path.name}.*{suffix}"):
+        writer = tmp.name[len(path.name) + 2:].split(".", 1)[0]
+        host, _, pid = writer.rpartition("-")
+        try:
+            if host and pid.isdigit():
+                stale = host == _HOST and not _alive(int(pid))
+            else:
+                stale = time.time() - tmp.stat().st_mtime > UNNAMED_STALE_SECONDS
+            if stale:
+                tmp.unlink()
+                removed.append(tmp)
+        except FileNotFoundError:  # its writer finished meanwhile
+            continue
+    return removed
 
 
 def write_text_atomic(path, text: str) -> None:

@@ -27,6 +27,7 @@ DatabaseError naming the file, the dataset and how to rebuild.
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import hashlib
 import json
 import os
@@ -43,8 +44,9 @@ from .atomic import atomic_path
 from .board import Shape
 from .errors import DatabaseError
 from .packed import ENCODING as PACKED_ENCODING
+from .packed import MAX_LOWERING
 from .packed import packed_table
-from .ranking import RANKING_NAME, RANKING_VERSION
+from .ranking import RANKING_NAME, RANKING_VERSION, num_placements
 
 MAGIC = "slidepdb"
 FORMAT_VERSION = 1
@@ -151,6 +153,7 @@ def write_pdb(path, shape: Shape, partition_name: str, built, layout: str = "con
     Returns the path, the stats, and the seconds spent producing the tables."""
     path = Path(path)
     stats = []
+    packed_ids = []
     t0 = time.perf_counter()
     with atomic_path(path) as tmp:
         with h5py.File(tmp, "w") as f:
@@ -171,6 +174,7 @@ def write_pdb(path, shape: Shape, partition_name: str, built, layout: str = "con
                     pds.attrs["encoding"] = PACKED_ENCODING
                     pds.attrs["sha256"] = sha256(pk)
                     pds.attrs["max-lowering"] = lowering
+                    packed_ids.append(i)
                     del pk
                 stats.append(st)
                 del table
@@ -184,6 +188,7 @@ def write_pdb(path, shape: Shape, partition_name: str, built, layout: str = "con
                 "partition-name": partition_name,
                 "partition": json.dumps([list(map(int, s.tiles)) for s in stats]),
                 "layout": layout,
+                "packed-tables": np.array(packed_ids, dtype=np.int16),
             })
         # re-open and verify before publishing (memory-mapped: the checksums stream through the page cache)
         open_database(tmp, verify=True, mmap=True, _final=path)
@@ -221,64 +226,132 @@ def open_database(path, verify: bool = True, mmap: bool = True, _final=None) -> 
     try:
         f = h5py.File(path, "r")
     except OSError as exc:
+        if _out_of_descriptors(exc):
+            raise DatabaseError(f"{name}: cannot open: {too_many_open_files()}") from None
         raise DatabaseError(f"{name}: not a readable HDF5 file ({exc}); {_rebuild_hint(name)}") from None
-    with f:
-        a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
-        if a.get("magic") != MAGIC:
-            raise DatabaseError(f"{name}: not a slidepdb database (no magic string); {_rebuild_hint(name)}")
-        version = int(a.get("format-version", -1))
-        if version > FORMAT_VERSION:
-            raise DatabaseError(f"{name}: format version {version} is newer than this slidepdb reads "
-                                f"({FORMAT_VERSION}); upgrade slidepdb (pip install -U slidepdb)")
-        if version < OLDEST_SUPPORTED:
-            raise DatabaseError(f"{name}: format version {version} is no longer supported; {_rebuild_hint(name)}")
-        if version < FORMAT_VERSION:
-            warnings.warn(f"{name}: format version {version} is older than {FORMAT_VERSION}; rebuilding is advised")
-        missing = [k for k in REQUIRED_ROOT if k not in a]
-        if missing:
-            raise DatabaseError(f"{name}: attributes {', '.join(missing)} missing; {_rebuild_hint(name)}")
-        goal = tuple(int(x) for x in a["shape-goal"])
-        shape = Shape(int(a["shape-width"]), int(a["shape-height"]), goal, a["shape-goal-kind"])
-        if shape.key != a["shape-key"]:
-            raise DatabaseError(f"{name}: shape attributes disagree with shape-key; {_rebuild_hint(name)}")
-        db = Database(path if _final is None else Path(_final), a["kind"], shape, a)
-        try:
-            if db.kind == "pdb":
-                if (a.get("ranking-name"), int(a.get("ranking-version", -1))) != (RANKING_NAME, RANKING_VERSION):
-                    raise DatabaseError(f"{name}: ranking {a.get('ranking-name')} v{a.get('ranking-version')} "
-                                        f"is not this slidepdb's {RANKING_NAME} v{RANKING_VERSION}; "
+    try:
+        with f:
+            return _read_database(f, path, name, verify, mmap, _final)
+    except DatabaseError:
+        raise
+    except OSError as exc:
+        if _out_of_descriptors(exc):
+            raise DatabaseError(f"{name}: cannot map its tables: {too_many_open_files()}") from None
+        # h5py raises OSError for damaged data (e.g. a fletcher32 mismatch)
+        raise DatabaseError(f"{name}: damaged data ({exc}); {_rebuild_hint(name)}") from None
+    except (KeyError, ValueError, TypeError, IndexError, RuntimeError) as exc:
+        # a damaged object header or attribute: h5py's KeyError "Unable to open object", bad JSON, ...
+        raise DatabaseError(f"{name}: damaged metadata ({type(exc).__name__}: {exc}); "
+                            f"{_rebuild_hint(name)}") from None
+
+
+def _out_of_descriptors(exc: OSError) -> bool:
+    return exc.errno in (errno.EMFILE, errno.ENFILE) or "too many open files" in str(exc).lower()
+
+
+def too_many_open_files() -> str:
+    """What to do when the process's open-file limit is reached."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return (f"too many open files (this process may open {soft}); raise the limit (`ulimit -n {min(hard, 4096)}`) "
+            f"or solve fewer layouts at once")
+
+
+def _check_pdb_structure(name, shape: Shape, groups, f: h5py.File, packed_tables) -> None:
+    """The partition and every table's attributes agree with each other and the shape:
+    attributes are outside the checksums, so a damaged one must not pair a table
+    with the wrong tiles (an inadmissible read) or go unnoticed."""
+    if not isinstance(groups, list) or not groups:
+        raise DatabaseError(f"{name}: partition attribute is not a list of tile groups; {_rebuild_hint(name)}")
+    tiles = set(shape.tiles)
+    seen: set[int] = set()
+    n = len(shape.free_cells)
+    for i, group in enumerate(groups):
+        ds = f[f"tables/{i}"]
+        if (not isinstance(group, list) or not group or not all(isinstance(t, int) for t in group)
+                or not set(group) <= tiles or seen & set(group) or len(set(group)) != len(group)):
+            raise DatabaseError(f"{name}: partition attribute is not a partition of the shape's tiles "
+                                f"(group {i}: {group!r}); {_rebuild_hint(name)}")
+        seen |= set(group)
+        if [int(t) for t in ds.attrs.get("tiles", [])] != group:
+            raise DatabaseError(f"{name}: dataset tables/{i} has tiles {list(ds.attrs.get('tiles', []))}, the "
+                                f"partition says {group}; {_rebuild_hint(name)}")
+        if int(ds.attrs.get("cells", -1)) != n or ds.shape != (num_placements(n, len(group)),) \
+                or ds.dtype != np.uint8:
+            raise DatabaseError(f"{name}: dataset tables/{i} is {ds.shape} {ds.dtype} for {ds.attrs.get('cells')} "
+                                f"cells, not one uint8 entry per placement of {len(group)} tiles on {n} cells; "
+                                f"{_rebuild_hint(name)}")
+        pk = f.get(f"packed/{i}")
+        if pk is not None and _s(pk.attrs.get("encoding")) == PACKED_ENCODING:  # (others are skipped)
+            if pk.shape != ((ds.shape[0] + 3) // 4,) or not 0 <= int(pk.attrs.get("max-lowering", -1)) <= MAX_LOWERING:
+                raise DatabaseError(f"{name}: dataset packed/{i} does not fit tables/{i} (size or max-lowering); "
+                                    f"{_rebuild_hint(name)}")
+    packed = [i for i in range(len(groups)) if f"packed/{i}" in f]
+    if packed_tables is not None and sorted(int(i) for i in packed_tables) != packed:
+        raise DatabaseError(f"{name}: the two-bit copies present ({packed}) are not the ones written "
+                            f"({[int(i) for i in packed_tables]}); {_rebuild_hint(name)}")
+    extra = [k for k in f.get("tables", {}) if not (k.isdigit() and int(k) < len(groups))]
+    if extra:
+        raise DatabaseError(f"{name}: tables {', '.join(extra)} are not in the partition; {_rebuild_hint(name)}")
+
+
+def _read_database(f: h5py.File, path: Path, name, verify: bool, mmap: bool, _final) -> Database:
+    a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+    if a.get("magic") != MAGIC:
+        raise DatabaseError(f"{name}: not a slidepdb database (no magic string); {_rebuild_hint(name)}")
+    version = int(a.get("format-version", -1))
+    if version > FORMAT_VERSION:
+        raise DatabaseError(f"{name}: format version {version} is newer than this slidepdb reads "
+                            f"({FORMAT_VERSION}); upgrade slidepdb (pip install -U slidepdb)")
+    if version < OLDEST_SUPPORTED:
+        raise DatabaseError(f"{name}: format version {version} is no longer supported; {_rebuild_hint(name)}")
+    if version < FORMAT_VERSION:
+        warnings.warn(f"{name}: format version {version} is older than {FORMAT_VERSION}; rebuilding is advised")
+    missing = [k for k in REQUIRED_ROOT if k not in a]
+    if missing:
+        raise DatabaseError(f"{name}: attributes {', '.join(missing)} missing; {_rebuild_hint(name)}")
+    goal = tuple(int(x) for x in a["shape-goal"])
+    shape = Shape(int(a["shape-width"]), int(a["shape-height"]), goal, a["shape-goal-kind"])
+    if shape.key != a["shape-key"]:
+        raise DatabaseError(f"{name}: shape attributes disagree with shape-key; {_rebuild_hint(name)}")
+    db = Database(path if _final is None else Path(_final), a["kind"], shape, a)
+    if db.kind == "pdb":
+        if (a.get("ranking-name"), int(a.get("ranking-version", -1))) != (RANKING_NAME, RANKING_VERSION):
+            raise DatabaseError(f"{name}: ranking {a.get('ranking-name')} v{a.get('ranking-version')} "
+                                f"is not this slidepdb's {RANKING_NAME} v{RANKING_VERSION}; "
+                                f"{_rebuild_hint(name)}")
+        groups = json.loads(a["partition"])
+        for i in range(len(groups) if isinstance(groups, list) else 0):
+            if f"tables/{i}" not in f:
+                raise DatabaseError(f"{name}: dataset tables/{i} missing; {_rebuild_hint(name)}")
+        _check_pdb_structure(name, shape, groups, f, a.get("packed-tables"))
+        for i, tiles in enumerate(groups):
+            dsname = f"tables/{i}"
+            ds = f[dsname]
+            data = _read_array(path, ds, mmap)
+            tattrs = {k: ds.attrs[k] for k in ds.attrs}
+            if verify and sha256(data) != _s(tattrs.get("sha256")):
+                raise DatabaseError(f"{name}: dataset {dsname} fails its sha256 checksum; "
+                                    f"{_rebuild_hint(name)}")
+            db.tables.append(PdbTable(tuple(int(t) for t in tiles), data, tattrs,
+                                      _read_packed(f, path, name, i, mmap, verify)))
+    elif db.kind == "goal-table":
+        db.depth = int(a["depth"])
+        for dsname in ("keys", "dist"):
+            if dsname not in f:
+                raise DatabaseError(f"{name}: dataset {dsname} missing; {_rebuild_hint(name)}")
+        keys = _read_array(path, f["keys"], mmap)
+        dist = _read_array(path, f["dist"], mmap)
+        if verify:
+            for dsname, arr in (("keys", keys), ("dist", dist)):
+                if sha256(arr) != _s(f[dsname].attrs.get("sha256")):
+                    raise DatabaseError(f"{name}: dataset {dsname} fails its sha256 checksum; "
                                         f"{_rebuild_hint(name)}")
-                groups = json.loads(a["partition"])
-                for i, tiles in enumerate(groups):
-                    dsname = f"tables/{i}"
-                    if dsname not in f:
-                        raise DatabaseError(f"{name}: dataset {dsname} missing; {_rebuild_hint(name)}")
-                    ds = f[dsname]
-                    data = _read_array(path, ds, mmap)
-                    tattrs = {k: ds.attrs[k] for k in ds.attrs}
-                    if verify and sha256(data) != _s(tattrs.get("sha256")):
-                        raise DatabaseError(f"{name}: dataset {dsname} fails its sha256 checksum; "
-                                            f"{_rebuild_hint(name)}")
-                    db.tables.append(PdbTable(tuple(int(t) for t in tiles), data, tattrs,
-                                              _read_packed(f, path, name, i, mmap, verify)))
-            elif db.kind == "goal-table":
-                db.depth = int(a["depth"])
-                for dsname in ("keys", "dist"):
-                    if dsname not in f:
-                        raise DatabaseError(f"{name}: dataset {dsname} missing; {_rebuild_hint(name)}")
-                keys = _read_array(path, f["keys"], mmap)
-                dist = _read_array(path, f["dist"], mmap)
-                if verify:
-                    for dsname, arr in (("keys", keys), ("dist", dist)):
-                        if sha256(arr) != _s(f[dsname].attrs.get("sha256")):
-                            raise DatabaseError(f"{name}: dataset {dsname} fails its sha256 checksum; "
-                                                f"{_rebuild_hint(name)}")
-                db.keys = keys.reshape(-1, int(a["key-words"]))
-                db.dist = dist
-            else:
-                raise DatabaseError(f"{name}: unknown kind {db.kind!r}; {_rebuild_hint(name)}")
-        except OSError as exc:  # h5py raises OSError for damaged data (e.g. a fletcher32 mismatch)
-            raise DatabaseError(f"{name}: damaged data ({exc}); {_rebuild_hint(name)}") from None
+        db.keys = keys.reshape(-1, int(a["key-words"]))
+        db.dist = dist
+    else:
+        raise DatabaseError(f"{name}: unknown kind {db.kind!r}; {_rebuild_hint(name)}")
     return db
 
 
@@ -286,7 +359,7 @@ def _read_packed(f: h5py.File, path: Path, name, i: int, mmap: bool, verify: boo
     """Table i's two-bit copy, or None: absent (files written before it) or in an
     encoding this slidepdb does not read (the solver then reads the full table)."""
     dsname = f"packed/{i}"
-    if dsname not in f or _s(f[dsname].attrs.get("encoding")) != PACKED_ENCODING:
+    if dsname not in f:  # (its encoding and size were checked with the table's)
         return None
     data = _read_array(path, f[dsname], mmap)
     if verify and sha256(data) != _s(f[dsname].attrs.get("sha256")):
