@@ -60,8 +60,8 @@ def parse_numeric_line(tokens, size: tuple[int, int] | None, goal: str) -> tuple
     """Read a line of numbers as a numeric board or a benchmark line.
 
     Returns (format, board, ident, expected_length)."""
-    word = next((t for t in tokens if not (t.isdigit() or t in ("=", "-1"))), None)
-    if word is not None and not (len(tokens) >= 2 and word in tokens[:1]):  # a benchmark id may be a word
+    if not any(t.isdigit() for t in tokens):  # words, not a board (a bad token among numbers is named by cell)
+        word = tokens[0]
         raise BoardError(f"{word!r} is neither W,H,CELLS nor a tile number")
     if size is not None:
         w, h = size
@@ -166,7 +166,7 @@ def read_board_arg(arg: str, size=None, goal: str = "korf") -> BoardSet:
         fmt, rec.board, rec.ident, rec.expected_length = parse_board_text(arg, size, goal)
         out.formats.add(fmt)
     except BoardError as exc:
-        if "," not in arg and not _is_int_line(arg.replace("=", "0"), len(arg.split())):
+        if "," not in arg and not any(t.isdigit() for t in arg.split()):
             # neither reading fits: say both (a mistyped path is the likelier mistake)
             as_file = "a folder, not a file" if path.is_dir() else "no such file"
             raise BoardError(f"{arg}: not a file ({as_file}) and not a board ({exc})") from None

@@ -9,6 +9,7 @@ from pdb_builder.formats import read_board_arg, read_file
 from solver.beam import beam_search
 from solver.polish import polish
 from solver import staged
+from solver.budget import Budget
 from solver.staged import staged_search
 from solver.heuristic import manhattan_heuristic
 from solver.ida import Searcher
@@ -154,7 +155,7 @@ def test_staged_backward_pass_answers_boards_the_forward_pass_leaves_in_a_ring(l
     cut round the blank's goal, which no table-bounded search finishes; backwards (from the
     goal to the board) they end round the start's blank, and the inverted answer is valid."""
     board = read_board_arg(line).records[0].board
-    moves = staged._one_pass(staged._reversed(board), 0, staged.TABLE_BITS, None, staged.FINAL_NODES)
+    moves = staged._one_pass(staged._reversed(board), 0, staged.TABLE_BITS, Budget(), staged.FINAL_NODES)
     assert moves is not None and check_moves(board, staged._inverse(moves)).ok
 
 

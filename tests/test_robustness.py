@@ -1,0 +1,199 @@
+"""The edges a new user meets first: bad input, limits, damaged files, stray temporary files.
+
+Bad input is one line on stderr, exit 2, no traceback; a limit bounds a board's whole
+work; a damaged database is an error naming the file, never a silently different table.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import h5py
+import pytest
+from click.testing import CliRunner
+
+from pdb_builder import storage
+from pdb_builder.atomic import atomic_path
+from pdb_builder.formats import read_board_arg
+from pdb_builder.errors import DatabaseError
+from solver.cli import main
+from solver.fallback import FALLBACK_SHARE
+from solver.ida import ida_star
+
+FIXTURE = Path(__file__).parent / "data" / "3x3-devquiz.pdb.3-3-2.v1.h5"
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def one_line_error(r, code=2):
+    """The error's one line (a bad option value also gets click's usage lines above it)."""
+    assert r.exit_code == code, r.output
+    assert "Traceback" not in r.output and "internal error" not in r.output
+    lines = [line for line in r.output.strip().splitlines() if line and not line.startswith(("Usage:", "Try "))]
+    assert len(lines) == 1, r.output
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", ["check", "solve"])
+def test_a_board_argument_that_is_neither_file_nor_board_names_both_readings(command, tmp_path):
+    for arg in (str(tmp_path / "nonexistent.txt"), "hello", str(tmp_path)):
+        out = one_line_error(run(command, "--no-db", arg) if command == "solve" else run(command, arg))
+        assert "not a file" in out and "not a board" in out and arg in out
+
+
+def test_files_that_hold_no_boards(tmp_path):
+    binary = tmp_path / "b.dat"
+    binary.write_bytes(b"3,3,123456708\n\xc1\xff\x00junk")
+    out = one_line_error(run("check", str(binary)))
+    assert f"{binary}:2:" in out and "not a text file" in out
+    assert run("inspect", "--problems", str(binary)).exit_code == 2
+    empty = tmp_path / "e.txt"
+    empty.write_text("\n# nothing here\n")
+    assert "no boards" in one_line_error(run("check", str(empty)))
+    word = tmp_path / "w.txt"
+    word.write_text("72187 81749 72303 81778\nmany\nhello\n")  # a limits line, a count line that is a word
+    r = run("check", str(word))
+    assert r.exit_code == 2 and "internal error" not in r.output and f"{word}:3:" in r.output
+
+
+def test_output_paths_are_checked_before_any_work(tmp_path):
+    t0 = time.perf_counter()
+    out = one_line_error(run("solve", "--no-db", "--out", str(tmp_path / "nodir" / "a.txt"), "3,3,123456708"))
+    assert "does not exist" in out
+    (tmp_path / "ro").mkdir()
+    os.chmod(tmp_path / "ro", 0o500)
+    try:
+        if not os.access(tmp_path / "ro", os.W_OK):  # (root may write anywhere)
+            r = run("solve", "--no-db", "--report", str(tmp_path / "ro" / "r.csv"), "3,3,123456708")
+            assert "cannot write" in one_line_error(r)
+    finally:
+        os.chmod(tmp_path / "ro", 0o700)
+    assert "cannot write" in one_line_error(run("solve", "--no-db", "--report", "/proc/nope.csv", "3,3,123456708"))
+    assert time.perf_counter() - t0 < 10  # refused, not solved first
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "0", "soon"])
+def test_limits_must_be_positive_finite_seconds(value):
+    r = run("solve", "--no-db", "--time-limit", value, "3,3,123456708")
+    assert r.exit_code == 2 and "--time-limit" in r.output
+
+
+def test_messages_say_what_the_user_wrote():
+    # a numeric board names tile 16, not its DevQuiz label G
+    out = one_line_error(run("check", " ".join(map(str, [0] + list(range(1, 15)) + [16]))))
+    assert "tile 16" in out
+    assert "1 move reaches the goal" in run("check", "3,3,123456708", "R").output
+    r = run("check", "3,3,123456780", "L")
+    assert r.exit_code == 5 and "1 legal move ends short of the goal" in r.output
+    out = one_line_error(run("build", "7x7", "--db-dir", "/nonexistent"))
+    assert "--partition" not in out and "49 free cells" in out and "without databases" in out
+
+
+def test_compare_names_the_illegal_letters(tmp_path):
+    theirs = tmp_path / "theirs.txt"
+    theirs.write_text("XYZ\n")
+    r = run("solve", "--no-db", "--compare", str(theirs), "3,3,123456708")
+    assert "'X': unknown letter" in r.output
+
+
+def test_missing_db_dir_warns_and_empty_folder_verifies_like_inspect(tmp_path):
+    r = run("solve", "--db-dir", str(tmp_path / "none"), "3,3,123456708")
+    assert r.exit_code == 0 and "does not exist" in r.output
+    assert run("verify", "--db-dir", str(tmp_path)).exit_code == run("inspect", "--db-dir", str(tmp_path)).exit_code == 0
+
+
+def test_suggest_keeps_the_db_dir(tmp_path):
+    problems = tmp_path / "p.txt"
+    problems.write_text("4,4,123456789ABCDEF0\n")
+    r = run("inspect", "--problems", str(problems), "--suggest", "--db-dir", str(tmp_path / "my db"))
+    assert f"slidepdb build 4x4 --goal devquiz --db-dir '{tmp_path / 'my db'}'" in r.output
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path):
+    problems = tmp_path / "p.txt"
+    problems.write_text("3,3,123456708\n" * 20000)
+    p = subprocess.run(f"{sys.executable} -m solver check {problems} | head -1", shell=True, capture_output=True,
+                       text=True, timeout=120)
+    assert p.stdout.count("\n") == 1 and p.stderr == ""
+
+
+def test_unsolvable_board_through_the_api_returns_at_once():
+    board = read_board_arg("3,3,213456780").records[0].board
+    t0 = time.perf_counter()
+    res = ida_star(board, time_limit=60)
+    assert res.status == "unsolvable" and res.moves is None and time.perf_counter() - t0 < 5
+
+
+def test_a_time_limit_bounds_the_whole_board():
+    """DevQuiz line 2903 without databases: optimal, beam, weighted and staged searches all
+    stop on it; the board must still end within (1 + FALLBACK_SHARE) limits and a slice."""
+    limit = 2.0
+    run("solve", "--no-db", "--time-limit", "1", "3,3,123456708")  # compile first
+    t0 = time.perf_counter()
+    r = run("solve", "--json", "--no-db", "--time-limit", str(limit), "5,5,B234017==N6=KF5G=IDELMJOA")
+    wall = time.perf_counter() - t0
+    rec = json.loads(r.output.splitlines()[0])
+    assert rec["status"] in ("solved", "limit")
+    assert wall < (1 + FALLBACK_SHARE) * limit + 15, wall  # was several minutes: staged search had no deadline
+
+
+def _copy(tmp_path):
+    path = tmp_path / FIXTURE.name
+    shutil.copy(FIXTURE, path)
+    return path
+
+
+@pytest.mark.parametrize("damage", ["swap tiles", "tiles attribute", "partition json", "not a partition",
+                                    "table size", "packed lost", "header"])
+def test_damaged_metadata_is_an_error_naming_the_file(tmp_path, damage):
+    """Attributes lie outside the checksums: a table paired with the wrong tiles would be
+    read inadmissibly, so every disagreement is refused (exit 1 with the file named)."""
+    path = _copy(tmp_path)
+    from pdb_builder.build import build_pdb
+    from pdb_builder.patterns import named_partition
+    from pdb_builder.board import Shape
+
+    if damage == "packed lost":  # the fixture predates two-bit copies: build a file that has them
+        shape = Shape.devquiz(3, 3)
+        path = Path(build_pdb(shape, named_partition(shape, "4-4"), tmp_path, progress=None).path)
+    with h5py.File(path, "r+") as f:
+        if damage == "swap tiles":
+            f.attrs["partition"] = json.dumps([[4, 5, 6], [1, 2, 3], [7, 8]])
+        elif damage == "tiles attribute":
+            f["tables/0"].attrs["tiles"] = [1, 2, 4]
+        elif damage == "partition json":
+            f.attrs["partition"] = "[[1, 2, 3], [4, 5"
+        elif damage == "not a partition":
+            f.attrs["partition"] = json.dumps([[1, 2, 3], [3, 5, 6], [7, 8]])
+        elif damage == "table size":
+            f["tables/0"].attrs["cells"] = 8
+        elif damage == "packed lost":
+            del f["packed/1"]
+        elif damage == "header":
+            del f["tables/1"]
+    with pytest.raises(DatabaseError, match=str(path.name)):
+        storage.open_database(path)
+    r = run("verify", str(path))
+    assert r.exit_code == 1 and path.name in r.output and "Traceback" not in r.output
+
+
+def test_a_killed_writers_temporary_file_goes_with_the_next_write(tmp_path):
+    final = tmp_path / "x.h5"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    import socket
+
+    host = socket.gethostname().replace(".", "_").replace("-", "_")
+    stale = tmp_path / f".x.h5.{host}-{dead}.abcd.tmp"
+    stale.write_bytes(b"half a table")
+    live = tmp_path / f".x.h5.{host}-{os.getpid()}.efgh.tmp"  # a writer still running keeps its file
+    live.write_bytes(b"in progress")
+    with atomic_path(final) as tmp:
+        tmp.write_bytes(b"done")
+    assert final.read_bytes() == b"done" and not stale.exists() and live.exists()
