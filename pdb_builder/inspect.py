@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import random
 from collections import deque
 from dataclasses import dataclass, field
@@ -25,7 +26,9 @@ from .board import BLANK, Board, Shape
 from .errors import DatabaseError, SlidepdbError
 from .lookup import evaluate, group_lookups, lookups_for
 from .packed import check_packed
-from .storage import Database, default_db_dir, list_databases as _files, open_database
+from .storage import DatabaseCache, default_db_dir, list_databases as _files, open_database
+
+log = logging.getLogger("slidepdb.inspect")
 
 
 @dataclass
@@ -165,55 +168,64 @@ class BoardCoverage:
 
 
 class _Catalogue:
-    """Databases of a folder, opened once, indexed by shape key."""
+    """The databases of a folder by shape key: each file opened once to read its
+    shape (its maps closed again), then opened through a :class:`DatabaseCache` as
+    boards of its shape need it, so a folder of hundreds of layouts never holds more
+    descriptors than the open-file limit allows.  A file that does not open is
+    warned about (its reason: damaged, foreign, too many open files) and skipped."""
 
     def __init__(self, db_dir):
-        self.by_key: dict[str, list[Database]] = {}
+        self.paths: dict[str, list[Path]] = {}
+        self.cache = DatabaseCache()
         for p in _files(db_dir):
             try:
-                db = open_database(p, verify=False, mmap=True)
-            except DatabaseError:
+                key = open_database(p, verify=False, mmap=True).shape.key
+            except DatabaseError as exc:
+                log.warning("%s; its coverage is not counted", exc)
                 continue
-            self.by_key.setdefault(db.shape.key, []).append(db)
+            self.paths.setdefault(key, []).append(p)
 
     def for_shape(self, shape: Shape):
-        exact = [db for db in self.by_key.get(shape.key, [])]
+        exact = [self.cache.get(p, verify=False) for p in self.paths.get(shape.key, [])]
         wf = []
         if shape.walls and shape.goal_kind != "custom":
-            wf = [db for db in self.by_key.get(shape.wall_free().key, []) if db.kind == "pdb"]
+            wf = [db for db in (self.cache.get(p, verify=False) for p in self.paths.get(shape.wall_free().key, []))
+                  if db.kind == "pdb"]
         return exact, wf
 
 
 def coverage(records, db_dir=None) -> list[BoardCoverage]:
+    """Per board (in the order of ``records``): the databases that serve it and its
+    first estimate with and without them.  Boards are taken shape by shape, so only
+    one shape's tables are open at a time."""
     from .goal_table import encode_board, find_key
 
     cat = _Catalogue(db_dir)
-    cache: dict = {}
-    out = []
+    by_shape: dict[Shape, list] = {}
     for rec in records:
-        if rec.board is None:
-            continue
-        b: Board = rec.board
-        shape = b.shape
-        if shape not in cache:
-            exact, wf = cat.for_shape(shape)
-            lookups, names = group_lookups(shape, [("exact", d) for d in exact] + [("wall-free", d) for d in wf])
-            cache[shape] = (exact, wf, lookups, len(names))
-        exact, wf, lookups, ngroups = cache[shape]
-        cov = BoardCoverage(rec.index, str(b), shape.size_text, len(shape.walls),
-                            exact=[d.path.name for d in exact if d.kind == "pdb"],
-                            wall_free=[d.path.name for d in wf],
-                            goal_table=[d.path.name for d in exact if d.kind == "goal-table"])
-        cov.manhattan = shape.manhattan(b.cells)
-        cov.h0 = max([cov.manhattan] + evaluate(lookups, b.cells, ngroups)) if lookups else cov.manhattan
-        for d in exact:
-            if d.kind == "goal-table":
-                row = find_key(d.keys, encode_board(shape, b.cells))
-                if row >= 0:
-                    cov.in_goal_table = int(d.dist[row])
-                    cov.h0 = max(cov.h0, cov.in_goal_table)
-        out.append(cov)
-    return out
+        if rec.board is not None:
+            by_shape.setdefault(rec.board.shape, []).append(rec)
+    out = []
+    for shape, recs in by_shape.items():
+        exact, wf = cat.for_shape(shape)
+        lookups, names = group_lookups(shape, [("exact", d) for d in exact] + [("wall-free", d) for d in wf])
+        for rec in recs:
+            b: Board = rec.board
+            cov = BoardCoverage(rec.index, str(b), shape.size_text, len(shape.walls),
+                                exact=[d.path.name for d in exact if d.kind == "pdb"],
+                                wall_free=[d.path.name for d in wf],
+                                goal_table=[d.path.name for d in exact if d.kind == "goal-table"])
+            cov.manhattan = shape.manhattan(b.cells)
+            cov.h0 = max([cov.manhattan] + evaluate(lookups, b.cells, len(names))) if lookups else cov.manhattan
+            for d in exact:
+                if d.kind == "goal-table":
+                    row = find_key(d.keys, encode_board(shape, b.cells))
+                    if row >= 0:
+                        cov.in_goal_table = int(d.dist[row])
+                        cov.h0 = max(cov.h0, cov.in_goal_table)
+            out.append(cov)
+        del exact, wf, lookups
+    return sorted(out, key=lambda c: c.index)
 
 
 def coverage_summary(covs: list[BoardCoverage]) -> list[dict]:

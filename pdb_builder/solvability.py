@@ -230,8 +230,9 @@ def decide(board: Board) -> Verdict:
     for c in shape.free_cells:
         if c not in region and cells[c] != shape.goal[c]:
             t = cells[c]
+            name = str(t) if shape.goal_kind == "korf" else label(t)  # Korf-goal boards are written in numbers
             return Verdict(False, "stranded",
-                           f"tile {label(t)} on cell {c} is stranded in a pocket the blank cannot reach, "
+                           f"tile {name} on cell {c} is stranded in a pocket the blank cannot reach, "
                            f"away from its home cell {shape.home.get(t, '?')}"
                            if t != BLANK else f"cell {c} must hold the blank in the goal but the blank cannot reach it")
     g = shape.goal_blank

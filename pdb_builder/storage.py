@@ -33,6 +33,7 @@ import json
 import os
 import time
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -254,8 +255,53 @@ def too_many_open_files() -> str:
     import resource
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    return (f"too many open files (this process may open {soft}); raise the limit (`ulimit -n {min(hard, 4096)}`) "
-            f"or solve fewer layouts at once")
+    more = (f"raise the limit (`ulimit -n {min(hard, 4096)}`)" if hard == resource.RLIM_INFINITY or hard > soft
+            else "this is also the hard limit: ask for a higher one")
+    return f"too many open files (this process may open {soft}); {more} or solve fewer layouts at once"
+
+
+def descriptor_budget() -> int:
+    """File descriptors a process's cache of open databases may hold: a quarter of
+    the open-file limit (the rest for h5py, pipes, numba and the user), at least 16."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return max(16, (soft if soft != resource.RLIM_INFINITY else 1 << 16) // 4)
+
+
+def descriptors(db: Database) -> int:
+    """File descriptors ``db``'s memory-mapped arrays hold (one each)."""
+    arrays = [a for t in db.tables for a in (t.data, t.packed)] + [db.keys, db.dist]
+    return sum(1 for a in arrays if isinstance(a, np.memmap))
+
+
+class DatabaseCache:
+    """Opened databases by path, the least recently used dropped once their memory
+    maps would hold more than ``budget`` descriptors (:func:`descriptor_budget`):
+    a run over hundreds of layouts keeps what it uses, not every file it met.  A
+    dropped database closes when nothing else holds it."""
+
+    def __init__(self, budget: int | None = None):
+        self.budget = budget
+        self._open: OrderedDict[tuple[str, bool], tuple[Database, int]] = OrderedDict()
+
+    def get(self, path, verify: bool = True) -> Database:
+        key = (str(Path(path).resolve()), verify)
+        if key in self._open:
+            self._open.move_to_end(key)
+            return self._open[key][0]
+        db = open_database(path, verify=verify, mmap=True)
+        self._open[key] = (db, descriptors(db))
+        budget = descriptor_budget() if self.budget is None else self.budget
+        while len(self._open) > 1 and sum(n for _, n in self._open.values()) > budget:
+            self._open.popitem(last=False)
+        return db
+
+    def held(self) -> int:
+        return sum(n for _, n in self._open.values())
+
+    def clear(self) -> None:
+        self._open.clear()
 
 
 def _check_pdb_structure(name, shape: Shape, groups, f: h5py.File, packed_tables) -> None:

@@ -13,14 +13,14 @@ import os
 import heapq
 import threading
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pdb_builder.atomic import write_text_atomic
 from pdb_builder.board import Board, check_moves
 from pdb_builder.errors import (EXIT_BAD_INPUT, EXIT_BAD_MOVES, EXIT_INTERNAL, EXIT_LIMIT, EXIT_OK,
-                                EXIT_UNSOLVABLE, BoardError)
+                                EXIT_UNSOLVABLE, BoardError, DatabaseError)
 from pdb_builder.formats import Record
 from pdb_builder.solvability import decide
 
@@ -86,25 +86,33 @@ def check_record(rec: Record, moves: str | None = None) -> Outcome:
 
 
 class SolverPool:
-    """One prepared searcher per board shape (tables loaded once, kernels compiled once).
+    """Prepared searchers by board shape (tables loaded once, kernels compiled once),
+    the :data:`SEARCHERS` most recently used kept: a batch over hundreds of layouts
+    holds the tables of a few at a time (see also :class:`pdb_builder.storage.DatabaseCache`).
 
     ``db_dir=None`` looks in the default database folder; ``use_db=False`` solves
     with wall-aware Manhattan + linear conflicts only."""
+
+    SEARCHERS = 8
 
     def __init__(self, db_dir=None, use_db: bool = True, verify: bool = True):
         self.db_dir = db_dir
         self.use_db = use_db
         self.verify = verify
-        self._searchers: dict = {}
+        self._searchers: OrderedDict = OrderedDict()
 
     def searcher(self, board: Board) -> Searcher:
         key = board.shape
-        if key not in self._searchers:
-            if self.use_db:
-                h = heuristic_for(board.shape, self.db_dir, verify=self.verify)
-            else:
-                h = manhattan_heuristic(board.shape)
-            self._searchers[key] = Searcher(h)
+        if key in self._searchers:
+            self._searchers.move_to_end(key)
+            return self._searchers[key]
+        if self.use_db:
+            h = heuristic_for(board.shape, self.db_dir, verify=self.verify)
+        else:
+            h = manhattan_heuristic(board.shape)
+        self._searchers[key] = Searcher(h)
+        while len(self._searchers) > self.SEARCHERS:
+            self._searchers.popitem(last=False)
         return self._searchers[key]
 
 
@@ -117,6 +125,19 @@ def solve_record(rec: Record, pool: SolverPool, time_limit: float | None = None,
     checked = check_record(rec)
     if checked.status != "valid":
         return checked
+    try:
+        return _solve_valid(rec, pool, time_limit, node_limit, fallback)
+    except DatabaseError:
+        raise  # a damaged or unreadable table: every board of its shape would fail; the run stops naming it
+    except Exception as exc:  # noqa: BLE001 - one board's failure never stops a batch
+        if os.environ.get("SLIDEPDB_DEBUG"):
+            raise
+        return Outcome(rec.index, str(rec.board), "error", f"internal error: {type(exc).__name__}: {exc}",
+                       {"size": rec.board.shape.size_text, "walls": len(rec.board.shape.walls), "moves": None,
+                        "length": None, "optimal": False})
+
+
+def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback) -> Outcome:
     board = rec.board
     t0 = time.perf_counter()
     searcher = pool.searcher(board)

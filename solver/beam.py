@@ -38,7 +38,7 @@ def _insert(table, mask, key):
 @nb.njit(cache=True, nogil=True)
 def _beam(cur, cur_blank, cur_hash, kids, kid_blank, kid_hash, kid_h, kid_par, kid_k, seen, counts,
           nbr, ndeg, md, zob, depth0, depth1,
-          tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups, ngroups, par, mvk):
+          lk_full, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups, ngroups, par, mvk):
     """Beam levels ``depth0`` to ``depth1 - 1`` from the beam in ``cur`` (its size, the
     stored-state count and the children generated in ``counts``, all updated).  Returns (depth, slot) of the
     goal in the beam's history, (-1, -1) when the beam died out or the seen set is
@@ -82,7 +82,7 @@ def _beam(cur, cur_blank, cur_hash, kids, kid_blank, kid_hash, kid_h, kid_par, k
                     mvk[depth, 0] = k
                     return depth, 0
                 if nlookups > 0:
-                    _init_groups(tables, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups,
+                    _init_groups(lk_full, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups,
                                  lk_val, group_sum, place)
                     for g in range(ngroups):
                         if group_sum[g] > est:
@@ -124,7 +124,7 @@ def beam_search(searcher: Searcher, board: Board, width: int = 4096, max_depth: 
     ntiles = searcher.h.md.shape[0]
     zob = np.random.default_rng(seed).integers(1, 2**63, size=(ntiles, n), dtype=np.uint64)
     zob[0, :] = 0
-    hash_bits = int(min(24, max(16, np.ceil(np.log2(width * 4 * max_depth / 0.7)))))
+    hash_bits = int(min(25, max(16, np.ceil(np.log2(width * 4 * max_depth / 0.7)))))
     par = np.zeros((max_depth, width), dtype=np.int32)
     mvk = np.zeros((max_depth, width), dtype=np.int8)
     cur = np.empty((width, n), dtype=np.int8)
@@ -146,8 +146,8 @@ def beam_search(searcher: Searcher, board: Board, width: int = 4096, max_depth: 
     cur_hash[0] = h
     _insert(seen, np.uint64(seen.shape[0] - 1), h)
     counts = np.array([1, 1, 0], dtype=np.int64)  # beam size, states stored, children generated
-    (tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group) = (
-        searcher.tables, searcher.lk_k, searcher.lk_slots, searcher.lk_fixed, searcher.lk_cellmap, searcher.lk_w,
+    (lk_full, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group) = (
+        searcher.lk_full, searcher.lk_k, searcher.lk_slots, searcher.lk_fixed, searcher.lk_cellmap, searcher.lk_w,
         searcher.lk_group)
     depth = slot = -2
     d0 = 0
@@ -159,7 +159,7 @@ def beam_search(searcher: Searcher, board: Board, width: int = 4096, max_depth: 
         d1 = min(d0 + max(levels, 1), max_depth)
         before = counts[2]
         depth, slot = _beam(cur, cur_blank, cur_hash, kids, kid_blank, kid_hash, kid_h, kid_par, kid_k, seen,
-                            counts, searcher.nbr, searcher.ndeg, searcher.h.md, zob, d0, d1, tables, lk_k, lk_slots, lk_fixed, lk_cellmap,
+                            counts, searcher.nbr, searcher.ndeg, searcher.h.md, zob, d0, d1, lk_full, lk_k, lk_slots, lk_fixed, lk_cellmap,
                             lk_w, lk_group, searcher.nlookups, searcher.ngroups, par, mvk)
         budget.spend(counts[2] - before)
         if depth != -2:

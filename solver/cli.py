@@ -410,6 +410,8 @@ def run(problems, out_path, time_limit, quick_limit, memory_limit, layout_memory
     extra = [("time (s)", format_table(phases, ["step", "what", "seconds"]))]
     if res.skipped_builds:
         extra.append(("", f"{len(res.skipped_builds)} layout databases not built: over --disk-limit"))
+    for key, name, error in res.failed_builds:
+        extra.append(("", f"build failed: {key} {name}: {error} (its boards were solved without it)"))
     head = (f"{len(res.outcomes)}/{len(boards.records)} boards in {total:.1f} s "
             + (f"on {scheduler}" if scheduler else f"with {workers} worker(s)"))
     sys.exit(finish_run(boards, res.outcomes, report_path=report_path, compare_paths=compare_paths,

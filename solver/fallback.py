@@ -7,15 +7,28 @@ work (see :mod:`solver.budget`).  Within it, in turn:
 
 1. a beam of the first width of :data:`BEAM_WIDTHS` (fast, rarely fails), unless a
    node budget could not pay for :data:`BEAM_MIN_LEVELS` levels of it;
-2. weighted IDA*, the weights of :data:`FALLBACK_WEIGHTS` in turn, each with half of
+2. when that beam failed on a board with walls that no table serves (a walled ring
+   misleads Manhattan distance, which counts no tile in another's way): small tables
+   of the exact layout built in memory (:func:`layout_searcher`, patterns of about
+   four tiles, under a second on the DevQuiz sizes), for the board and for the board
+   reversed (from the goal to the start, answer inverted), then beams on them, each
+   width of :data:`LADDER_WIDTHS` forwards and backwards, with one staged search
+   (step 5, :data:`LADDER_STAGED_SHARE` of what is left) after the first
+   :data:`LADDER_STAGED` widths, until one answers (a beam
+   that fails on a ring can succeed at another width or in the other direction; each
+   try gets at most :data:`LADDER_SHARE` of what is left and a beam stops at the depth
+   of :data:`LADDER_DEPTH`); the steps below then use
+   the board's layout tables;
+3. weighted IDA*, the weights of :data:`FALLBACK_WEIGHTS` in turn, each with half of
    what is left of its share (:data:`WEIGHTED_SHARE` of the search time left; only
-   1.5 and 2 once the beam has answered: larger weights rarely beat it), until one answers;
-3. wider beams while the next is expected to fit (each takes about four times the last);
-4. staged search (:func:`solver.staged.staged_search`: tile groups placed in turn,
+   1.5 and 2 once a beam has answered: larger weights rarely beat it), until one answers;
+4. wider beams while the next is expected to fit (each takes about four times the last),
+   unless step 2 ran;
+5. staged search (:func:`solver.staged.staged_search`: tile groups placed in turn,
    bounded memory) with what is left of the search phase, when nothing answered or
    the best is over :data:`STAGED_RATIO` times the lower bound (a beam can wander for
    hundreds of moves);
-5. :func:`solver.polish.polish` (windows of the path solved optimally) with what is
+6. :func:`solver.polish.polish` (windows of the path solved optimally) with what is
    left of the whole fallback share, at least ``FALLBACK_SHARE - SEARCH_SHARE`` limits.
 """
 
@@ -23,22 +36,84 @@ from __future__ import annotations
 
 import time
 
-from pdb_builder.board import Board
+from pdb_builder.board import Board, Shape
+from pdb_builder.errors import BoardError
+from pdb_builder.lookup import lookups_for
+from pdb_builder.patterns import default_partition
 
 from .beam import beam_search
 from .budget import Budget
+from .heuristic import Heuristic, manhattan_tables
 from .ida import Searcher
 from .polish import polish
-from .staged import staged_search
+from .staged import reversed_board, staged_search, undo
 
 FALLBACK_SHARE = 1.5  # the fallback's limits, as a multiple of the board's
-SEARCH_SHARE = 1.25  # of which the searches (1-4) take at most this; polishing the rest
+SEARCH_SHARE = 1.25  # of which the searches (1-5) take at most this; polishing the rest
 WEIGHTED_SHARE = 0.5  # weighted IDA* takes at most this part of the search time left after the first beam
 FALLBACK_WEIGHTS = (150, 200, 300, 500, 1000)  # percent; weighted IDA*, in turn
 BEAM_WIDTHS = (1024, 4096, 16384)  # beam search, widening while time allows
 BEAM_MIN_LEVELS = 16  # a node budget too small for this many levels of the first beam goes to weighted IDA*
 POLISH_SECONDS = 10.0  # polishing time of a fallback answer when only a node limit is given
 STAGED_RATIO = 2  # staged search is tried too when the best answer is this many times the lower bound
+LAYOUT_MEMORY = 10 << 20  # per pattern BFS of the tables step 2 builds in memory
+LAYOUT_SECONDS = 1.0  # step 2 is skipped with less search time than this left
+LADDER_WIDTHS = (1024, 4096, 16384, 65536)  # step 2's beams, each forwards then backwards
+LADDER_SHARE = 0.4  # one try of step 2 takes at most this part of the search time left
+LADDER_STAGED = 3  # step 2 tries staged search after this many widths (it is quick where it works)
+LADDER_STAGED_SHARE = 0.3  # ... with at most this part of what is left
+LADDER_DEPTH = (3, 60)  # step 2's beams stop at 3 x the lower bound + 60 moves (a beam that wanders has failed)
+
+
+def layout_searcher(shape: Shape, budget: Budget) -> Searcher | None:
+    """A searcher on wall-aware Manhattan plus additive tables of ``shape``'s exact
+    layout (:func:`pdb_builder.patterns.default_partition` within :data:`LAYOUT_MEMORY`
+    a pattern), built in memory; None when no partition fits or ``budget`` runs out
+    between patterns.  The placements the BFS valued are spent from ``budget``."""
+    from pdb_builder.build import compute_pdb
+
+    try:
+        part = default_partition(shape, LAYOUT_MEMORY)
+    except BoardError:
+        return None
+    tables = []
+    for group in part.groups:
+        if budget.out():
+            return None
+        table, stats = compute_pdb(shape, group)
+        budget.spend(stats.entries)
+        tables.append((group, table))
+    h = Heuristic(shape, *manhattan_tables(shape), use_lc=False,
+                  lookups=lookups_for(shape, shape, tables, 0, reflect=False),
+                  names=[f"layout {part.name} (in memory)"])
+    return Searcher(h)
+
+
+def _ladder(layout: Searcher, board: Board, search: Budget, lower_bound: int, widths, back: dict):
+    """Step 2's beams of ``widths`` on ``layout`` (the board's layout tables) and on
+    tables built for the board reversed (kept in ``back``): (moves, how) of the first
+    that answers, or (None, None)."""
+    depth = LADDER_DEPTH[0] * lower_bound + LADDER_DEPTH[1]
+    for width in widths:
+        for backwards in (False, True):
+            if search.out():
+                return None, None
+            if backwards and "searcher" not in back:
+                back["board"] = reversed_board(board)
+                back["searcher"] = layout_searcher(back["board"].shape, search)
+            target, beam_on, how = (back["board"], back.get("searcher"), " backwards") if backwards else \
+                (board, layout, "")
+            if beam_on is None:
+                continue
+            moves = beam_search(beam_on, target, width=width, max_depth=depth, budget=_share(search, LADDER_SHARE))
+            if moves is not None:
+                return (undo(moves) if backwards else moves), f"beam width {width}{how} on layout tables"
+    return None, None
+
+
+def _share(budget: Budget, share: float) -> Budget:
+    """``share`` of what is left of ``budget`` (time and nodes), inside it."""
+    return budget.within(_scaled(budget.seconds_left(), share), _scaled(budget.nodes(), share))
 
 
 def _scaled(limit, share):
@@ -61,12 +136,28 @@ def fallback_search(searcher: Searcher, board: Board, time_limit: float | None, 
         if moves is not None and (best is None or len(moves) < len(best)):
             best, label = moves, how
 
-    t = time.perf_counter()
+    def beam(width):
+        t = time.perf_counter()
+        keep(beam_search(searcher, board, width=width, budget=search), f"beam width {width}{tag}")
+        return time.perf_counter() - t
+
+    tag = ""
+    last = 0.0  # what a beam took, to judge whether the next, wider one fits
     if BEAM_WIDTHS and search.nodes(BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]) >= BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]:
-        keep(beam_search(searcher, board, width=BEAM_WIDTHS[0], budget=search), f"beam width {BEAM_WIDTHS[0]}")
-    last = time.perf_counter() - t  # what a beam took, to judge whether the next, wider one fits
+        last = beam(BEAM_WIDTHS[0])
+    if (best is None and board.shape.walls and not searcher.h.lookups
+            and (search.seconds_left() or LAYOUT_SECONDS) >= LAYOUT_SECONDS):
+        layout = layout_searcher(board.shape, search)
+        if layout is not None:
+            searcher, tag = layout, " on layout tables"
+            back: dict = {}
+            keep(*_ladder(layout, board, search, lower_bound, LADDER_WIDTHS[:LADDER_STAGED], back))
+            if best is None and not search.out():
+                keep(staged_search(board, budget=_share(search, LADDER_STAGED_SHARE)), "staged")
+            if best is None:
+                keep(*_ladder(layout, board, search, lower_bound, LADDER_WIDTHS[LADDER_STAGED:], back))
     weights = FALLBACK_WEIGHTS if best is None else FALLBACK_WEIGHTS[:2]
-    weighted = search.within(_scaled(search.seconds_left(), WEIGHTED_SHARE), _scaled(search.nodes(), WEIGHTED_SHARE))
+    weighted = _share(search, WEIGHTED_SHARE)
     for k, weight in enumerate(weights):
         if weighted.out():
             break
@@ -77,15 +168,13 @@ def fallback_search(searcher: Searcher, board: Board, time_limit: float | None, 
         result = searcher.solve(board, time_limit=lt, node_limit=ln, weight=weight)
         weighted.spend(result.nodes)
         if result.status == "solved":
-            keep(result.moves, f"weighted IDA* {weight / 100:g}")
+            keep(result.moves, f"weighted IDA* {weight / 100:g}{tag}")
             break
     for width in BEAM_WIDTHS[1:]:
         lt = search.seconds_left()
-        if best is None or lt is None or lt < 4 * last:
+        if tag or best is None or lt is None or lt < 4 * last or search.out():
             break
-        t = time.perf_counter()
-        keep(beam_search(searcher, board, width=width, budget=search), f"beam width {width}")
-        last = time.perf_counter() - t
+        last = beam(width)
     if (best is None or len(best) > STAGED_RATIO * lower_bound) and not search.out():
         keep(staged_search(board, budget=search), "staged")
     if best is not None and not total.out():

@@ -112,12 +112,6 @@ def _placement(i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, place):
     return k
 
 
-@nb.njit(cache=True, inline="always")
-def _lookup_value(tables, i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, place):
-    k = _placement(i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, place)
-    return np.int64(tables[i][rank_kernel(place, k, lk_w[i])])
-
-
 @nb.njit(cache=True, nogil=True)
 def _init_ranks(pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, nlookups, lk_rank, lk_used, lk_slotof, place):
     """Each lookup's rank, mask of taken table cells and slot per taken cell: the
@@ -129,16 +123,6 @@ def _init_ranks(pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, nlookups, lk_ra
             lk_used[i] |= np.uint64(1) << np.uint64(place[j])
             lk_slotof[i, place[j]] = j
         lk_rank[i] = rank_kernel(place, k, lk_w[i])
-
-
-@nb.njit(cache=True, nogil=True)
-def _init_groups(tables, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups,
-                 lk_val, group_sum, place):
-    group_sum[:] = 0
-    for i in range(nlookups):
-        v = _lookup_value(tables, i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, place)
-        lk_val[i] = v
-        group_sum[lk_group[i]] += v
 
 
 @nb.njit(cache=True, inline="always")
@@ -172,6 +156,19 @@ def _load_byte(typingctx, addr):
         return builder.zext(builder.load(ptr), ir.IntType(64))
 
     return sig, codegen
+
+
+@nb.njit(cache=True, nogil=True)
+def _init_groups(lk_full, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups,
+                 lk_val, group_sum, place):
+    """Each lookup's value (from its one-byte table, at base address ``lk_full[i]``)
+    into ``lk_val`` and each group's sum into ``group_sum``."""
+    group_sum[:] = 0
+    for i in range(nlookups):
+        k = _placement(i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, place)
+        v = _load_byte(lk_full[i] + rank_kernel(place, k, lk_w[i]))
+        lk_val[i] = v
+        group_sum[lk_group[i]] += v
 
 
 @nb.njit(cache=True, inline="always")
@@ -483,7 +480,8 @@ class Searcher:
         self.lk_pk = np.array([p is not None for p in self.packed] or [False], dtype=np.bool_)
         # the kernel reads lookup i's table at lk_base[i] + rank (its byte, for a packed one);
         # self.tables and self.packed keep the arrays alive
-        self.lk_base = np.array([t.ctypes.data for t in self.tables], dtype=np.int64)
+        self.lk_full = np.array([t.ctypes.data for t in self.tables] or [0], dtype=np.int64)  # one-byte tables
+        self.lk_base = self.lk_full.copy()
         for i, p in enumerate(self.packed):
             if p is not None:
                 self.lk_base[i] = p.ctypes.data
@@ -515,7 +513,7 @@ class Searcher:
         _init_ranks(pos, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap, self.lk_w, self.nlookups,
                     lk_rank, lk_used, lk_slotof, place)
         if self.nlookups:
-            _init_groups(self.tables, pos, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap,
+            _init_groups(self.lk_full, pos, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap,
                          self.lk_w, self.lk_group, self.nlookups, lk_val, group_sum, place)
             for i, p in enumerate(self.packed):
                 if p is not None:  # the search tracks the relaxed values the two bits encode

@@ -11,6 +11,8 @@
    tiles, whose sums the solver maxes), while the database folder stays under
    ``disk_limit``; built in a background thread, cheapest a board first.  A retry
    with a larger ``layout_count`` builds the ones a layout lacks.
+   A build that fails (full disk, memory, a damaged file in the way) is logged and
+   listed in the report; its boards are solved with the tables there are.
 4. **Full pass**: those boards again with ``time_limit`` and the weighted fallback,
    so each gets an answer, with its proven lower bound when not optimal.  It runs
    alongside step 3: boards that need no build start at once, the others as soon
@@ -64,6 +66,7 @@ class RunResult:
     outcomes: dict[int, Outcome] = field(default_factory=dict)
     builds: list[BuildReport] = field(default_factory=list)
     skipped_builds: list[Plan] = field(default_factory=list)  # over the disk limit
+    failed_builds: list[tuple[str, str, str]] = field(default_factory=list)  # (shape key, partition, error)
     build_seconds: float = 0.0
     quick: BatchResult | None = None
     full: BatchResult | None = None
@@ -101,7 +104,13 @@ def _has_pdb(shape: Shape, db_dir) -> bool:
 
 
 def disk_used(db_dir) -> int:
-    return sum(p.stat().st_size for p in list_databases(default_db_dir(db_dir)))
+    total = 0
+    for p in list_databases(default_db_dir(db_dir)):
+        try:
+            total += p.stat().st_size
+        except FileNotFoundError:  # removed since the listing
+            continue
+    return total
 
 
 def _plan(wants, role: str, partitions_of) -> dict[str, Plan]:
@@ -192,7 +201,15 @@ def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: flo
                 # 25-40% more build time (README, two-bit tables)
                 for part in p.partitions:
                     t0 = time.perf_counter()
-                    rep = build_pdb(p.shape, part, db_dir, two_bit=False)
+                    try:
+                        rep = build_pdb(p.shape, part, db_dir, two_bit=False)
+                    except Exception as exc:  # noqa: BLE001 - one build never stops a run: its boards go on
+                        res.build_seconds += time.perf_counter() - t0
+                        error = f"{type(exc).__name__}: {exc}"
+                        log.warning("%s %s: build failed (%s); its boards are solved without it",
+                                    p.shape.key, part.name, error)
+                        res.failed_builds.append((p.shape.key, part.name, error))
+                        continue
                     res.build_seconds += time.perf_counter() - t0  # as each ends: an interrupted run counts them
                     res.builds.append(rep)
                     if on_build:

@@ -364,14 +364,14 @@ def _one_pass(board: Board, seed: int, whole_bits: int, budget: Budget, node_lim
     return "".join(moves)
 
 
-def _reversed(board: Board) -> Board:
+def reversed_board(board: Board) -> Board:
     """The goal arrangement as a board whose goal is ``board``: solving it backwards
     ends the stages round the start's blank instead of the goal's."""
     return Board(Shape(board.shape.width, board.shape.height, tuple(board.cells), "custom"),
                  tuple(board.shape.goal))
 
 
-def _inverse(moves: str) -> str:
+def undo(moves: str) -> str:
     """The moves that undo ``moves`` (the blank walks its path back)."""
     return "".join(OPPOSITE[m] for m in reversed(moves))
 
@@ -392,7 +392,7 @@ def staged_search(board: Board, time_limit: float | None = None, node_limit: int
     budget = (budget or Budget()).within(time_limit)
     if not decide(board).solvable:
         return None
-    back = _reversed(board)
+    back = reversed_board(board)
     plan = [(seed, TABLE_BITS) for seed in range(PASSES // 2)] + [(0, WHOLE_TABLE_BITS)]
     for seed, whole_bits in plan:
         for backwards in (False, True):
@@ -400,5 +400,5 @@ def staged_search(board: Board, time_limit: float | None = None, node_limit: int
                 return None
             moves = _one_pass(back if backwards else board, seed, whole_bits, budget, node_limit)
             if moves is not None:
-                return _inverse(moves) if backwards else moves
+                return undo(moves) if backwards else moves
     return None

@@ -9,7 +9,9 @@ For a shape, every one of these is admissible, so the solver takes their max:
   partition read a second time through the reflection (Korf & Felner 2002):
   tile u on cell c reads as tile T'(u) on cell T(c).
 
-Loaded files are cached per process, so a batch maps each file once.
+Loaded files are cached per process (:class:`pdb_builder.storage.DatabaseCache`: the
+least recently used closed once the open-file limit would be at risk), so a batch
+maps each file once while its layouts fit.
 """
 
 from __future__ import annotations
@@ -19,20 +21,17 @@ from pathlib import Path
 
 from pdb_builder.board import Shape
 from pdb_builder.lookup import group_lookups, serves
-from pdb_builder.storage import Database, default_db_dir, open_database
+from pdb_builder.storage import Database, DatabaseCache, default_db_dir
 
 from .heuristic import Heuristic, manhattan_tables
 
 log = logging.getLogger("slidepdb.solve")
 
-_CACHE: dict[tuple[str, bool], Database] = {}
+_CACHE = DatabaseCache()
 
 
 def load(path, verify: bool = True) -> Database:
-    key = (str(Path(path).resolve()), verify)
-    if key not in _CACHE:
-        _CACHE[key] = open_database(path, verify=verify, mmap=True)
-    return _CACHE[key]
+    return _CACHE.get(path, verify)
 
 
 def candidate_files(shape: Shape, db_dir=None) -> list[tuple[str, Path]]:

@@ -194,3 +194,25 @@ def test_better_prefers_proven_then_shorter_and_keeps_the_higher_bound():
     # ... but an answer as long as h0 alone, or with no h0 on record, is not called optimal
     assert not better(o("limit", bound=40, h0=40), o("solved", 40, bound=40, h0=40)).extra["optimal"]
     assert not better(o("limit", bound=50), o("solved", 50, bound=44)).extra["optimal"]
+
+
+def test_one_board_that_fails_never_stops_a_batch(tmp_path, monkeypatch):
+    """An unexpected error on one board (here an OSError from its search) is that board's
+    outcome (status error, exit 1, --retry unanswered solves it again); the others go on."""
+    import solver.batch as batch
+
+    real = batch._solve_valid
+
+    def fail_on_second(rec, *a, **k):
+        if rec.index == 2:
+            raise FileNotFoundError(2, "No such file or directory")
+        return real(rec, *a, **k)
+
+    monkeypatch.setattr(batch, "_solve_valid", fail_on_second)
+    f = tmp_path / "p.txt"
+    f.write_text("3,3,123456708\n3,3,123405786\n3,3,123456078\n")
+    res = run_batch(read_file(str(f)).records, use_db=False, workers=1, out_path=tmp_path / "a.txt")
+    assert [res.outcomes[i].status for i in (1, 2, 3)] == ["solved", "error", "solved"]
+    assert "FileNotFoundError" in res.outcomes[2].error and res.outcomes[2].exit_code == 1
+    lines = (tmp_path / "a.txt").read_text().split("\n")[:3]
+    assert lines[0] and not lines[1] and lines[2]

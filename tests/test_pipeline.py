@@ -115,6 +115,39 @@ def test_run_resumes_after_a_kill(devquiz_slice, tmp_path):
     assert [len(m) for m in answers] == [second.outcomes[r.index].extra["length"] for r in recs]
 
 
+def test_a_failed_build_never_stops_the_run(devquiz_slice, tmp_path, monkeypatch):
+    import solver.pipeline as pipeline
+
+    recs = read_file(str(devquiz_slice)).records
+    real = pipeline.build_pdb
+    failed = []
+
+    def layouts_fail(shape, part, db_dir, **kw):
+        if shape.walls:
+            failed.append(shape.key)
+            raise OSError(28, "No space left on device")
+        return real(shape, part, db_dir, **kw)
+
+    monkeypatch.setattr(pipeline, "build_pdb", layouts_fail)
+    out = tmp_path / "a.txt"
+    res = run_pipeline(recs, out, db_dir=tmp_path / "db", memory_limit=8 << 20, layout_memory=8 << 20,
+                       time_limit=30, workers=1, quick_node_limit=1)
+    assert failed and sorted(k for k, _, _ in res.failed_builds) == sorted(failed)
+    assert all("No space left" in e for _, _, e in res.failed_builds)
+    assert not res.interrupted and len(res.outcomes) == len(recs)
+    for rec, moves in zip(recs, out.read_text().split("\n")):  # every board answered, layouts or not
+        assert check_moves(rec.board, moves).ok
+        assert not any(f"({rec.board.shape.key}.pdb" in n for n in res.outcomes[rec.index].extra["heuristic"]
+                       if rec.board.shape.walls)
+    # the command's summary names each failed build (its quick pass held to one node, as above)
+    monkeypatch.setattr(pipeline, "run_pipeline", lambda *a, _run=pipeline.run_pipeline, **kw:
+                        _run(*a, quick_node_limit=1, **kw))
+    r = CliRunner().invoke(main, ["run", str(devquiz_slice), "--out", str(tmp_path / "b.txt"), "--db-dir",
+                                  str(tmp_path / "db"), "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    assert r.output.count("build failed:") >= len(set(failed)) and "No space left" in r.output
+
+
 def test_retry_unanswered_boards_worst_first(devquiz_slice, tmp_path):
     recs = read_file(str(devquiz_slice)).records
     out = tmp_path / "a.txt"

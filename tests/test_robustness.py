@@ -197,3 +197,58 @@ def test_a_killed_writers_temporary_file_goes_with_the_next_write(tmp_path):
     with atomic_path(final) as tmp:
         tmp.write_bytes(b"done")
     assert final.read_bytes() == b"done" and not stale.exists() and live.exists()
+
+
+def _layout_boards(count: int, seed: int = 3):
+    """DevQuiz lines of ``count`` distinct connected 3x3 wall layouts (one or two walls),
+    each a few random moves from its goal."""
+    import itertools
+    import random
+
+    from pdb_builder.formats import parse_board_text
+
+    rng = random.Random(seed)
+    lines = []
+    for walls in itertools.chain(itertools.combinations(range(8), 1), itertools.combinations(range(8), 2)):
+        labels = [("=" if c in walls else "123456789"[c]) for c in range(8)] + ["0"]
+        board = parse_board_text("3,3," + "".join(labels))[1]
+        shape = board.shape
+        if shape.component(shape.goal_blank) != frozenset(shape.free_cells):
+            continue
+        cells, b = list(board.cells), shape.goal_blank
+        for _ in range(14):
+            c = rng.choice(shape.neighbours[b])
+            cells[b], cells[c], b = cells[c], 0, c
+        lines.append("3,3," + "".join("0" if t == 0 else "=" if t < 0 else "123456789"[t - 1] for t in cells))
+        if len(lines) == count:
+            break
+    return lines
+
+
+def test_hundreds_of_open_tables_within_a_small_open_file_limit(tmp_path):
+    """A folder whose tables would need more descriptors than ``ulimit -n 64`` allows:
+    coverage and a batch close what they are not using (without that, EMFILE)."""
+    from pdb_builder.build import build_pdb
+    from pdb_builder.formats import parse_board_text
+    from pdb_builder.patterns import default_partition
+
+    lines = _layout_boards(30)
+    db = tmp_path / "db"
+    tables = 0
+    for line in lines:
+        shape = parse_board_text(line)[1].shape
+        part = default_partition(shape, 1 << 10)  # two or three small tables a layout
+        build_pdb(shape, part, db, two_bit=False)
+        tables += len(part.groups)
+    assert tables > 64
+    problems = tmp_path / "p.txt"
+    problems.write_text("1 1 1 1\n%d\n%s\n" % (len(lines), "\n".join(lines)))
+    exe = str(Path(sys.executable).with_name("slidepdb"))
+    for cmd in ([exe, "inspect", "--db-dir", str(db), "--problems", str(problems)],
+                [exe, "solve", str(problems), "--db-dir", str(db), "--workers", "1", "--json"]):
+        r = subprocess.run(["bash", "-c", 'ulimit -n 64 && exec "$@"', "_", *cmd], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert "too many open files" not in r.stderr.lower() and "coverage is not counted" not in r.stderr
+    outs = [json.loads(x) for x in r.stdout.splitlines()]
+    assert len(outs) == len(lines) and all(o["optimal"] for o in outs)
+    assert all(any(".pdb." in name for name in o["heuristic"]) for o in outs)  # its own layout's tables

@@ -155,8 +155,8 @@ def test_staged_backward_pass_answers_boards_the_forward_pass_leaves_in_a_ring(l
     cut round the blank's goal, which no table-bounded search finishes; backwards (from the
     goal to the board) they end round the start's blank, and the inverted answer is valid."""
     board = read_board_arg(line).records[0].board
-    moves = staged._one_pass(staged._reversed(board), 0, staged.TABLE_BITS, Budget(), staged.FINAL_NODES)
-    assert moves is not None and check_moves(board, staged._inverse(moves)).ok
+    moves = staged._one_pass(staged.reversed_board(board), 0, staged.TABLE_BITS, Budget(), staged.FINAL_NODES)
+    assert moves is not None and check_moves(board, staged.undo(moves)).ok
 
 
 def test_staged_refuses_an_unsolvable_board():
@@ -182,3 +182,37 @@ def test_polish_keeps_answers_valid_and_never_below_optimal(shape):
         assert check_moves(board, moves).ok
         shorter = polish(board, moves, time_limit=5)
         assert check_moves(board, shorter).ok and dist[board.cells] <= len(shorter) < len(moves)
+
+
+@pytest.mark.parametrize("shape", [Shape.devquiz(3, 3, [1]), Shape.devquiz(4, 3, [1, 6]), Shape.korf(3, 3)],
+                         ids=lambda s: s.key)
+def test_fallback_layout_tables_never_overestimate(shape):
+    """The tables the fallback builds in memory, for a shape and for a reversed board's
+    custom goal, against exhaustive BFS."""
+    from solver.fallback import layout_searcher
+
+    dist = bfs_distances(shape)
+    searcher = layout_searcher(shape, Budget())
+    assert searcher is not None and searcher.h.lookups
+    raised = 0
+    for cells, d in dist.items():
+        h = searcher.initial_h(Board(shape, cells))
+        assert h <= d, (cells, h, d)
+        raised += h > shape.manhattan(cells)
+    assert raised  # the tables see what Manhattan distance does not
+    far = max(dist, key=dist.get)
+    back = staged.reversed_board(Board(shape, far))
+    back_searcher = layout_searcher(back.shape, Budget())
+    assert back_searcher.initial_h(back) <= dist[far]
+
+
+def test_fallback_answers_a_ring_board_manhattan_beams_cannot():
+    """DevQuiz line 2903: walls leave one ring; the Manhattan beam dies out, the layout
+    tables' beams (forwards or backwards) answer within the fallback's budget."""
+    from solver.fallback import fallback_search
+
+    board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
+    searcher = Searcher(manhattan_heuristic(board.shape))
+    assert beam_search(searcher, board, width=1024) is None
+    moves, how, _ = fallback_search(searcher, board, 6, None, searcher.initial_h(board))
+    assert moves is not None and "layout tables" in how and check_moves(board, moves).ok
