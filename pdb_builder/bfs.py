@@ -112,12 +112,70 @@ def seed_goal(words, table, goal_place, cidx, all_free, goal_blank, width, not_c
     return r
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def _expand_chunk(lo, hi, words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_free, width, not_col0,
+                  not_last, cur, nxt):
+    """Expand the regions at ``depth`` of placements ``lo`` to ``hi - 1`` (see
+    :func:`expand_layer`); returns (placements valued, new regions marked)."""
+    one = np.uint64(1)
+    three = np.uint64(3)
+    cpos = np.empty(k, dtype=np.int64)
+    gpos = np.empty(k, dtype=np.int64)
+    local_valued = 0
+    local_marked = 0
+    for p in range(lo, hi):
+        word = np.uint64(words[p])
+        if word == 0:
+            continue
+        # any slot equal to cur?  (x ^ pattern) has a zero 2-bit field there
+        x = word ^ (cur * EVEN_BITS)
+        zero_fields = ~(x | (x >> one)) & EVEN_BITS
+        # (unused high fields hold 0 in word, so they differ from cur, which is never 0)
+        if zero_fields == 0:
+            continue
+        if table[p] == UNSEEN:
+            table[p] = depth
+            local_valued += 1
+        unrank_kernel(p, n, k, w, cpos)
+        pmask = np.uint64(0)
+        for i in range(k):
+            gpos[i] = cells_of[cpos[i]]
+            pmask |= one << np.uint64(gpos[i])
+        free = all_free & ~pmask
+        # frontier cells: free cells whose slot holds cur
+        front = pdep(pext(zero_fields, EVEN_BITS), free)
+        for i in range(k):
+            t = gpos[i]
+            targets = nbr_mask[t] & front
+            while targets:
+                b = trailing_zeros(targets)
+                targets &= targets - one
+                # tile i moves t -> b; the blank ends on t
+                saved = cpos[i]
+                cpos[i] = cidx[b]
+                q = rank_kernel(cpos, k, w)
+                cpos[i] = saved
+                nfree_mask = (free & ~(one << b)) | (one << np.uint64(t))
+                slot = np.uint64(2 * compact_index(nfree_mask, t))
+                if (np.uint64(words[q]) >> slot) & three != 0:
+                    continue  # that region is reached already
+                region = flood(one << np.uint64(t), nfree_mask, width, not_col0, not_last)
+                bits = region_code_bits(region, nfree_mask, nxt)
+                old = atomic_or(words, q, bits)
+                if (np.uint64(old) >> slot) & three == 0:
+                    local_marked += 1
+        # close what was expanded: 11 over every field that held cur
+        atomic_or(words, p, zero_fields | (zero_fields << one))
+    return local_valued, local_marked
+
+
 @nb.njit(cache=True, parallel=True, nogil=True)
 def expand_layer(words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_free, width, not_col0, not_last):
     """Expand every region at ``depth``; mark new regions at ``depth + 1``.
 
     Sets ``table[p] = depth`` for placements first seen at this depth.  Returns
-    (placements valued at this depth, new regions marked)."""
+    (placements valued at this depth, new regions marked).  Chunks of placements
+    in parallel (numba threads)."""
     cur = np.uint64(FRONTIER_ODD if depth % 2 else FRONTIER_EVEN)
     nxt = np.uint64(FRONTIER_EVEN if depth % 2 else FRONTIER_ODD)
     total = words.shape[0]
@@ -127,61 +185,24 @@ def expand_layer(words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_fre
     # inside prange breaks numba's reduction analysis on Python 3.12+
     valued = np.zeros(nchunks, dtype=np.int64)
     marked = np.zeros(nchunks, dtype=np.int64)
-    one = np.uint64(1)
-    three = np.uint64(3)
     for ci in nb.prange(nchunks):
-        cpos = np.empty(k, dtype=np.int64)
-        gpos = np.empty(k, dtype=np.int64)
         lo = ci * chunk
         hi = min(total, lo + chunk)
-        local_valued = 0
-        local_marked = 0
-        for p in range(lo, hi):
-            word = np.uint64(words[p])
-            if word == 0:
-                continue
-            # any slot equal to cur?  (x ^ pattern) has a zero 2-bit field there
-            x = word ^ (cur * EVEN_BITS)
-            zero_fields = ~(x | (x >> one)) & EVEN_BITS
-            # (unused high fields hold 0 in word, so they differ from cur, which is never 0)
-            if zero_fields == 0:
-                continue
-            if table[p] == UNSEEN:
-                table[p] = depth
-                local_valued += 1
-            unrank_kernel(p, n, k, w, cpos)
-            pmask = np.uint64(0)
-            for i in range(k):
-                gpos[i] = cells_of[cpos[i]]
-                pmask |= one << np.uint64(gpos[i])
-            free = all_free & ~pmask
-            # frontier cells: free cells whose slot holds cur
-            front = pdep(pext(zero_fields, EVEN_BITS), free)
-            for i in range(k):
-                t = gpos[i]
-                targets = nbr_mask[t] & front
-                while targets:
-                    b = trailing_zeros(targets)
-                    targets &= targets - one
-                    # tile i moves t -> b; the blank ends on t
-                    saved = cpos[i]
-                    cpos[i] = cidx[b]
-                    q = rank_kernel(cpos, k, w)
-                    cpos[i] = saved
-                    nfree_mask = (free & ~(one << b)) | (one << np.uint64(t))
-                    slot = np.uint64(2 * compact_index(nfree_mask, t))
-                    if (np.uint64(words[q]) >> slot) & three != 0:
-                        continue  # that region is reached already
-                    region = flood(one << np.uint64(t), nfree_mask, width, not_col0, not_last)
-                    bits = region_code_bits(region, nfree_mask, nxt)
-                    old = atomic_or(words, q, bits)
-                    if (np.uint64(old) >> slot) & three == 0:
-                        local_marked += 1
-            # close what was expanded: 11 over every field that held cur
-            atomic_or(words, p, zero_fields | (zero_fields << one))
-        valued[ci] = local_valued
-        marked[ci] = local_marked
+        valued[ci], marked[ci] = _expand_chunk(lo, hi, words, table, depth, n, k, w, cells_of, cidx, nbr_mask,
+                                               all_free, width, not_col0, not_last, cur, nxt)
     return valued.sum(), marked.sum()
+
+
+@nb.njit(cache=True, nogil=True)
+def expand_layer_serial(words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_free, width, not_col0,
+                        not_last):
+    """:func:`expand_layer` on the calling thread only: for processes forked from one
+    that ran parallel kernels (GNU OpenMP, numba's usual threading layer on Linux,
+    terminates such a child when it starts threads of its own)."""
+    cur = np.uint64(FRONTIER_ODD if depth % 2 else FRONTIER_EVEN)
+    nxt = np.uint64(FRONTIER_EVEN if depth % 2 else FRONTIER_ODD)
+    return _expand_chunk(0, words.shape[0], words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_free,
+                         width, not_col0, not_last, cur, nxt)
 
 
 def word_dtype(n: int, k: int):

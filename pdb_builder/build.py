@@ -51,13 +51,16 @@ def grid_arrays(shape: Shape):
     return cells_of, cidx, nbr_mask, all_free, np.uint64(board & ~col0), np.uint64(board & ~last)
 
 
-def compute_pdb(shape: Shape, tiles, progress=None) -> tuple[np.ndarray, TableStats]:
+def compute_pdb(shape: Shape, tiles, progress=None, parallel: bool = True) -> tuple[np.ndarray, TableStats]:
     """Additive PDB of pattern ``tiles`` on ``shape`` (see :mod:`pdb_builder.bfs`).
 
     Returns a uint8 table indexed by the k-permutation rank of the tiles' compact
     cells, and its statistics.  ``progress(depth, valued, marked, seconds)`` is
-    called after each layer."""
-    from .bfs import MAX_VALUE, UNSEEN, expand_layer, seed_goal, word_dtype
+    called after each layer.  ``parallel=False`` keeps to the calling thread (small
+    tables, or a worker process forked from one that ran parallel kernels)."""
+    from .bfs import MAX_VALUE, UNSEEN, expand_layer, expand_layer_serial, seed_goal, word_dtype
+
+    expand = expand_layer if parallel else expand_layer_serial
 
     tiles = tuple(tiles)
     validate_partition(shape, Partition("check", (tiles,)))
@@ -75,7 +78,7 @@ def compute_pdb(shape: Shape, tiles, progress=None) -> tuple[np.ndarray, TableSt
     while True:
         if depth > MAX_VALUE:
             raise BoardError(f"pattern {tiles}: costs above {MAX_VALUE} do not fit one byte")
-        valued, marked = expand_layer(words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_free,
+        valued, marked = expand(words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_free,
                                       shape.width, not_col0, not_last)
         layers.append(int(valued))
         if progress is not None:

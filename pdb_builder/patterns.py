@@ -226,15 +226,16 @@ def default_sizes(shape: Shape, memory_limit: int) -> list[int]:
 DEFAULT_NAMES = {(4, 4): "7-8", (5, 5): "6-6-6-6"}
 
 
-def default_partition(shape: Shape, memory_limit: int) -> Partition:
-    """The named default where one exists and fits, else :func:`auto_partition`."""
+def default_partition(shape: Shape, memory_limit: int, build=None) -> Partition:
+    """The named default where one exists and fits, else :func:`auto_partition`
+    (``build`` as there)."""
     name = DEFAULT_NAMES.get((shape.width, shape.height))
     if name and not shape.walls:
         part = named_partition(shape, name)
         n = len(shape.free_cells)
         if max(bfs_memory(n, k) for k in part.sizes) <= memory_limit:
             return part
-    return auto_partition(shape, memory_limit)
+    return auto_partition(shape, memory_limit, build=build)
 
 
 def auto_partition(shape: Shape, memory_limit: int, measure_limit: int = 3_000_000, build=None) -> Partition:

@@ -69,18 +69,21 @@ def layout_searcher(shape: Shape, budget: Budget) -> Searcher | None:
     """A searcher on wall-aware Manhattan plus additive tables of ``shape``'s exact
     layout (:func:`pdb_builder.patterns.default_partition` within :data:`LAYOUT_MEMORY`
     a pattern), built in memory; None when no partition fits or ``budget`` runs out
-    between patterns.  The placements the BFS valued are spent from ``budget``."""
+    between patterns.  The placements the BFS valued are spent from ``budget``.  The
+    BFS keeps to the calling thread: the tables are small, and a batch worker forked
+    from a process that ran parallel kernels (``slidepdb run`` builds before it
+    solves) must not start threads of its own."""
     from pdb_builder.build import compute_pdb
 
     try:
-        part = default_partition(shape, LAYOUT_MEMORY)
+        part = default_partition(shape, LAYOUT_MEMORY, build=lambda s, g: compute_pdb(s, g, parallel=False))
     except BoardError:
         return None
     tables = []
     for group in part.groups:
         if budget.out():
             return None
-        table, stats = compute_pdb(shape, group)
+        table, stats = compute_pdb(shape, group, parallel=False)
         budget.spend(stats.entries)
         tables.append((group, table))
     h = Heuristic(shape, *manhattan_tables(shape), use_lc=False,

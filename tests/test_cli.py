@@ -116,7 +116,7 @@ def test_weighted_fallback_when_no_beam_answers(monkeypatch):
 def test_staged_fallback_when_every_other_search_fails(monkeypatch):
     monkeypatch.setattr("solver.fallback.BEAM_WIDTHS", ())
     monkeypatch.setattr("solver.fallback.FALLBACK_WEIGHTS", ())
-    monkeypatch.setattr("solver.fallback.LADDER_WIDTHS", ())
+    monkeypatch.setattr("solver.fallback.layout_searcher", lambda *a, **k: None)
     board = walk(Shape.devquiz(5, 5, [6, 13]), steps=3000, seed=3)  # too far for Manhattan alone in 4 s
     rec = json.loads(run("solve", "--json", "--time-limit", "4", "--no-db", board).output)
     assert rec["status"] == "solved" and rec["fallback"].startswith("staged") and rec["optimal"] is False

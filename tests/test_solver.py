@@ -216,3 +216,29 @@ def test_fallback_answers_a_ring_board_manhattan_beams_cannot():
     assert beam_search(searcher, board, width=1024) is None
     moves, how, _ = fallback_search(searcher, board, 6, None, searcher.initial_h(board))
     assert moves is not None and "layout tables" in how and check_moves(board, moves).ok
+
+
+def _layout_in_child(queue):
+    from solver.fallback import layout_searcher
+
+    board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
+    queue.put(layout_searcher(board.shape, Budget()).initial_h(board))
+
+
+def test_fallback_tables_build_in_a_worker_forked_after_a_parallel_build():
+    """``slidepdb run`` builds with numba threads, then forks its solvers; GNU OpenMP
+    (numba's usual threading layer on Linux) terminates a forked child that starts
+    threads, so the fallback's tables must build on the worker's own thread."""
+    import multiprocessing as mp
+
+    from pdb_builder.build import compute_pdb
+
+    board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
+    compute_pdb(board.shape, (1, 2, 3, 4))  # parallel, in this process
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_layout_in_child, args=(queue,))
+    child.start()
+    child.join(120)
+    assert child.exitcode == 0, "the forked worker died building the fallback's tables"
+    assert queue.get(timeout=5) >= Searcher(manhattan_heuristic(board.shape)).initial_h(board)
