@@ -89,6 +89,7 @@ class Comparison:
     only_ours: int = 0
     only_theirs: int = 0
     problems: list[str] = field(default_factory=list)
+    contradictions: list[str] = field(default_factory=list)  # their valid answer shorter than our proof
 
 
 def read_answer_file(path, records) -> list[str | None]:
@@ -102,9 +103,13 @@ def read_answer_file(path, records) -> list[str | None]:
     return [(lines[i].strip() or None) if i < len(lines) else None for i in range(len(records))]
 
 
-def compare(path, records, ours: dict[int, str]) -> Comparison:
+def compare(path, records, ours: dict[int, str], outcomes=None) -> Comparison:
     """Simulate every line of answer file ``path`` on ``records`` (in order) and set it
-    against ``ours`` (record index -> moves)."""
+    against ``ours`` (record index -> moves).  With ``outcomes`` (record index ->
+    Outcome), a valid answer of theirs shorter than a length we proved optimal, or than
+    our proven lower bound, is a contradiction, listed in ``contradictions``."""
+    from .batch import Outcome, contradiction
+
     c = Comparison(Path(path).name)
     for line, (rec, theirs) in enumerate(zip(records, read_answer_file(path, records)), 1):
         mc = None if rec.board is None or theirs is None else check_moves(rec.board, theirs)
@@ -113,6 +118,12 @@ def compare(path, records, ours: dict[int, str]) -> Comparison:
             c.problems.append(f"{c.name}:{line}: {mc.reason} (board {rec.board})")
             theirs = None
         mine = ours.get(rec.index)
+        ours_outcome = (outcomes or {}).get(rec.index)
+        if theirs is not None and ours_outcome is not None:
+            clash = contradiction(ours_outcome, Outcome(rec.index, ours_outcome.board, "solved", None,
+                                                        {"length": len(theirs)}))
+            if clash:
+                c.contradictions.append(f"{c.name}:{line}: {clash}")
         if theirs is not None:
             c.theirs_answered += 1
             c.theirs_moves += len(theirs)

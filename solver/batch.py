@@ -53,7 +53,8 @@ class Outcome:
 
     @property
     def exit_code(self) -> int:
-        return STATUS_EXIT[self.status]
+        code = STATUS_EXIT[self.status]
+        return max(code, EXIT_INTERNAL) if self.extra.get("contradiction") else code
 
     def as_json(self) -> dict:
         out = {"index": self.index, "board": self.board, "status": self.status, "error": self.error}
@@ -393,13 +394,45 @@ def _rank(o: Outcome):
 
 def better(old: Outcome, new: Outcome) -> Outcome:
     """Of two outcomes for one board: proven beats unproven beats none, then the
-    shorter answer; the higher of their lower bounds is kept either way."""
+    shorter answer; the higher of their lower bounds is kept either way.
+
+    Both answers were simulated, so one shorter than the other's proven length or
+    lower bound is a contradiction (a table or a search is wrong): the shorter one is
+    kept, nothing is called optimal, and ``extra["contradiction"]`` says what met
+    (the outcome's exit code is then 1)."""
+    clash = contradiction(old, new) or contradiction(new, old)
+    if clash:
+        keep = min((o for o in (old, new) if o.extra.get("length") is not None), key=lambda o: o.extra["length"])
+        keep.extra.update(optimal=False, contradiction=clash)
+        keep.extra.pop("proof", None)
+        length = keep.extra["length"]
+        keep.extra["lower_bound"] = max([b for b in (o.extra.get("lower_bound") for o in (old, new))
+                                         if b is not None and b <= length] or [0])
+        return keep
     keep = new if _rank(new) >= _rank(old) else old
     bounds = [o.extra.get("lower_bound") for o in (old, new) if o.extra.get("lower_bound") is not None]
     if bounds:
         keep.extra["lower_bound"] = max(bounds)
         settle_by_bound(keep.extra)
     return keep
+
+
+def contradiction(claim: Outcome, answer: Outcome) -> str | None:
+    """What is wrong when ``answer``'s (simulated) moves are shorter than ``claim``'s
+    proven length or lower bound, else None."""
+    length = answer.extra.get("length") if answer.status == "solved" else None
+    if length is None:
+        return None
+    proven = claim.extra.get("length") if claim.status == "solved" and claim.extra.get("optimal") else None
+    bound = claim.extra.get("lower_bound")
+    if proven is not None and length < proven:
+        what = f"an answer of {length} moves is shorter than the {proven} called optimal"
+    elif bound is not None and length < bound:
+        what = f"an answer of {length} moves is shorter than the proven lower bound {bound}"
+    else:
+        return None
+    tables = "; ".join(claim.extra.get("heuristic") or []) or "Manhattan distance"
+    return f"contradiction on board {claim.board}: {what} (that claim's tables: {tables}); its optimal claim withdrawn"
 
 
 def _journal_lines(path: Path):

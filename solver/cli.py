@@ -279,7 +279,7 @@ def finish_run(boards, outcomes, *, report_path, compare_paths, as_json, head, l
             text.append(f"{len(left_out)} answers left out of {out_path} to stay within the move limits: "
                         + ", ".join(where(boards, i) for i in sorted(left_out)[:10])
                         + (" ..." if len(left_out) > 10 else ""))
-    comps = [compare(p, boards.records, answers) for p in compare_paths]
+    comps = [compare(p, boards.records, answers, outcomes) for p in compare_paths]
     if comps:
         text += ["against other answer files", format_table(comparison_rows(comps), COMPARISON_HEADERS)]
         for c in comps:
@@ -287,6 +287,10 @@ def finish_run(boards, outcomes, *, report_path, compare_paths, as_json, head, l
                 text.append(f"  {prob}")
     if text:
         click.echo("\n".join(text), err=as_json)
+    for line in [o.extra["contradiction"] for o in outcomes.values() if o.extra.get("contradiction")] + \
+            [p for c in comps for p in c.contradictions]:
+        click.echo(f"error: {line}", err=True)
+        code = max(code, 1)
     if interrupted:
         click.echo(f"interrupted: {len(outcomes)} boards finished"
                    + (f"; rerun with --resume to continue {out_path}" if out_path else ""), err=True)

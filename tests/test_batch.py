@@ -185,7 +185,7 @@ def test_better_prefers_proven_then_shorter_and_keeps_the_higher_bound():
 
     assert better(o("limit", bound=40), o("solved", 50, bound=30)).extra == {"length": 50, "optimal": False,
                                                                              "lower_bound": 40}
-    assert better(o("solved", 50, True, 50), o("solved", 49, False, 45)).extra["length"] == 50
+    assert better(o("solved", 52, True, 52), o("solved", 56, False, 45)).extra["length"] == 52
     assert better(o("solved", 60), o("solved", 55)).extra["length"] == 55
     assert better(o("solved", 55), o("limit", bound=52)).extra == {"length": 55, "optimal": False, "lower_bound": 52}
     # a retry's higher bound proves the kept answer optimal (an iteration past h0 completed) ...
@@ -216,3 +216,22 @@ def test_one_board_that_fails_never_stops_a_batch(tmp_path, monkeypatch):
     assert "FileNotFoundError" in res.outcomes[2].error and res.outcomes[2].exit_code == 1
     lines = (tmp_path / "a.txt").read_text().split("\n")[:3]
     assert lines[0] and not lines[1] and lines[2]
+
+
+def test_an_answer_shorter_than_a_proof_is_a_contradiction():
+    """Two simulated answers for one board where one is shorter than the other's proven
+    length (or proven lower bound): reported, the shorter kept, nothing called optimal."""
+    def o(status, length=None, optimal=False, bound=None):
+        return Outcome(3, "3,3,123456708", status, None, {"length": length, "optimal": optimal,
+                                                         "lower_bound": bound, "heuristic": ["exact 7-8 (x.h5)"]})
+
+    for old, new in ((o("solved", 50, True, 50), o("solved", 49, False, 45)),
+                     (o("solved", 49, False, 45), o("solved", 50, True, 50))):
+        kept = better(old, new)
+        assert kept.extra["length"] == 49 and kept.extra["optimal"] is False and kept.exit_code == 1
+        assert "49 moves is shorter than the 50 called optimal" in kept.extra["contradiction"]
+        assert "exact 7-8 (x.h5)" in kept.extra["contradiction"] and kept.extra["lower_bound"] == 45
+    kept = better(o("limit", bound=52), o("solved", 50, False, 40))
+    assert "shorter than the proven lower bound 52" in kept.extra["contradiction"] and kept.exit_code == 1
+    assert kept.extra["lower_bound"] == 40
+    assert "contradiction" not in better(o("solved", 50, True, 50), o("solved", 50, False, 44)).extra

@@ -275,3 +275,25 @@ def test_cli_run(devquiz_slice, tmp_path):
     assert len(rep.read_text().splitlines()) == len(recs) + 1
     r = CliRunner().invoke(main, ["run", str(devquiz_slice), "--out", str(out), "--disk-limit", "lots"])
     assert r.exit_code == 2 and "--disk-limit" in r.output
+
+
+def test_a_peer_answer_shorter_than_our_proof_fails_the_run(tmp_path):
+    """A journal claims 3 moves optimal for a 1-move board (as a wrong table would); the
+    --compare file's 1-move answer contradicts it: reported by line, exit 1."""
+    import json
+
+    f = tmp_path / "p.txt"
+    f.write_text("9 9 9 9\n2\n3,3,123456708\n3,3,123405786\n")
+    out = tmp_path / "a.txt"
+    r = CliRunner().invoke(main, ["solve", str(f), "--no-db", "--workers", "1", "--json"])
+    assert r.exit_code == 0, r.output
+    records = [json.loads(x) for x in r.output.splitlines() if x.startswith("{")]
+    assert records[0]["moves"] == "R"
+    records[0].update(moves="RLR", length=3, lower_bound=3, optimal=True)
+    (tmp_path / "a.txt.progress.jsonl").write_text("".join(json.dumps(d) + "\n" for d in records))
+    peer = tmp_path / "peer.txt"
+    peer.write_text("R\n\n")
+    r = CliRunner().invoke(main, ["solve", str(f), "--out", str(out), "--no-db", "--workers", "1", "--resume",
+                                  "--compare", str(peer)])
+    assert r.exit_code == 1, r.output
+    assert "peer.txt:1: contradiction on board" in r.output and "shorter than the 3 called optimal" in r.output
