@@ -165,7 +165,20 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
         return Outcome(rec.index, str(board), "error", f"internal error: solver answer rejected: {mc.reason}", extra)
     extra.update(moves=moves, length=len(moves), optimal=result.status == "solved" and result.optimal)
     settle_by_bound(extra)
+    if extra["optimal"]:
+        extra["certificate"] = certificate(extra, searcher.h.checksums, how="search" if how is None else "bound")
     return Outcome(rec.index, str(board), "solved", None, extra)
+
+
+def certificate(extra: dict, checksums: dict, how: str) -> dict:
+    """Why an answer is optimal, for the record: the threshold of the IDA* iteration
+    that completed (``how="search"``: the iteration at the answer's length found it
+    after every lower one completed without a solution; ``"bound"``: an iteration at
+    the answer's length was reached, so every lower one completed), the answer's
+    length, and the tables the estimate read (file name -> each table's sha256, 16
+    hex digits; none: wall-aware Manhattan distance and linear conflicts only)."""
+    return {"threshold": extra["lower_bound"], "length": extra["length"], "how": how,
+            "tables": {name: list(sums) for name, sums in checksums.items()}}
 
 
 def settle_by_bound(extra: dict) -> None:

@@ -42,6 +42,7 @@ class Heuristic:
     names: list[str] = field(default_factory=list)  # description of each group
     goal_table: object = None  # a loaded goal-table Database of this exact shape, or None
     goal_name: str | None = None  # its description (not a group)
+    checksums: dict = field(default_factory=dict)  # file name -> its tables' sha256 (first 16 hex digits)
 
     @property
     def ngroups(self) -> int:

@@ -1,5 +1,6 @@
 import csv
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -235,3 +236,27 @@ def test_an_answer_shorter_than_a_proof_is_a_contradiction():
     assert "shorter than the proven lower bound 52" in kept.extra["contradiction"] and kept.exit_code == 1
     assert kept.extra["lower_bound"] == 40
     assert "contradiction" not in better(o("solved", 50, True, 50), o("solved", 50, False, 44)).extra
+
+
+def test_every_optimal_answer_carries_its_certificate(tmp_path):
+    """The completed iteration's threshold, the length, and each table file's checksums."""
+    import shutil
+
+    from pdb_builder.storage import open_database
+
+    fixture = Path(__file__).parent / "data" / "3x3-devquiz.pdb.3-3-2.v1.h5"
+    db = tmp_path / "db"
+    db.mkdir()
+    shutil.copy(fixture, db / fixture.name)
+    sums = [str(t.attrs["sha256"])[:16] for t in open_database(db / fixture.name).tables]
+    f = tmp_path / "p.txt"
+    f.write_text("3,3,123456708\n3,3,813402765\n")
+    dist = bfs_distances(Shape.devquiz(3, 3))
+    recs = read_file(str(f)).records
+    for use_db, tables in ((False, {}), (True, {fixture.name: sums})):
+        res = run_batch(recs, db_dir=db, use_db=use_db, workers=1)
+        for rec in recs:
+            o = res.outcomes[rec.index]
+            cert = o.extra["certificate"]
+            assert o.extra["optimal"] and cert["length"] == cert["threshold"] == dist[rec.board.cells]
+            assert cert["tables"] == tables and cert["how"] == "search"
