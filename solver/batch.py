@@ -151,7 +151,8 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
         nodes += more
     extra = {"size": board.shape.size_text, "walls": len(board.shape.walls), "h0": result.h0,
              "nodes": nodes, "seconds": round(time.perf_counter() - t0, 4),
-             "lower_bound": bound, "heuristic": result.heuristic}
+             "lower_bound": bound, "heuristic": result.heuristic,
+             "tables": {name: list(sums) for name, sums in searcher.h.checksums.items()}}
     if how is not None:
         extra["fallback"] = how
     if rec.expected_length is not None:
@@ -166,7 +167,7 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     extra.update(moves=moves, length=len(moves), optimal=result.status == "solved" and result.optimal)
     settle_by_bound(extra)
     if extra["optimal"]:
-        extra["certificate"] = certificate(extra, searcher.h.checksums, how="search" if how is None else "bound")
+        extra["certificate"] = certificate(extra, extra["tables"], how="search" if how is None else "bound")
     return Outcome(rec.index, str(board), "solved", None, extra)
 
 
@@ -427,6 +428,9 @@ def better(old: Outcome, new: Outcome) -> Outcome:
     if bounds:
         keep.extra["lower_bound"] = max(bounds)
         settle_by_bound(keep.extra)
+        if keep.extra.get("optimal") and "certificate" not in keep.extra:  # proven by the other's bound
+            tables = {**old.extra.get("tables", {}), **new.extra.get("tables", {})}
+            keep.extra["certificate"] = certificate(keep.extra, tables, how="bound")
     return keep
 
 

@@ -191,7 +191,8 @@ def test_better_prefers_proven_then_shorter_and_keeps_the_higher_bound():
     assert better(o("solved", 55), o("limit", bound=52)).extra == {"length": 55, "optimal": False, "lower_bound": 52}
     # a retry's higher bound proves the kept answer optimal (an iteration past h0 completed) ...
     assert better(o("limit", bound=50, h0=40), o("solved", 50, bound=44, h0=40)).extra == {
-        "length": 50, "optimal": True, "lower_bound": 50, "h0": 40, "proof": "length equals the lower bound"}
+        "length": 50, "optimal": True, "lower_bound": 50, "h0": 40, "proof": "length equals the lower bound",
+        "certificate": {"threshold": 50, "length": 50, "how": "bound", "tables": {}}}
     # ... but an answer as long as h0 alone, or with no h0 on record, is not called optimal
     assert not better(o("limit", bound=40, h0=40), o("solved", 40, bound=40, h0=40)).extra["optimal"]
     assert not better(o("limit", bound=50), o("solved", 50, bound=44)).extra["optimal"]
