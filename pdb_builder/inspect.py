@@ -168,9 +168,8 @@ class BoardCoverage:
 
 
 class _Catalogue:
-    """The databases of a folder by shape key: each file opened once to read its
-    shape (its maps closed again), then opened through a :class:`DatabaseCache` as
-    boards of its shape need it, so a folder of hundreds of layouts never holds more
+    """The databases of a folder by shape key, opened through a :class:`DatabaseCache`
+    (to read each file's shape, then as boards of its shape need them), so a folder of hundreds of layouts never holds more
     descriptors than the open-file limit allows.  A file that does not open is
     warned about (its reason: damaged, foreign, too many open files) and skipped."""
 
@@ -179,7 +178,7 @@ class _Catalogue:
         self.cache = DatabaseCache()
         for p in _files(db_dir):
             try:
-                key = open_database(p, verify=False, mmap=True).shape.key
+                key = self.cache.get(p, verify=False).shape.key
             except DatabaseError as exc:
                 log.warning("%s; its coverage is not counted", exc)
                 continue

@@ -133,6 +133,15 @@ class Database:
     keys: np.ndarray | None = None  # goal-table
     dist: np.ndarray | None = None
     depth: int = 0
+    goal_sha256: tuple[str, ...] = ()  # goal-table: the sha256 attributes of keys and dist
+
+    @property
+    def checksums(self) -> list[str]:
+        """The sha256 attribute of each stored array: every table (pdb), keys and dist
+        (goal-table)."""
+        if self.kind == "pdb":
+            return [str(_s(t.attrs.get("sha256")) or "") for t in self.tables]
+        return list(self.goal_sha256)
 
     @property
     def partition(self) -> tuple[tuple[int, ...], ...]:
@@ -293,11 +302,12 @@ class DatabaseCache:
         db = open_database(path, verify=verify, mmap=True)
         self._open[key] = (db, descriptors(db))
         budget = descriptor_budget() if self.budget is None else self.budget
-        while len(self._open) > 1 and sum(n for _, n in self._open.values()) > budget:
+        while len(self._open) > 1 and self.held() > budget:
             self._open.popitem(last=False)
         return db
 
     def held(self) -> int:
+        """Descriptors the open databases hold."""
         return sum(n for _, n in self._open.values())
 
     def clear(self) -> None:
@@ -396,6 +406,7 @@ def _read_database(f: h5py.File, path: Path, name, verify: bool, mmap: bool, _fi
                                         f"{_rebuild_hint(name)}")
         db.keys = keys.reshape(-1, int(a["key-words"]))
         db.dist = dist
+        db.goal_sha256 = tuple(str(_s(f[dsname].attrs.get("sha256")) or "") for dsname in ("keys", "dist"))
     else:
         raise DatabaseError(f"{name}: unknown kind {db.kind!r}; {_rebuild_hint(name)}")
     return db

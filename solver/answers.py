@@ -108,7 +108,7 @@ def compare(path, records, ours: dict[int, str], outcomes=None) -> Comparison:
     against ``ours`` (record index -> moves).  With ``outcomes`` (record index ->
     Outcome), a valid answer of theirs shorter than a length we proved optimal, or than
     our proven lower bound, is a contradiction, listed in ``contradictions``."""
-    from .batch import Outcome, contradiction
+    from .batch import contradiction
 
     c = Comparison(Path(path).name)
     for line, (rec, theirs) in enumerate(zip(records, read_answer_file(path, records)), 1):
@@ -120,8 +120,7 @@ def compare(path, records, ours: dict[int, str], outcomes=None) -> Comparison:
         mine = ours.get(rec.index)
         ours_outcome = (outcomes or {}).get(rec.index)
         if theirs is not None and ours_outcome is not None:
-            clash = contradiction(ours_outcome, Outcome(rec.index, ours_outcome.board, "solved", None,
-                                                        {"length": len(theirs)}))
+            clash = contradiction(ours_outcome, len(theirs))
             if clash:
                 c.contradictions.append(f"{c.name}:{line}: {clash}")
         if theirs is not None:

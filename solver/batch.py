@@ -178,8 +178,7 @@ def certificate(extra: dict, checksums: dict, how: str) -> dict:
     the answer's length was reached, so every lower one completed), the answer's
     length, and the tables the estimate read (file name -> each table's sha256, 16
     hex digits; none: wall-aware Manhattan distance and linear conflicts only)."""
-    return {"threshold": extra["lower_bound"], "length": extra["length"], "how": how,
-            "tables": {name: list(sums) for name, sums in checksums.items()}}
+    return {"threshold": extra["lower_bound"], "length": extra["length"], "how": how, "tables": checksums}
 
 
 def settle_by_bound(extra: dict) -> None:
@@ -414,7 +413,7 @@ def better(old: Outcome, new: Outcome) -> Outcome:
     lower bound is a contradiction (a table or a search is wrong): the shorter one is
     kept, nothing is called optimal, and ``extra["contradiction"]`` says what met
     (the outcome's exit code is then 1)."""
-    clash = contradiction(old, new) or contradiction(new, old)
+    clash = contradiction(old, _answer_length(new)) or contradiction(new, _answer_length(old))
     if clash:
         keep = min((o for o in (old, new) if o.extra.get("length") is not None), key=lambda o: o.extra["length"])
         keep.extra.update(optimal=False, contradiction=clash)
@@ -434,10 +433,13 @@ def better(old: Outcome, new: Outcome) -> Outcome:
     return keep
 
 
-def contradiction(claim: Outcome, answer: Outcome) -> str | None:
-    """What is wrong when ``answer``'s (simulated) moves are shorter than ``claim``'s
-    proven length or lower bound, else None."""
-    length = answer.extra.get("length") if answer.status == "solved" else None
+def _answer_length(o: Outcome) -> int | None:
+    return o.extra.get("length") if o.status == "solved" else None
+
+
+def contradiction(claim: Outcome, length: int | None) -> str | None:
+    """What is wrong when a valid (simulated) answer of ``length`` moves is shorter
+    than ``claim``'s proven length or lower bound, else None."""
     if length is None:
         return None
     proven = claim.extra.get("length") if claim.status == "solved" and claim.extra.get("optimal") else None

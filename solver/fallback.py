@@ -149,7 +149,7 @@ def fallback_search(searcher: Searcher, board: Board, time_limit: float | None, 
     if BEAM_WIDTHS and search.nodes(BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]) >= BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]:
         last = beam(BEAM_WIDTHS[0])
     if (best is None and board.shape.walls and not searcher.h.lookups
-            and (search.seconds_left() or LAYOUT_SECONDS) >= LAYOUT_SECONDS):
+            and (search.seconds_left() is None or search.seconds_left() >= LAYOUT_SECONDS)):
         layout = layout_searcher(board.shape, search)
         if layout is not None:
             searcher, tag = layout, " on layout tables"

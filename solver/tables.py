@@ -56,13 +56,13 @@ def heuristic_for(shape: Shape, db_dir=None, use_lc: bool = True, verify: bool =
             continue
         databases.append((role, db))
     h.lookups, h.names = group_lookups(shape, databases, reflect=reflect)
-    h.checksums = {db.path.name: [str(t.attrs.get("sha256", ""))[:16] for t in db.tables] for _, db in databases}
     goals = sorted(default_db_dir(db_dir).glob(f"{shape.key}.goal.d*.h5"))
     for path in goals:
         db = load(path, verify=verify)
         if db.kind == "goal-table" and db.shape == shape and (h.goal_table is None or db.depth > h.goal_table.depth):
             h.goal_table = db
-            h.checksums[db.path.name] = [str(db.attrs.get("sha256", ""))[:16]]
+    read = [db for _, db in databases] + ([h.goal_table] if h.goal_table is not None else [])
+    h.checksums = {db.path.name: [c[:16] for c in db.checksums] for db in read}
     if h.goal_table is not None:
         h.goal_name = f"goal table depth {h.goal_table.depth} ({h.goal_table.path.name})"
     if h.lookups:

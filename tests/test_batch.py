@@ -261,3 +261,12 @@ def test_every_optimal_answer_carries_its_certificate(tmp_path):
             cert = o.extra["certificate"]
             assert o.extra["optimal"] and cert["length"] == cert["threshold"] == dist[rec.board.cells]
             assert cert["tables"] == tables and cert["how"] == "search"
+    # a goal table read counts too: its keys' and distances' checksums
+    from pdb_builder.build import build_goal_table
+
+    goal = Path(build_goal_table(Shape.devquiz(3, 3), 6, db).path)
+    gdb = open_database(goal)
+    assert len(gdb.checksums) == 2 and all(len(c) == 64 for c in gdb.checksums)
+    res = run_batch(recs, db_dir=db, workers=1)
+    for o in res.outcomes.values():
+        assert o.extra["certificate"]["tables"] == {fixture.name: sums, goal.name: [c[:16] for c in gdb.checksums]}
