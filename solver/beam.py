@@ -14,9 +14,10 @@ import numba as nb
 import numpy as np
 
 from pdb_builder.board import Board
+from pdb_builder.ranking import rank_kernel
 
 from .budget import Budget
-from .ida import Searcher, _init_groups
+from .ida import Searcher, _init_groups, _load_byte
 
 _EMPTY = np.uint64(0)
 
@@ -36,22 +37,42 @@ def _insert(table, mask, key):
 
 
 @nb.njit(cache=True, nogil=True)
-def _beam(cur, cur_blank, cur_hash, kids, kid_blank, kid_hash, kid_h, kid_par, kid_k, seen, counts,
-          nbr, ndeg, md, zob, depth0, depth1,
-          lk_full, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups, ngroups, par, mvk):
+def _lowest(h, n, m, order):
+    """``order[:m]`` = the indices of the ``m`` lowest of ``h[:n]``, lowest first, ties in
+    index order (a stable counting sort: estimates are small integers)."""
+    top = 0
+    for j in range(n):
+        if h[j] > top:
+            top = h[j]
+    below = np.zeros(top + 2, dtype=np.int64)
+    for j in range(n):
+        below[h[j] + 1] += 1
+    for v in range(1, top + 2):
+        below[v] += below[v - 1]  # below[v] = how many estimates are under v
+    for j in range(n):
+        r = below[h[j]]
+        below[h[j]] = r + 1
+        if r < m:
+            order[r] = j
+
+
+@nb.njit(cache=True, nogil=True)
+def _beam(cur, cur_blank, cur_hash, cur_md, cur_pos, cur_lk, cur_gs, kids, kid_blank, kid_hash, kid_md, kid_pos,
+          kid_lk, kid_gs, kid_h, kid_par, kid_k, seen, counts, nbr, ndeg, md, zob, depth0, depth1,
+          lk_full, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk, nlookups, ngroups, par, mvk):
     """Beam levels ``depth0`` to ``depth1 - 1`` from the beam in ``cur`` (its size, the
-    stored-state count and the children generated in ``counts``, all updated).  Returns (depth, slot) of the
-    goal in the beam's history, (-1, -1) when the beam died out or the seen set is
-    full, (-2, -2) when the levels ran out first."""
+    stored-state count and the children generated in ``counts``, all updated).  Each
+    state carries its Manhattan sum (``cur_md``), tile cells (``cur_pos``), lookup
+    values (``cur_lk``) and group sums (``cur_gs``): a child recomputes only the
+    lookups holding the tile that moved.
+    Returns (depth, slot) of the goal in the beam's history, (-1, -1) when the beam died
+    out or the seen set is full, (-2, -2) when the levels ran out first."""
     n = cur.shape[1]
-    ntiles = md.shape[0]
     width = cur.shape[0]
     mask = np.uint64(seen.shape[0] - 1)
     limit = seen.shape[0] * 7 // 10
-    pos = np.zeros(ntiles, dtype=np.int64)
-    lk_val = np.zeros(max(nlookups, 1), dtype=np.int64)
-    group_sum = np.zeros(max(ngroups, 1), dtype=np.int64)
     place = np.zeros(16, dtype=np.int64)
+    order = np.empty(width, dtype=np.int64)
     m, stored = counts[0], counts[1]
     for depth in range(depth0, depth1):
         nk = 0
@@ -71,35 +92,49 @@ def _beam(cur, cur_blank, cur_hash, kids, kid_blank, kid_hash, kid_h, kid_par, k
                 kid_hash[nk] = hk
                 kid_par[nk] = i
                 kid_k[nk] = k
-                est = 0
-                for cc in range(n):
-                    tt = kids[nk, cc]
-                    if tt > 0:
-                        est += md[tt, cc]
-                        pos[tt] = cc
+                est = cur_md[i] - md[t, c] + md[t, b]
+                kid_md[nk] = est
                 if est == 0:  # every tile home: the goal
                     par[depth, 0] = i
                     mvk[depth, 0] = k
                     return depth, 0
                 if nlookups > 0:
-                    _init_groups(lk_full, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups,
-                                 lk_val, group_sum, place)
+                    kid_pos[nk, :] = cur_pos[i, :]
+                    kid_pos[nk, t] = b
+                    kid_lk[nk, :] = cur_lk[i, :]
+                    kid_gs[nk, :] = cur_gs[i, :]
                     for g in range(ngroups):
-                        if group_sum[g] > est:
-                            est = group_sum[g]
+                        j = tile_lk[t, g]
+                        if j >= 0:
+                            for s in range(lk_k[j]):
+                                f = lk_fixed[j, s]
+                                if f >= 0:
+                                    place[s] = f
+                                else:
+                                    place[s] = lk_cellmap[j, kid_pos[nk, lk_slots[j, s]]]
+                            v = _load_byte(lk_full[j] + rank_kernel(place, lk_k[j], lk_w[j]))
+                            kid_gs[nk, g] += v - kid_lk[nk, j]
+                            kid_lk[nk, j] = v
+                        if kid_gs[nk, g] > est:
+                            est = kid_gs[nk, g]
                 kid_h[nk] = est
                 nk += 1
         counts[2] += nk
         if nk == 0 or stored > limit:
             return -1, -1
         counts[1] = stored
-        order = np.argsort(kid_h[:nk], kind="mergesort")
         m = min(nk, width)
+        _lowest(kid_h, nk, m, order)
         for j in range(m):
             q = order[j]
             cur[j, :] = kids[q, :]
             cur_blank[j] = kid_blank[q]
             cur_hash[j] = kid_hash[q]
+            cur_md[j] = kid_md[q]
+            if nlookups > 0:
+                cur_pos[j, :] = kid_pos[q, :]
+                cur_lk[j, :] = kid_lk[q, :]
+                cur_gs[j, :] = kid_gs[q, :]
             par[depth, j] = kid_par[q]
             mvk[depth, j] = kid_k[q]
         counts[0] = m
@@ -109,6 +144,104 @@ def _beam(cur, cur_blank, cur_hash, kids, kid_blank, kid_hash, kid_h, kid_par, k
 LEVELS_PER_CALL = 8  # beam levels between checks of the clock
 
 
+class Beam:
+    """One beam search, run a few levels at a time (:meth:`advance`), so that several
+    can take turns: ``moves`` is the answer once ``done`` (None when it failed)."""
+
+    def __init__(self, searcher: Searcher, board: Board, width: int = 4096, max_depth: int = 1000, seed: int = 0):
+        self.searcher, self.board, self.width, self.max_depth = searcher, board, width, max_depth
+        self.moves: str | None = None
+        self.done = board.cells == searcher.shape.goal
+        if self.done:
+            self.moves = ""
+            return
+        shape = searcher.shape
+        n = shape.n
+        cells = np.array([max(t, 0) for t in board.cells], dtype=np.int8)  # walls never move: read as empty
+        ntiles = searcher.h.md.shape[0]
+        self.zob = zob = np.random.default_rng(seed).integers(1, 2**63, size=(ntiles, n), dtype=np.uint64)
+        zob[0, :] = 0
+        hash_bits = int(min(25, max(16, np.ceil(np.log2(width * 4 * max_depth / 0.7)))))
+        self.par = np.zeros((max_depth, width), dtype=np.int32)
+        self.mvk = np.zeros((max_depth, width), dtype=np.int8)
+        self.cur = np.empty((width, n), dtype=np.int8)
+        self.cur_blank = np.empty(width, dtype=np.int64)
+        self.cur_hash = np.empty(width, dtype=np.uint64)
+        self.kids = np.empty((4 * width, n), dtype=np.int8)
+        self.kid_blank = np.empty(4 * width, dtype=np.int64)
+        self.kid_hash = np.empty(4 * width, dtype=np.uint64)
+        self.kid_h = np.empty(4 * width, dtype=np.int64)
+        self.kid_par = np.empty(4 * width, dtype=np.int64)
+        self.kid_k = np.empty(4 * width, dtype=np.int64)
+        self.seen = np.zeros(1 << hash_bits, dtype=np.uint64)
+        # what each state carries for its children's estimates (lookups only where there are any)
+        nl, ng = max(searcher.nlookups, 1), max(searcher.ngroups, 1)
+        rows = width if searcher.nlookups else 1
+        self.cur_md, self.kid_md = np.empty(width, dtype=np.int64), np.empty(4 * width, dtype=np.int64)
+        self.cur_pos, self.kid_pos = np.empty((rows, ntiles), dtype=np.int8), np.empty((4 * rows, ntiles), dtype=np.int8)
+        self.cur_lk, self.kid_lk = np.empty((rows, nl), dtype=np.int64), np.empty((4 * rows, nl), dtype=np.int64)
+        self.cur_gs, self.kid_gs = np.empty((rows, ng), dtype=np.int64), np.empty((4 * rows, ng), dtype=np.int64)
+        pos = np.zeros(ntiles, dtype=np.int64)
+        for c in range(n):
+            if cells[c] > 0:
+                pos[cells[c]] = c
+        self.cur_md[0] = sum(int(searcher.h.md[t, c]) for c, t in enumerate(cells) if t > 0)
+        self.cur_pos[0, :] = pos
+        _init_groups(searcher.lk_full, pos, searcher.lk_k, searcher.lk_slots, searcher.lk_fixed, searcher.lk_cellmap,
+                     searcher.lk_w, searcher.lk_group, searcher.nlookups, self.cur_lk[0], self.cur_gs[0],
+                     np.zeros(16, dtype=np.int64))
+        h = np.uint64(0x9E3779B97F4A7C15)
+        for c in range(n):
+            if cells[c] > 0:
+                h ^= zob[cells[c], c]
+        self.cur[0, :] = cells
+        self.cur_blank[0] = board.blank
+        self.cur_hash[0] = h
+        _insert(self.seen, np.uint64(self.seen.shape[0] - 1), h)
+        self.counts = np.array([1, 1, 0], dtype=np.int64)  # beam size, states stored, children generated
+        self.depth = 0  # levels done
+
+    def advance(self, budget: Budget) -> bool:
+        """Up to :data:`LEVELS_PER_CALL` more levels, the children generated spent from
+        ``budget``; whether the search is done (it fails once ``budget`` is out)."""
+        if self.done:
+            return True
+        if budget.out() or self.depth >= self.max_depth:
+            return self._finish(-1, -1)
+        se = self.searcher
+        width = self.width
+        # a level generates at most 4 children a state: no more levels a call than the nodes left pay for
+        levels = LEVELS_PER_CALL if budget.nodes() is None else min(LEVELS_PER_CALL, budget.nodes() // (4 * width))
+        d1 = min(self.depth + max(levels, 1), self.max_depth)
+        before = self.counts[2]
+        depth, slot = _beam(self.cur, self.cur_blank, self.cur_hash, self.cur_md, self.cur_pos, self.cur_lk,
+                            self.cur_gs, self.kids, self.kid_blank, self.kid_hash, self.kid_md, self.kid_pos,
+                            self.kid_lk, self.kid_gs, self.kid_h, self.kid_par, self.kid_k, self.seen, self.counts,
+                            se.nbr, se.ndeg, se.h.md, self.zob, self.depth, d1, se.lk_full, se.lk_k, se.lk_slots,
+                            se.lk_fixed, se.lk_cellmap, se.lk_w, se.tile_lk, se.nlookups, se.ngroups, self.par,
+                            self.mvk)
+        budget.spend(self.counts[2] - before)
+        self.depth = d1
+        if depth == -2:
+            return False
+        return self._finish(depth, slot)
+
+    def _finish(self, depth: int, slot: int) -> bool:
+        self.done = True
+        if depth >= 0:
+            ks = []
+            for d in range(depth, -1, -1):
+                ks.append(int(self.mvk[d, slot]))
+                slot = int(self.par[d, slot])
+            moves, b = [], self.board.blank
+            for k in reversed(ks):
+                moves.append(str(self.searcher.letters[b, k]))
+                b = int(self.searcher.nbr[b, k])
+            self.moves = "".join(moves)
+        self.__dict__.update(seen=None, kids=None, par=None, mvk=None)  # the memory goes back at once
+        return True
+
+
 def beam_search(searcher: Searcher, board: Board, width: int = 4096, max_depth: int = 1000,
                 seed: int = 0, time_limit: float | None = None, budget: Budget | None = None) -> str | None:
     """Moves from ``board`` to the goal found by a beam of ``width`` states on the
@@ -116,63 +249,7 @@ def beam_search(searcher: Searcher, board: Board, width: int = 4096, max_depth: 
     bound reached; both are read every :data:`LEVELS_PER_CALL` levels).  The children
     generated are spent from ``budget``."""
     budget = (budget or Budget()).within(time_limit)
-    shape = searcher.shape
-    if board.cells == shape.goal:
-        return ""
-    n = shape.n
-    cells = np.array([max(t, 0) for t in board.cells], dtype=np.int8)  # walls never move: read as empty
-    ntiles = searcher.h.md.shape[0]
-    zob = np.random.default_rng(seed).integers(1, 2**63, size=(ntiles, n), dtype=np.uint64)
-    zob[0, :] = 0
-    hash_bits = int(min(25, max(16, np.ceil(np.log2(width * 4 * max_depth / 0.7)))))
-    par = np.zeros((max_depth, width), dtype=np.int32)
-    mvk = np.zeros((max_depth, width), dtype=np.int8)
-    cur = np.empty((width, n), dtype=np.int8)
-    cur_blank = np.empty(width, dtype=np.int64)
-    cur_hash = np.empty(width, dtype=np.uint64)
-    kids = np.empty((4 * width, n), dtype=np.int8)
-    kid_blank = np.empty(4 * width, dtype=np.int64)
-    kid_hash = np.empty(4 * width, dtype=np.uint64)
-    kid_h = np.empty(4 * width, dtype=np.int64)
-    kid_par = np.empty(4 * width, dtype=np.int64)
-    kid_k = np.empty(4 * width, dtype=np.int64)
-    seen = np.zeros(1 << hash_bits, dtype=np.uint64)
-    h = np.uint64(0x9E3779B97F4A7C15)
-    for c in range(n):
-        if cells[c] > 0:
-            h ^= zob[cells[c], c]
-    cur[0, :] = cells
-    cur_blank[0] = board.blank
-    cur_hash[0] = h
-    _insert(seen, np.uint64(seen.shape[0] - 1), h)
-    counts = np.array([1, 1, 0], dtype=np.int64)  # beam size, states stored, children generated
-    (lk_full, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group) = (
-        searcher.lk_full, searcher.lk_k, searcher.lk_slots, searcher.lk_fixed, searcher.lk_cellmap, searcher.lk_w,
-        searcher.lk_group)
-    depth = slot = -2
-    d0 = 0
-    while d0 < max_depth:
-        if budget.out():
-            return None
-        # a level generates at most 4 children a state: no more levels a call than the nodes left pay for
-        levels = LEVELS_PER_CALL if budget.nodes() is None else min(LEVELS_PER_CALL, budget.nodes() // (4 * width))
-        d1 = min(d0 + max(levels, 1), max_depth)
-        before = counts[2]
-        depth, slot = _beam(cur, cur_blank, cur_hash, kids, kid_blank, kid_hash, kid_h, kid_par, kid_k, seen,
-                            counts, searcher.nbr, searcher.ndeg, searcher.h.md, zob, d0, d1, lk_full, lk_k, lk_slots, lk_fixed, lk_cellmap,
-                            lk_w, lk_group, searcher.nlookups, searcher.ngroups, par, mvk)
-        budget.spend(counts[2] - before)
-        if depth != -2:
-            break
-        d0 = d1
-    if depth < 0:
-        return None
-    ks = []
-    for d in range(depth, -1, -1):
-        ks.append(int(mvk[d, slot]))
-        slot = int(par[d, slot])
-    moves, b = [], board.blank
-    for k in reversed(ks):
-        moves.append(str(searcher.letters[b, k]))
-        b = int(searcher.nbr[b, k])
-    return "".join(moves)
+    beam = Beam(searcher, board, width, max_depth, seed)
+    while not beam.advance(budget):
+        pass
+    return beam.moves

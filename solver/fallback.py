@@ -11,14 +11,14 @@ work (see :mod:`solver.budget`).  Within it, in turn:
    misleads Manhattan distance, which counts no tile in another's way): small tables
    of the exact layout built in memory (:func:`layout_searcher`, patterns of about
    four tiles, under a second on the DevQuiz sizes), for the board and for the board
-   reversed (from the goal to the start, answer inverted), then beams on them, each
-   width of :data:`LADDER_WIDTHS` forwards and backwards, with one staged search
-   (step 5, :data:`LADDER_STAGED_SHARE` of what is left) after the first
-   :data:`LADDER_STAGED` widths, until one answers (a beam
-   that fails on a ring can succeed at another width or in the other direction; each
-   try gets at most :data:`LADDER_SHARE` of what is left and a beam stops at the depth
-   of :data:`LADDER_DEPTH`); the steps below then use
-   the board's layout tables;
+   reversed (from the goal to the start, answer inverted), then beams on them: each
+   width of :data:`LADDER_WIDTHS` in turn, its forward and backward beams taking turns
+   a few levels at a time (a beam that fails on a ring can succeed at another width or
+   in the other direction, and which one cannot be told in advance), the pair with at
+   most :data:`LADDER_SHARE` of what is left, each beam stopping at the depth of
+   :data:`LADDER_DEPTH`; one staged search (step 5, :data:`LADDER_STAGED_SHARE` of
+   what is left) after the first :data:`LADDER_STAGED` widths; until one answers.
+   The steps below then use the board's layout tables;
 3. weighted IDA*, the weights of :data:`FALLBACK_WEIGHTS` in turn, each with half of
    what is left of its share (:data:`WEIGHTED_SHARE` of the search time left; only
    1.5 and 2 once a beam has answered: larger weights rarely beat it), until one answers;
@@ -41,15 +41,15 @@ from pdb_builder.errors import BoardError
 from pdb_builder.lookup import lookups_for
 from pdb_builder.patterns import default_partition
 
-from .beam import beam_search
+from .beam import Beam, beam_search
 from .budget import Budget
 from .heuristic import Heuristic, manhattan_tables
 from .ida import Searcher
 from .polish import polish
 from .staged import reversed_board, staged_search, undo
 
-FALLBACK_SHARE = 1.5  # the fallback's limits, as a multiple of the board's
-SEARCH_SHARE = 1.25  # of which the searches (1-5) take at most this; polishing the rest
+FALLBACK_SHARE = 2.0  # the fallback's limits, as a multiple of the board's
+SEARCH_SHARE = 1.75  # of which the searches (1-5) take at most this; polishing the rest
 WEIGHTED_SHARE = 0.5  # weighted IDA* takes at most this part of the search time left after the first beam
 FALLBACK_WEIGHTS = (150, 200, 300, 500, 1000)  # percent; weighted IDA*, in turn
 BEAM_WIDTHS = (1024, 4096, 16384)  # beam search, widening while time allows
@@ -58,8 +58,9 @@ POLISH_SECONDS = 10.0  # polishing time of a fallback answer when only a node li
 STAGED_RATIO = 2  # staged search is tried too when the best answer is this many times the lower bound
 LAYOUT_MEMORY = 10 << 20  # per pattern BFS of the tables step 2 builds in memory
 LAYOUT_SECONDS = 1.0  # step 2 is skipped with less search time than this left
-LADDER_WIDTHS = (1024, 4096, 16384, 65536)  # step 2's beams, each forwards then backwards
-LADDER_SHARE = 0.4  # one try of step 2 takes at most this part of the search time left
+LADDER_WIDTHS = (1024, 4096, 65536, 16384)  # step 2's beams, each forwards and backwards: the widest early
+# (on DevQuiz's ring boards a 16384 beam rarely answers where 4096 failed, a 65536 one often does)
+LADDER_SHARE = 0.8  # one width of step 2 (both directions) takes at most this part of the search time left
 LADDER_STAGED = 3  # step 2 tries staged search after this many widths (it is quick where it works)
 LADDER_STAGED_SHARE = 0.3  # ... with at most this part of what is left
 LADDER_DEPTH = (3, 60)  # step 2's beams stop at 3 x the lower bound + 60 moves (a beam that wanders has failed)
@@ -94,23 +95,26 @@ def layout_searcher(shape: Shape, budget: Budget) -> Searcher | None:
 
 def _ladder(layout: Searcher, board: Board, search: Budget, lower_bound: int, widths, back: dict):
     """Step 2's beams of ``widths`` on ``layout`` (the board's layout tables) and on
-    tables built for the board reversed (kept in ``back``): (moves, how) of the first
-    that answers, or (None, None)."""
+    tables built for the board reversed (kept in ``back``), the two directions of a
+    width taking turns (:data:`LADDER_SHARE` of what is left for the pair): (moves, how)
+    of the first that answers, or (None, None)."""
     depth = LADDER_DEPTH[0] * lower_bound + LADDER_DEPTH[1]
+    if "searcher" not in back and not search.out():
+        back["board"] = reversed_board(board)
+        back["searcher"] = layout_searcher(back["board"].shape, search)
     for width in widths:
-        for backwards in (False, True):
-            if search.out():
-                return None, None
-            if backwards and "searcher" not in back:
-                back["board"] = reversed_board(board)
-                back["searcher"] = layout_searcher(back["board"].shape, search)
-            target, beam_on, how = (back["board"], back.get("searcher"), " backwards") if backwards else \
-                (board, layout, "")
-            if beam_on is None:
-                continue
-            moves = beam_search(beam_on, target, width=width, max_depth=depth, budget=_share(search, LADDER_SHARE))
-            if moves is not None:
-                return (undo(moves) if backwards else moves), f"beam width {width}{how} on layout tables"
+        if search.out():
+            break
+        pair = _share(search, LADDER_SHARE)
+        beams = [(Beam(layout, board, width, depth), "")]
+        if back.get("searcher") is not None:
+            beams.append((Beam(back["searcher"], back["board"], width, depth), " backwards"))
+        while beams:
+            for beam, how in list(beams):
+                if beam.advance(pair):
+                    if beam.moves is not None:
+                        return (undo(beam.moves) if how else beam.moves), f"beam width {width}{how} on layout tables"
+                    beams.remove((beam, how))
     return None, None
 
 
