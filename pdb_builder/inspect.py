@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,7 @@ import numpy as np
 from .board import BLANK, Board, Shape
 from .errors import DatabaseError, SlidepdbError
 from .lookup import evaluate, group_lookups, lookups_for
-from .packed import check_packed
+from .packed import check_packed, check_packed_full, neighbour_ranks
 from .storage import DatabaseCache, default_db_dir, list_databases as _files, open_database
 
 log = logging.getLogger("slidepdb.inspect")
@@ -304,8 +305,11 @@ def _exact_distances(shape: Shape, max_states: int, depth: int | None = None):
     return dist  # BFS order: every discovered distance is exact, even when cut short
 
 
-def verify(path, samples: int = 2000, bfs_states: int = 400_000, seed: int = 0) -> VerifyResult:
-    """Format, checksums, and admissibility of every PDB on exact distances."""
+def verify(path, samples: int = 2000, bfs_states: int = 400_000, seed: int = 0, full: bool = True) -> VerifyResult:
+    """Format, checksums, and admissibility of every PDB: with ``full``, every entry
+    of every table against a fresh BFS of its pattern and every two-bit copy in full;
+    always, the tables' sum against exact distances of real states (a BFS of the
+    board itself, a different program from the tables' BFS)."""
     res = VerifyResult(str(path), True)
     try:
         db = open_database(path, verify=True, mmap=True)
@@ -322,6 +326,13 @@ def verify(path, samples: int = 2000, bfs_states: int = 400_000, seed: int = 0) 
             res.checks.append("goal at distance 0")
         return res
     shape = db.shape
+    if full:
+        for i, t in enumerate(db.tables):
+            error, line = _verify_table(path, db, i)
+            if error:
+                res.ok, res.error = False, error
+                return res
+            res.checks.append(line)
     exact = _exact_distances(shape, bfs_states)
     states = list(exact.items())
     rng = random.Random(seed)
@@ -343,7 +354,9 @@ def verify(path, samples: int = 2000, bfs_states: int = 400_000, seed: int = 0) 
         res.error = f"{path}: the tables' sum exceeds an exact distance by {worst}: inadmissible; rebuild it"
         return res
     deepest = max((d for _, d in states), default=0)
-    res.checks.append(f"admissible on {len(states)} states with exact distances (up to {deepest} moves)")
+    res.checks.append(f"sum admissible on {len(states)} states with exact distances (up to {deepest} moves)")
+    if full:
+        return res
     packed = [(i, t) for i, t in enumerate(db.tables) if t.packed is not None]
     for i, t in packed:
         bad = check_packed(np.asarray(t.data), np.asarray(t.packed), shape, len(t.tiles), samples, seed)
@@ -356,6 +369,36 @@ def verify(path, samples: int = 2000, bfs_states: int = 400_000, seed: int = 0) 
         res.checks.append(f"two-bit copies agree with the full tables ({len(packed)} tables, {samples} "
                           f"placements each and their moves)")
     return res
+
+
+def _verify_table(path, db, i: int) -> tuple[str | None, str]:
+    """Table ``i`` of ``db`` in full (see :func:`verify`): (the error or None, the
+    line that reports what was checked and how long it took)."""
+    from .build import compute_pdb
+
+    t = db.tables[i]
+    k = len(t.tiles)
+    t0 = time.perf_counter()
+    fresh, _ = compute_pdb(db.shape, t.tiles)
+    stored = np.asarray(t.data)
+    differ = np.flatnonzero(stored != fresh)
+    if differ.size:
+        r = int(differ[0])
+        near = ", ".join(f"{q}: {int(stored[q])}" for q in neighbour_ranks(db.shape, k, r))
+        what = "above its exact cost: inadmissible" if stored[r] > fresh[r] else "below its exact cost"
+        return (f"{path}: dataset tables/{i}: rank {r} holds {int(stored[r])}, {what} {int(fresh[r])} (a fresh "
+                f"BFS of the pattern; {differ.size:,} entries differ; stored neighbours {near}); rebuild it"), ""
+    del fresh
+    line = f"tables/{i} ({k} tiles): {stored.size:,} entries equal a fresh BFS ({time.perf_counter() - t0:.1f} s)"
+    if t.packed is not None:
+        t1 = time.perf_counter()
+        bad = check_packed_full(stored, np.asarray(t.packed), db.shape, k, int(t.attrs.get("max-lowering", 6)))
+        if bad >= 0:
+            near = ", ".join(f"{q}: {int(stored[q])}" for q in neighbour_ranks(db.shape, k, bad))
+            return (f"{path}: dataset packed/{i}: rank {bad} (full value {int(stored[bad])}; neighbours {near}) "
+                    f"does not decode from its neighbours or is lowered too far; rebuild it"), ""
+        line += f"; packed/{i}: every entry and move decodes ({time.perf_counter() - t1:.1f} s)"
+    return None, line
 
 
 def rows_as_json(rows) -> str:

@@ -206,7 +206,11 @@ def packed_table(table: np.ndarray, shape: Shape, k: int) -> tuple[np.ndarray | 
     lowering = int(_max_lowering(np.asarray(table), relaxed))
     if lowering > MAX_LOWERING:
         return None, lowering
-    return pack(relaxed), lowering
+    packed = pack(relaxed)
+    bad = check_packed_full(np.asarray(table), packed, shape, k, lowering)
+    if bad >= 0:  # never published: the solver would read wrong values
+        raise RuntimeError(f"the two-bit copy fails its check at placement {bad}")
+    return packed, lowering
 
 
 @nb.njit(cache=True)
@@ -237,6 +241,77 @@ def _first_disagreement(full, packed, n, k, w, nbr, ndeg, ranks):
                 if decode(q2, v) != root_value(np.int64(full[r2]), q2):
                     return r
     return -1
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def _check_all(full, packed, n, k, w, nbr, ndeg, max_lowering, bad):
+    """:func:`_first_disagreement` over every placement, chunks in parallel in rank
+    order; each chunk's first bad rank (or -1) into ``bad[chunk]`` (no outer scalar
+    is written inside the loop)."""
+    size = full.shape[0]
+    nchunks = bad.shape[0]
+    chunk = (size + nchunks - 1) // nchunks
+    for ci in nb.prange(nchunks):
+        bad[ci] = -1
+        lo = ci * chunk
+        hi = min(size, lo + chunk)
+        if lo >= hi:
+            continue
+        pos = np.empty(k, dtype=np.int64)
+        slot_of = np.zeros(n, dtype=np.int64)
+        out = np.empty(4 * k, dtype=np.int64)
+        used = _unrank(lo, n, k, w, pos, slot_of)
+        for r in range(lo, hi):
+            if r > lo:
+                used = _next_placement(pos, used, slot_of, n, k)
+            if full[r] == UNSEEN:
+                continue
+            v = root_value(np.int64(full[r]), bits_at(np.int64(packed[r >> 2]), r))
+            if v > full[r] or full[r] - v > max_lowering:
+                bad[ci] = r
+                break
+            ok = True
+            for j in range(_moves(r, k, w, nbr, ndeg, pos, used, slot_of, out)):
+                r2 = out[j]
+                if full[r2] != UNSEEN:
+                    q2 = bits_at(np.int64(packed[r2 >> 2]), r2)
+                    if decode(q2, v) != root_value(np.int64(full[r2]), q2):
+                        ok = False
+                        break
+            if not ok:
+                bad[ci] = r
+                break
+
+
+@nb.njit(cache=True)
+def _neighbour_list(r, n, k, w, nbr, ndeg):
+    pos = np.empty(k, dtype=np.int64)
+    slot_of = np.zeros(n, dtype=np.int64)
+    out = np.empty(4 * k, dtype=np.int64)
+    return out[:_neighbours(r, n, k, w, nbr, ndeg, pos, slot_of, out)].copy()
+
+
+def neighbour_ranks(shape: Shape, k: int, r: int) -> list[int]:
+    """Ranks of placement ``r``'s abstract neighbours (one pattern tile one cell)."""
+    nbr, ndeg = compact_neighbours(shape)
+    n = len(shape.free_cells)
+    return [int(x) for x in _neighbour_list(r, n, k, weights(n, k), nbr, ndeg)]
+
+
+def check_packed_full(full: np.ndarray, packed: np.ndarray, shape: Shape, k: int,
+                      max_lowering: int = MAX_LOWERING) -> int:
+    """The first placement (rank) where the two-bit copy fails, or -1, over every
+    placement: its value (:func:`root_value`) is at most the full one and at most
+    ``max_lowering`` below it, and every move to a reachable placement decodes
+    (:func:`decode`, so the move changes the lowered value by 1 or 3) to that
+    placement's own value.  The lowered values are then admissible wherever the full
+    ones are.  Parallel (numba threads)."""
+    nbr, ndeg = compact_neighbours(shape)
+    n = len(shape.free_cells)
+    bad = np.empty(max(1, min(4096, full.shape[0])), dtype=np.int64)
+    _check_all(full, packed, n, k, weights(n, k), nbr, ndeg, max_lowering, bad)
+    found = bad[bad >= 0]
+    return int(found.min()) if found.size else -1
 
 
 def check_packed(full: np.ndarray, packed: np.ndarray, shape: Shape, k: int, samples: int,

@@ -390,8 +390,10 @@ def _read_database(f: h5py.File, path: Path, name, verify: bool, mmap: bool, _fi
             if verify and sha256(data) != _s(tattrs.get("sha256")):
                 raise DatabaseError(f"{name}: dataset {dsname} fails its sha256 checksum; "
                                     f"{_rebuild_hint(name)}")
-            db.tables.append(PdbTable(tuple(int(t) for t in tiles), data, tattrs,
-                                      _read_packed(f, path, name, i, mmap, verify)))
+            packed = _read_packed(f, path, name, i, mmap, verify)
+            if packed is not None:
+                tattrs["max-lowering"] = int(f[f"packed/{i}"].attrs["max-lowering"])
+            db.tables.append(PdbTable(tuple(int(t) for t in tiles), data, tattrs, packed))
     elif db.kind == "goal-table":
         db.depth = int(a["depth"])
         for dsname in ("keys", "dist"):

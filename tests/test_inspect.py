@@ -136,6 +136,7 @@ def test_python_evaluator_matches_kernel(folder):
 def test_verify_ok_and_flipped_byte(folder, tmp_path):
     r = verify(folder / "3x3-devquiz.pdb.4-4.h5")
     assert r.ok and any("admissible on 2000 states" in c for c in r.checks)
+    assert sum("entries equal a fresh BFS" in c and "every entry and move decodes" in c for c in r.checks) == 2
     assert verify(folder / "3x3-devquiz.goal.d8.h5").ok
     import shutil
     bad = tmp_path / "3x3-devquiz.pdb.4-4.h5"
@@ -162,5 +163,60 @@ def test_verify_catches_inadmissible_values(folder, tmp_path):
         data[data < 255] += 3  # every value too large, checksum made consistent
         f["tables/1"][...] = data
         f["tables/1"].attrs["sha256"] = sha256(np.asarray(data))
+    r = verify(bad, full=False)  # the spot check against exact distances
+    assert not r.ok and "tables/1" in r.error and "inadmissible" in r.error
     r = verify(bad)
     assert not r.ok and "tables/1" in r.error and "inadmissible" in r.error
+
+
+def _tamper(src, dst, dataset, change):
+    """``dst``: a copy of ``src`` with ``change(array)`` applied to ``dataset`` and its
+    sha256 attribute rewritten to match, so that only a content check can tell."""
+    import shutil
+
+    import numpy as np
+    from pdb_builder.storage import sha256
+    shutil.copy(src, dst)
+    with h5py.File(dst, "r+") as f:
+        data = f[dataset][()]
+        change(data)
+        f[dataset][...] = data
+        f[dataset].attrs["sha256"] = sha256(np.asarray(data))
+    return dst
+
+
+@pytest.mark.parametrize("delta", [2, -2])
+def test_full_verify_catches_one_entry_changed(folder, tmp_path, delta):
+    """One deep entry raised (or lowered) by 2, checksum rewritten: the spot check
+    passes it, the full check names the table, the rank and both values."""
+    import numpy as np
+
+    def change(data):
+        r = int(np.flatnonzero(data == data[data < 255].max())[0])  # a deepest entry: far from every sample
+        data[r] = int(data[r]) + delta
+        change.rank = r
+    bad = _tamper(folder / "3x3-devquiz.pdb.4-4.h5", tmp_path / "3x3-devquiz.pdb.4-4.h5", "tables/0", change)
+    if delta > 0:
+        assert verify(bad, full=False).ok  # what verify did before: its 2000 sampled states miss it
+    r = run("verify", str(bad))
+    assert r.exit_code == 1 and f"tables/0: rank {change.rank} holds" in r.output
+    assert ("inadmissible" in r.output) == (delta > 0)
+
+
+def test_full_verify_catches_a_two_bit_entry_changed(folder, tmp_path):
+    import numpy as np
+    from pdb_builder.packed import neighbour_ranks
+    from pdb_builder.storage import open_database
+
+    db = open_database(folder / "3x3-devquiz.pdb.4-4.h5")
+    full = np.asarray(db.tables[0].data)
+    # an entry with a deeper neighbour (a lowering of a local maximum within max-lowering would be admissible)
+    r = next(r for r in np.argsort(-full.astype(int), kind="stable") if full[r] < 255 and
+             any(full[r] < full[q] < 255 for q in neighbour_ranks(db.shape, 4, int(r))))
+    r = int(r)
+
+    def change(packed):
+        packed[r >> 2] ^= np.uint8(2 << (2 * (r & 3)))  # entry r's high bit flipped: its value 4 off
+    bad = _tamper(folder / "3x3-devquiz.pdb.4-4.h5", tmp_path / "3x3-devquiz.pdb.4-4.h5", "packed/0", change)
+    r = run("verify", str(bad))
+    assert r.exit_code == 1 and "packed/0: rank" in r.output and "does not decode" in r.output

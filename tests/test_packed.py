@@ -128,8 +128,11 @@ def test_verify_reports_the_two_bit_copies(tmp_path):
     from pdb_builder.inspect import verify
     shape = Shape.devquiz(3, 3)
     build_pdb(shape, named_partition(shape, "4-4"), tmp_path)
-    r = verify(next(tmp_path.glob("*.pdb.*.h5")))
+    path = next(tmp_path.glob("*.pdb.*.h5"))
+    r = verify(path, full=False)
     assert r.ok and "two-bit copies agree with the full tables (2 tables" in r.checks[-1]
+    r = verify(path)
+    assert r.ok and sum(f"packed/{i}: every entry and move decodes" in c for c in r.checks for i in (0, 1)) == 2
 
 
 def test_build_two_bit_switch(tmp_path):
