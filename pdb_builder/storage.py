@@ -292,15 +292,23 @@ class DatabaseCache:
 
     def __init__(self, budget: int | None = None):
         self.budget = budget
-        self._open: OrderedDict[tuple[str, bool], tuple[Database, int]] = OrderedDict()
+        self._open: OrderedDict[tuple[str, bool], tuple[Database, int, tuple]] = OrderedDict()
 
     def get(self, path, verify: bool = True) -> Database:
+        """The database at ``path``, opened again when the file there is another one
+        now (rebuilt or replaced: inode, size or modification time changed)."""
         key = (str(Path(path).resolve()), verify)
-        if key in self._open:
+        try:
+            st = os.stat(path)
+            ident = (st.st_ino, st.st_size, st.st_mtime_ns)
+        except OSError:
+            ident = None  # open_database says what is wrong
+        if ident is not None and key in self._open and self._open[key][2] == ident:
             self._open.move_to_end(key)
             return self._open[key][0]
+        self._open.pop(key, None)
         db = open_database(path, verify=verify, mmap=True)
-        self._open[key] = (db, descriptors(db))
+        self._open[key] = (db, descriptors(db), ident)
         budget = descriptor_budget() if self.budget is None else self.budget
         while len(self._open) > 1 and self.held() > budget:
             self._open.popitem(last=False)
@@ -308,7 +316,7 @@ class DatabaseCache:
 
     def held(self) -> int:
         """Descriptors the open databases hold."""
-        return sum(n for _, n in self._open.values())
+        return sum(n for _, n, _ in self._open.values())
 
     def clear(self) -> None:
         self._open.clear()
@@ -428,6 +436,18 @@ def _read_packed(f: h5py.File, path: Path, name, i: int, mmap: bool, verify: boo
 
 def _s(v) -> str | None:
     return v.decode() if isinstance(v, bytes) else v
+
+
+def stored_checksums(path) -> list[str]:
+    """The sha256 attributes of a database file's arrays, in the order of
+    :attr:`Database.checksums`, read without loading or checking the arrays."""
+    try:
+        with h5py.File(path, "r") as f:
+            if _s(f.attrs.get("kind")) == "pdb":
+                return [str(_s(f[f"tables/{i}"].attrs.get("sha256")) or "") for i in range(len(f["tables"]))]
+            return [str(_s(f[name].attrs.get("sha256")) or "") for name in ("keys", "dist")]
+    except (OSError, KeyError, ValueError) as exc:
+        raise DatabaseError(f"{path}: not a readable database ({exc})") from exc
 
 
 def list_databases(db_dir) -> list[Path]:

@@ -17,12 +17,14 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pdb_builder import __version__
 from pdb_builder.atomic import write_text_atomic
 from pdb_builder.board import Board, check_moves
 from pdb_builder.errors import (EXIT_BAD_INPUT, EXIT_BAD_MOVES, EXIT_INTERNAL, EXIT_LIMIT, EXIT_OK,
                                 EXIT_UNSOLVABLE, BoardError, DatabaseError)
 from pdb_builder.formats import Record
 from pdb_builder.solvability import decide
+from pdb_builder.storage import default_db_dir
 
 from .answers import fit_limits
 from .fallback import fallback_search
@@ -152,7 +154,8 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     extra = {"size": board.shape.size_text, "walls": len(board.shape.walls), "h0": result.h0,
              "nodes": nodes, "seconds": round(time.perf_counter() - t0, 4),
              "lower_bound": bound, "heuristic": result.heuristic,
-             "tables": {name: list(sums) for name, sums in searcher.h.checksums.items()}}
+             "tables": {name: list(sums) for name, sums in searcher.h.checksums.items()},
+             "version": __version__}
     if how is not None:
         extra["fallback"] = how
     if rec.expected_length is not None:
@@ -464,9 +467,44 @@ def _journal_lines(path: Path):
                 continue
 
 
-def read_journal(path: Path, records) -> dict[int, Outcome]:
+def current_checksums(db_dir=None):
+    """``name -> [16-hex sha256 of each table]`` of the database files in ``db_dir`` now
+    (None for a file that is gone or unreadable), read from each file's attributes
+    once: what a journal's ``tables`` are held against."""
+    from pdb_builder.storage import stored_checksums
+
+    folder = default_db_dir(db_dir)
+    seen: dict[str, list[str] | None] = {}
+
+    def now(name: str) -> list[str] | None:
+        if name not in seen:
+            try:
+                seen[name] = [c[:16] for c in stored_checksums(folder / name)]
+            except (OSError, DatabaseError):
+                seen[name] = None
+        return seen[name]
+    return now
+
+
+def reopen_if_stale(out: Outcome, now) -> bool:
+    """Withdraw ``out``'s optimal claim and lower bound when a table file they rest on
+    (``extra["tables"]``) is gone or holds other tables now (``now``: see
+    :func:`current_checksums`); the answer stays.  Whether it did."""
+    changed = sorted(name for name, sums in (out.extra.get("tables") or {}).items() if now(name) != list(sums))
+    if not changed or not (out.extra.get("optimal") or out.extra.get("lower_bound")):
+        return False
+    out.extra.update(optimal=False, lower_bound=None,
+                     reopened=f"the tables of its proof changed or are gone since: {', '.join(changed)}")
+    for key in ("certificate", "proof"):
+        out.extra.pop(key, None)
+    return True
+
+
+def read_journal(path: Path, records, now=None) -> dict[int, Outcome]:
     """Outcomes of a previous run, re-checked: an answer whose moves do not reach
-    the goal of the same board, or a torn last line, is dropped (solved again)."""
+    the goal of the same board, or a torn last line, is dropped (solved again).
+    With ``now`` (:func:`current_checksums`), a proof whose tables changed since is
+    reopened (:func:`reopen_if_stale`)."""
     by_index = {r.index: r for r in records}
     done: dict[int, Outcome] = {}
     for d in _journal_lines(path):
@@ -477,8 +515,10 @@ def read_journal(path: Path, records) -> dict[int, Outcome]:
             if rec.board is None or not check_moves(rec.board, d.get("moves") or "").ok:
                 continue
         extra = {k: v for k, v in d.items() if k not in ("index", "board", "status", "error")}
-        settle_by_bound(extra)
-        done[rec.index] = Outcome(rec.index, d["board"], d["status"], d.get("error"), extra)
+        out = Outcome(rec.index, d["board"], d["status"], d.get("error"), extra)
+        if now is None or not reopen_if_stale(out, now):
+            settle_by_bound(extra)
+        done[rec.index] = out
     return done
 
 
@@ -494,6 +534,7 @@ class BatchResult:
     resumed: int = 0
     seconds: float = 0.0
     left_out: set[int] = field(default_factory=set)  # answers kept out of the answer file by the move limits
+    reopened: int = 0  # journalled proofs whose tables changed since: solved again
 
 
 def run_batch(records, *, db_dir=None, use_db: bool = True, time_limit=None, node_limit=None,
@@ -518,9 +559,10 @@ def run_batch(records, *, db_dir=None, use_db: bool = True, time_limit=None, nod
     done: dict[int, Outcome] = {}
     if journal is not None:
         refuse_unless_resume(journal, resume)
-        done = read_journal(journal, records)
-    earlier = {i: done.pop(i) for i in retry if i in done}
-    result = BatchResult(dict(done), resumed=len(done))
+        done = read_journal(journal, records, current_checksums(db_dir) if use_db else None)
+    stale = [i for i, o in done.items() if o.extra.get("reopened")]
+    earlier = {i: done.pop(i) for i in set(retry) | set(stale) if i in done}
+    result = BatchResult(dict(done), resumed=len(done), reopened=len(stale))
     for out in done.values():
         if on_outcome:
             on_outcome(out)

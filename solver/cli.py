@@ -334,6 +334,8 @@ def solve(board, size, goal, as_json, out_path, resume, report_path, db_dir, tim
                        on_outcome=lambda out: show(out, boards, as_json, human_solved(boards)),
                        fallback=not no_fallback, scheduler=scheduler, limits=boards.limits)
     resumed = f", {result.resumed} from an earlier run" if result.resumed else ""
+    if result.reopened:
+        resumed += f"; {reopened_text(result.reopened)}"
     where_ = f"on {scheduler}" if scheduler else f"with {workers} worker(s)"
     head = f"{len(result.outcomes)}/{len(boards.records)} boards in {result.seconds:.1f} s {where_}{resumed}"
     sys.exit(finish_run(boards, result.outcomes, report_path=report_path, compare_paths=compare_paths,
@@ -341,13 +343,18 @@ def solve(board, size, goal, as_json, out_path, resume, report_path, db_dir, tim
                         interrupted=result.interrupted))
 
 
+def reopened_text(count: int) -> str:
+    return (f"{count} journalled proof(s) reopened: their tables changed or are gone since "
+            f"(answers kept, solved again)")
+
+
 @main.command(epilog=EXIT_HELP)
 @click.argument("problems", type=click.Path(exists=True, dir_okay=False))
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True, callback=output_path,
               help="Answer file (one line per board, in order; never over the file's move limits).")
 @click.option("--time-limit", type=Seconds(), default=60.0, show_default=True,
-              help="Seconds per board in the full pass; the fallback takes up to about one and a "
-                   "half times as long again.")
+              help="Seconds per board in the full pass; the fallback takes up to about twice "
+                   "as long again.")
 @click.option("--quick-limit", type=Seconds(), default=5.0, show_default=True,
               help="Seconds per board in the quick pass on the wall-free tables.")
 @click.option("--memory-limit", default="4G", show_default=True, callback=bytes_callback,
@@ -416,6 +423,9 @@ def run(problems, out_path, time_limit, quick_limit, memory_limit, layout_memory
         extra.append(("", f"{len(res.skipped_builds)} layout databases not built: over --disk-limit"))
     for key, name, error in res.failed_builds:
         extra.append(("", f"build failed: {key} {name}: {error} (its boards were solved without it)"))
+    reopened = sum(b.reopened for b in (res.quick, res.full) if b is not None)
+    if reopened:
+        extra.append(("", reopened_text(reopened)))
     head = (f"{len(res.outcomes)}/{len(boards.records)} boards in {total:.1f} s "
             + (f"on {scheduler}" if scheduler else f"with {workers} worker(s)"))
     sys.exit(finish_run(boards, res.outcomes, report_path=report_path, compare_paths=compare_paths,

@@ -270,3 +270,44 @@ def test_every_optimal_answer_carries_its_certificate(tmp_path):
     res = run_batch(recs, db_dir=db, workers=1)
     for o in res.outcomes.values():
         assert o.extra["certificate"]["tables"] == {fixture.name: sums, goal.name: [c[:16] for c in gdb.checksums]}
+
+
+def test_a_resume_reopens_proofs_whose_tables_changed(problems, tmp_path):
+    """Journal lines carry the version and each table's checksum; after one table file
+    changes (an entry lowered, its checksum rewritten: still admissible) a resume
+    withdraws the proofs that read it, solves those boards again, and counts them."""
+    import numpy as np
+
+    from pdb_builder import __version__
+    from pdb_builder.build import build_pdb
+    from pdb_builder.patterns import named_partition
+
+    from .test_inspect import _tamper
+
+    db = tmp_path / "db"
+    shape = Shape.devquiz(3, 3)
+    build_pdb(shape, named_partition(shape, "4-4"), db)
+    recs = read_file(str(problems)).records
+    journal = tmp_path / "j.jsonl"
+    first = run_batch(recs, db_dir=db, journal=journal)
+    name = next(db.glob("*.h5")).name
+    served = {i for i, o in first.outcomes.items() if o.extra.get("optimal") and name in o.extra["tables"]}
+    assert served and all(o.extra["version"] == __version__ for o in first.outcomes.values() if o.status == "solved")
+    assert run_batch(recs, db_dir=db, journal=journal, resume=True).reopened == 0  # nothing changed
+
+    def lower(data):
+        r = int(np.flatnonzero(data == data[data < 255].max())[0])
+        data[r] -= 2
+    path = db / name
+    _tamper(path, tmp_path / name, "tables/0", lower).replace(path)
+    again = run_batch(recs, db_dir=db, journal=journal, resume=True)
+    assert again.reopened == len(served) and again.resumed == len(recs) - len(served)
+    exact = _lengths(recs)
+    for i in served:  # proven again, on the tables as they are now
+        o = again.outcomes[i]
+        assert o.extra["optimal"] and o.extra["length"] == exact[i] and "reopened" not in o.extra
+        assert o.extra["certificate"]["tables"][name] != first.outcomes[i].extra["certificate"]["tables"][name]
+    assert run_batch(recs, db_dir=db, journal=journal, resume=True).reopened == 0
+    path.unlink()  # a table file gone: its proofs reopen too
+    gone = read_journal(journal, recs, now=lambda n: None)
+    assert all(not gone[i].extra["optimal"] and "reopened" in gone[i].extra for i in served)
