@@ -32,6 +32,33 @@ def bfs_distances(shape: Shape, start=None, max_depth=None) -> dict[tuple[int, .
     return dist
 
 
+def distance(shape: Shape, start) -> int | None:
+    """Exact distance from ``start`` to the goal by bidirectional BFS (whole layers,
+    the smaller side first; the least meeting over a layer is exact): boards of 12
+    cells in seconds, where a whole BFS would hold 239 million states.  None when
+    the goal cannot be reached."""
+    sides = [{tuple(start): 0}, {shape.goal: 0}]
+    fronts = [[tuple(start)], [shape.goal]]
+    if tuple(start) == shape.goal:
+        return 0
+    while fronts[0] and fronts[1]:
+        a = 0 if len(fronts[0]) <= len(fronts[1]) else 1
+        mine, other = sides[a], sides[1 - a]
+        best, nxt = None, []
+        for s in fronts[a]:
+            d = mine[s] + 1
+            for t in successors(shape, s):
+                if t in other:
+                    best = d + other[t] if best is None else min(best, d + other[t])
+                if t not in mine:
+                    mine[t] = d
+                    nxt.append(t)
+        if best is not None:
+            return best
+        fronts[a] = nxt
+    return None
+
+
 def connected(shape: Shape) -> bool:
     free = shape.free_cells
     return bool(free) and len(shape.component(free[0])) == len(free)

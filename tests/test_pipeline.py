@@ -14,7 +14,7 @@ from solver.batch import Outcome, answers_of
 from solver.pipeline import _retry_order, quick_journal, run_pipeline
 
 from .conftest import data_file
-from .naive import bfs_distances
+from .naive import distance
 
 SMALL = {(3, 3), (3, 4), (4, 3)}
 
@@ -42,16 +42,8 @@ def devquiz_slice(tmp_path_factory):
 
 
 def _truth(rec):
-    """Optimal length by an independent search: BFS on 3x3, else IDA* on Manhattan only."""
-    shape = rec.board.shape
-    if shape.n == 9:
-        return bfs_distances(shape, start=rec.board.cells)[shape.goal]
-    from solver.heuristic import manhattan_heuristic
-    from solver.ida import Searcher
-
-    res = Searcher(manhattan_heuristic(shape, use_lc=False)).solve(rec.board)
-    assert res.optimal
-    return res.length
+    """Optimal length by an independent search: bidirectional BFS (tests/naive.py)."""
+    return distance(rec.board.shape, rec.board.cells)
 
 
 def test_devquiz_slice_end_to_end(devquiz_slice, tmp_path):
