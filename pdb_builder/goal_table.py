@@ -176,6 +176,75 @@ def find_key(keys, key):
     return -1
 
 
+@nb.njit(cache=True, parallel=True, nogil=True)
+def _check_rows(keys, dist, depth, nfree, bits, per, nbr_c, ndeg_c, bad):
+    """Each chunk's first row that breaks the BFS certificate (see
+    :func:`check_goal_table`), or -1, into ``bad[chunk]``."""
+    rows = keys.shape[0]
+    nwords = keys.shape[1]
+    nchunks = bad.shape[0]
+    chunk = (rows + nchunks - 1) // nchunks
+    for ci in nb.prange(nchunks):
+        bad[ci] = -1
+        out = np.empty((4, nwords), dtype=np.uint64)
+        for r in range(ci * chunk, min(rows, (ci + 1) * chunk)):
+            if r + 1 < rows:  # strictly ascending: the binary search needs it
+                order = 0
+                for w in range(nwords):
+                    if keys[r, w] != keys[r + 1, w]:
+                        order = -1 if keys[r, w] < keys[r + 1, w] else 1
+                        break
+                if order >= 0:
+                    bad[ci] = r
+                    break
+            d = np.int64(dist[r])
+            parent = d == 0
+            ok = True
+            for e in range(_expand(keys[r:r + 1], nfree, bits, per, nbr_c, ndeg_c, out)):
+                j = find_key(keys, out[e])
+                if j < 0:
+                    if d < depth:  # a state within depth is missing
+                        ok = False
+                        break
+                    continue
+                dd = np.int64(dist[j])
+                if dd != d - 1 and dd != d + 1:
+                    ok = False
+                    break
+                if dd == d - 1:
+                    parent = True
+            if not ok or not parent:
+                bad[ci] = r
+                break
+
+
+def check_goal_table(shape: Shape, keys: np.ndarray, dist: np.ndarray, depth: int) -> int:
+    """The first row of a goal table that breaks its certificate, or -1: keys strictly
+    ascending; the goal's row at 0 and no other; every other row has a neighbour one
+    move nearer; every neighbour of a row is in the table one move nearer or farther,
+    and only rows at ``depth`` have neighbours outside it.  Then (by induction on the
+    distance) every distance is exact and every state within ``depth`` is there.
+    Parallel (numba threads)."""
+    bits, per, nwords = key_layout(shape)
+    free = shape.free_cells
+    cidx = {c: j for j, c in enumerate(free)}
+    nbr_c = np.zeros((len(free), 4), dtype=np.int64)
+    ndeg_c = np.zeros(len(free), dtype=np.int64)
+    for c in free:
+        for d in shape.neighbours[c]:
+            nbr_c[cidx[c], ndeg_c[cidx[c]]] = cidx[d]
+            ndeg_c[cidx[c]] += 1
+    keys = np.ascontiguousarray(keys).reshape(-1, nwords)
+    goal = find_key(keys, encode_board(shape, shape.goal))
+    zeros = np.flatnonzero(np.asarray(dist) == 0)
+    if goal < 0 or zeros.size != 1 or zeros[0] != goal:
+        return int(zeros[0]) if zeros.size and zeros[0] != goal else max(int(goal), 0)
+    bad = np.empty(max(1, min(4096, keys.shape[0])), dtype=np.int64)
+    _check_rows(keys, np.asarray(dist), depth, len(free), bits, per, nbr_c, ndeg_c, bad)
+    found = bad[bad >= 0]
+    return int(found.min()) if found.size else -1
+
+
 def estimate_bytes(states: int, nwords: int) -> int:
     """Peak bytes while building (keys of three layers, successors, sort copies)."""
     return states * (8 * nwords + 1) * 3

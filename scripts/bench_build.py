@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Build benchmark: wall time, CPU time and peak memory of each database build.
+"""Build benchmark: wall time, CPU time and peak memory of each database build, and
+of its full ``slidepdb verify`` (every entry against a fresh BFS, every two-bit copy).
 
-    .venv/bin/python scripts/bench_build.py [--only NAME ...] [--db-dir DIR] [--keep]
+    .venv/bin/python scripts/bench_build.py [--only NAME ...] [--db-dir DIR] [--keep] [--no-verify]
 
-Each build runs as its own ``slidepdb build`` process (fresh, with a warm numba
-cache from a tiny warm-up build), measured with ``os.wait4``: wall seconds, user
-CPU seconds and peak resident memory.  Prints a markdown table for the README.
+Each build and each verify runs as its own ``slidepdb`` process (fresh, with a warm
+numba cache from a tiny warm-up build and verify), measured with ``os.wait4``: wall
+seconds, user CPU seconds and peak resident memory.  Prints a markdown table for the
+README.
 """
 
 from __future__ import annotations
@@ -32,11 +34,23 @@ CASES = [
 ]
 
 
+def measured(args):
+    """(exit code, wall seconds, rusage, output) of one ``slidepdb ARGS`` process."""
+    with tempfile.TemporaryFile() as log:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(SLIDEPDB + args, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        log.seek(0)
+        return os.waitstatus_to_exitcode(status), wall, usage, log.read().decode()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", nargs="*", help="case names to run (default: all)")
     ap.add_argument("--db-dir", default=None, help="where to build (default: a temporary folder)")
     ap.add_argument("--keep", action="store_true", help="keep the built files")
+    ap.add_argument("--no-verify", action="store_true", help="skip the full verify of each database")
     a = ap.parse_args()
     db_dir = Path(a.db_dir) if a.db_dir else Path(tempfile.mkdtemp(prefix="slidepdb-bench-"))
     sys.path.insert(0, str(ROOT))
@@ -45,20 +59,15 @@ def main() -> int:
     # warm the numba cache so compile time is not counted
     subprocess.run(SLIDEPDB + ["-q", "build", "3x3", "--partition", "4-4", "--goal-depth", "4", "--db-dir",
                                str(db_dir / "warm")], cwd=ROOT, check=True, capture_output=True)
+    subprocess.run(SLIDEPDB + ["verify", "--db-dir", str(db_dir / "warm")], cwd=ROOT, check=True, capture_output=True)
     rows = []
     for name, args, target in CASES:
         if a.only and name not in a.only:
             continue
         before = set(db_dir.glob("*.h5"))
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(SLIDEPDB + ["-q", "build", *args, "--db-dir", str(db_dir), "--overwrite"],
-                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        out = proc.stdout.read().decode()
-        err = proc.stderr.read().decode()
-        if os.waitstatus_to_exitcode(status) != 0:
-            print(f"{name}: build failed\n{out}\n{err}", file=sys.stderr)
+        code, wall, usage, out = measured(["-q", "build", *args, "--db-dir", str(db_dir), "--overwrite"])
+        if code != 0:
+            print(f"{name}: build failed\n{out}", file=sys.stderr)
             return 1
         new = sorted(set(db_dir.glob("*.h5")) - before) or sorted(db_dir.glob("*.h5"))
         path = [p for p in new if (("goal" in name) == (".goal." in p.name))][-1]
@@ -69,11 +78,19 @@ def main() -> int:
             detail = f"{entries:,} entries, mean h {mean:.2f}"
         else:
             detail = f"{len(db.dist):,} states to depth {db.depth}"
-        rows.append((name, f"{wall:.1f}", f"{usage.ru_utime:.1f}", f"{usage.ru_maxrss / 2**20:.2f}",
+        check = ["", "", ""]
+        if not a.no_verify:
+            vcode, vwall, vusage, vout = measured(["verify", str(path)])
+            if vcode != 0:
+                print(f"{name}: verify failed\n{vout}", file=sys.stderr)
+                return 1
+            check = [f"{vwall:.1f}", f"{vusage.ru_utime:.1f}", f"{vusage.ru_maxrss / 2**20:.2f}"]
+        rows.append((name, f"{wall:.1f}", f"{usage.ru_utime:.1f}", f"{usage.ru_maxrss / 2**20:.2f}", *check,
                      detail, target))
         print(f"done: {name} {wall:.1f} s", file=sys.stderr)
-    print("| database | wall s | user CPU s | peak GB | contents | target |")
-    print("|---|---|---|---|---|---|")
+    print("| database | build wall s | user CPU s | peak GB | full verify wall s | user CPU s | peak GB | contents "
+          "| target |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print("| " + " | ".join(r) + " |")
     if not a.keep and not a.db_dir:

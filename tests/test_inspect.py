@@ -220,3 +220,34 @@ def test_full_verify_catches_a_two_bit_entry_changed(folder, tmp_path):
     bad = _tamper(folder / "3x3-devquiz.pdb.4-4.h5", tmp_path / "3x3-devquiz.pdb.4-4.h5", "packed/0", change)
     r = run("verify", str(bad))
     assert r.exit_code == 1 and "packed/0: rank" in r.output and "does not decode" in r.output
+
+
+@pytest.mark.parametrize("how", ["raise", "lower", "drop"])
+def test_full_verify_certifies_goal_tables(folder, tmp_path, how):
+    """A goal table passes its certificate; one distance changed by 2 (or one state
+    removed, checksums rewritten) fails it."""
+    import numpy as np
+    from pdb_builder.storage import sha256
+    src = folder / "3x3-devquiz.goal.d8.h5"
+    r = verify(src)
+    assert r.ok and any("every distance exact" in c for c in r.checks)
+    bad = tmp_path / src.name
+    import shutil
+    shutil.copy(src, bad)
+    with h5py.File(bad, "r+") as f:
+        dist, keys = f["dist"][()], f["keys"][()]
+        row = int(np.flatnonzero(dist == 5)[0])
+        if how == "drop":
+            dist, keys = np.delete(dist, row), np.delete(keys, row, axis=0)
+            for name, arr in (("dist", dist), ("keys", keys)):
+                attrs = dict(f[name].attrs)
+                del f[name]
+                f.create_dataset(name, data=arr)
+                f[name].attrs.update(attrs)
+        else:
+            dist[row] = int(dist[row]) + (2 if how == "raise" else -2)
+            f["dist"][...] = dist
+        for name, arr in (("dist", dist), ("keys", keys)):
+            f[name].attrs["sha256"] = sha256(np.asarray(arr))
+    r = run("verify", str(bad))
+    assert r.exit_code == 1 and "breaks the BFS certificate" in r.output, r.output
