@@ -54,7 +54,7 @@ def remove_stale(path, suffix: str = ".tmp") -> list[Path]:
     path = Path(path)
     removed = []
     for tmp in path.parent.glob(f".{path.name}.*{suffix}"):
-        writer = tmp.name[len(path.name) + 2:].split(".", 1)[0]
+        writer = tmp.name[len(path.name) + 2 :].split(".", 1)[0]
         host, _, pid = writer.rpartition("-")
         try:
             if host and pid.isdigit():

@@ -113,8 +113,9 @@ def seed_goal(words, table, goal_place, cidx, all_free, goal_blank, width, not_c
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
-def _expand_chunk(lo, hi, words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_free, width, not_col0,
-                  not_last, cur, nxt):
+def _expand_chunk(
+    lo, hi, words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_free, width, not_col0, not_last, cur, nxt
+):
     """Expand the regions at ``depth`` of placements ``lo`` to ``hi - 1`` (see
     :func:`expand_layer`); returns (placements valued, new regions marked)."""
     one = np.uint64(1)
@@ -188,21 +189,54 @@ def expand_layer(words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_fre
     for ci in nb.prange(nchunks):
         lo = ci * chunk
         hi = min(total, lo + chunk)
-        valued[ci], marked[ci] = _expand_chunk(lo, hi, words, table, depth, n, k, w, cells_of, cidx, nbr_mask,
-                                               all_free, width, not_col0, not_last, cur, nxt)
+        valued[ci], marked[ci] = _expand_chunk(
+            lo,
+            hi,
+            words,
+            table,
+            depth,
+            n,
+            k,
+            w,
+            cells_of,
+            cidx,
+            nbr_mask,
+            all_free,
+            width,
+            not_col0,
+            not_last,
+            cur,
+            nxt,
+        )
     return valued.sum(), marked.sum()
 
 
 @nb.njit(cache=True, nogil=True)
-def expand_layer_serial(words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_free, width, not_col0,
-                        not_last):
+def expand_layer_serial(words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_free, width, not_col0, not_last):
     """:func:`expand_layer` on the calling thread only: for processes forked from one
     that ran parallel kernels (GNU OpenMP, numba's usual threading layer on Linux,
     terminates such a child when it starts threads of its own)."""
     cur = np.uint64(FRONTIER_ODD if depth % 2 else FRONTIER_EVEN)
     nxt = np.uint64(FRONTIER_EVEN if depth % 2 else FRONTIER_ODD)
-    return _expand_chunk(0, words.shape[0], words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_free,
-                         width, not_col0, not_last, cur, nxt)
+    return _expand_chunk(
+        0,
+        words.shape[0],
+        words,
+        table,
+        depth,
+        n,
+        k,
+        w,
+        cells_of,
+        cidx,
+        nbr_mask,
+        all_free,
+        width,
+        not_col0,
+        not_last,
+        cur,
+        nxt,
+    )
 
 
 def word_dtype(n: int, k: int):

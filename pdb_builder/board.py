@@ -203,8 +203,7 @@ class Shape:
     @cached_property
     def distances(self) -> tuple[tuple[int, ...], ...]:
         """distances[a][b]: shortest path along free cells (-1 unreachable or a wall)."""
-        return tuple(tuple(self.cell_distances(c)) if c not in self.walls else (-1,) * self.n
-                     for c in range(self.n))
+        return tuple(tuple(self.cell_distances(c)) if c not in self.walls else (-1,) * self.n for c in range(self.n))
 
     def manhattan(self, cells) -> int:
         """Wall-aware Manhattan distance of an arrangement: each tile's shortest
@@ -344,7 +343,7 @@ class Board:
         width = max(len(label(t)) for t in self.cells)
         rows = []
         for r in range(self.shape.height):
-            row = self.cells[r * w:(r + 1) * w]
+            row = self.cells[r * w : (r + 1) * w]
             rows.append(" ".join(("." if t == BLANK else label(t)).rjust(width) for t in row))
         return "\n".join(rows)
 
@@ -361,7 +360,9 @@ def validate_arrangement(shape: Shape, cells, name=None) -> None:
     if not blanks:
         raise BoardError("no blank (0) on the board")
     if len(blanks) > 1:
-        raise BoardError(f"{len(blanks)} blanks on the board (cells {', '.join(map(str, blanks))}); exactly one is needed")
+        raise BoardError(
+            f"{len(blanks)} blanks on the board (cells {', '.join(map(str, blanks))}); exactly one is needed"
+        )
     seen: dict[int, int] = {}
     for c, t in enumerate(cells):
         goal_t = shape.goal[c]
@@ -373,8 +374,11 @@ def validate_arrangement(shape: Shape, cells, name=None) -> None:
             continue
         if t in seen:
             missing = [name(m) for m in shape.tiles if m not in cells]
-            gone = f"; tile {' '.join(missing)} is missing" if len(missing) == 1 else (
-                f"; tiles {' '.join(missing)} are missing" if missing else "")
+            gone = (
+                f"; tile {' '.join(missing)} is missing"
+                if len(missing) == 1
+                else (f"; tiles {' '.join(missing)} are missing" if missing else "")
+            )
             raise BoardError(f"tile {name(t)} appears twice (cells {seen[t]} and {c}){gone}")
         seen[t] = c
         if t not in shape.home:
@@ -398,6 +402,7 @@ def _wall_owner(shape: Shape, tile: int) -> int | None:
 
 # -- parsing of single boards ----------------------------------------------------------
 
+
 def parse_devquiz_line(text: str) -> Board:
     """``W,H,CELLS``: DevQuiz board line (labels ``1``-``9``, ``A``-``Z``, ``=`` wall,
     ``0`` blank; DevQuiz goal)."""
@@ -409,7 +414,9 @@ def parse_devquiz_line(text: str) -> Board:
         raise BoardError(f"bad size {ws!r},{hs!r}: width and height must be whole numbers")
     w, h = int(ws), int(hs)
     if not (2 <= w <= 6 and 2 <= h <= 6):
-        raise BoardError(f"bad size {w}x{h}: the DevQuiz format takes 2 to 6 each way (use the numeric format for larger boards)")
+        raise BoardError(
+            f"bad size {w}x{h}: the DevQuiz format takes 2 to 6 each way (use the numeric format for larger boards)"
+        )
     if len(body) != w * h:
         raise BoardError(f"{len(body)} cells given, size {w}x{h} needs {w * h}")
     cells = []
@@ -448,6 +455,7 @@ def parse_numeric_tokens(tokens, width: int, height: int, goal_kind: str) -> Boa
 
 # -- moves ------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class MoveCheck:
     """Outcome of simulating a move string: ``ok`` when every move is legal and the
@@ -475,24 +483,39 @@ def check_moves(board: Board, moves: str) -> MoveCheck:
     blank = board.blank
     for i, m in enumerate(moves):
         if m not in MOVE_DELTA:
-            return MoveCheck(False, False, i, f"move {i + 1} {m!r}: unknown letter (expected L, R, U or D)", tuple(cells))
+            return MoveCheck(
+                False, False, i, f"move {i + 1} {m!r}: unknown letter (expected L, R, U or D)", tuple(cells)
+            )
         target = shape.move_target(blank, m)
         if target is None:
-            return MoveCheck(False, False, i, f"move {i + 1} {m!r}: the blank at cell {blank} would leave the board", tuple(cells))
+            return MoveCheck(
+                False, False, i, f"move {i + 1} {m!r}: the blank at cell {blank} would leave the board", tuple(cells)
+            )
         if cells[target] == WALL:
-            return MoveCheck(False, False, i, f"move {i + 1} {m!r}: the blank at cell {blank} would enter wall cell {target}", tuple(cells))
+            return MoveCheck(
+                False,
+                False,
+                i,
+                f"move {i + 1} {m!r}: the blank at cell {blank} would enter wall cell {target}",
+                tuple(cells),
+            )
         cells[blank], cells[target] = cells[target], BLANK
         blank = target
     final = tuple(cells)
     if final == shape.goal:
-        return MoveCheck(True, True, None, f"{_count(len(moves), 'move')} reach{'es' if len(moves) == 1 else ''} "
-                                           f"the goal", final)
+        return MoveCheck(
+            True, True, None, f"{_count(len(moves), 'move')} reach{'es' if len(moves) == 1 else ''} the goal", final
+        )
     wrong = sum(1 for a, b in zip(final, shape.goal) if a != b and a != BLANK)
-    return MoveCheck(False, True, None,
-                     f"{_count(len(moves), 'legal move')} end{'s' if len(moves) == 1 else ''} short of the goal: "
-                     f"blank on cell {blank}, {_count(wrong, 'tile')} off {'its' if wrong == 1 else 'their'} "
-                     f"home cell{'' if wrong == 1 else 's'}",
-                     final)
+    return MoveCheck(
+        False,
+        True,
+        None,
+        f"{_count(len(moves), 'legal move')} end{'s' if len(moves) == 1 else ''} short of the goal: "
+        f"blank on cell {blank}, {_count(wrong, 'tile')} off {'its' if wrong == 1 else 'their'} "
+        f"home cell{'' if wrong == 1 else 's'}",
+        final,
+    )
 
 
 def _count(n: int, noun: str) -> str:

@@ -78,8 +78,9 @@ def compute_pdb(shape: Shape, tiles, progress=None, parallel: bool = True) -> tu
     while True:
         if depth > MAX_VALUE:
             raise BoardError(f"pattern {tiles}: costs above {MAX_VALUE} do not fit one byte")
-        valued, marked = expand(words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_free,
-                                      shape.width, not_col0, not_last)
+        valued, marked = expand(
+            words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_free, shape.width, not_col0, not_last
+        )
         layers.append(int(valued))
         if progress is not None:
             progress(depth, int(valued), int(marked), time.perf_counter() - t0)
@@ -90,7 +91,9 @@ def compute_pdb(shape: Shape, tiles, progress=None, parallel: bool = True) -> tu
     while layers and layers[-1] == 0:
         layers.pop()
     hist = value_histogram(table)
-    stats = TableStats(tiles, total, time.perf_counter() - t0, layers, [int(x) for x in hist], *histogram_mean_max(hist))
+    stats = TableStats(
+        tiles, total, time.perf_counter() - t0, layers, [int(x) for x in hist], *histogram_mean_max(hist)
+    )
     return table, stats
 
 
@@ -99,7 +102,7 @@ def value_histogram(table: np.ndarray, chunk: int = 1 << 24) -> np.ndarray:
     whole table to int64: 4 GB for the 8-tile 4x4 table)."""
     hist = np.zeros(256, dtype=np.int64)
     for i in range(0, table.size, chunk):
-        hist += np.bincount(table[i:i + chunk], minlength=256)
+        hist += np.bincount(table[i : i + chunk], minlength=256)
     return hist
 
 
@@ -128,8 +131,15 @@ class BuildReport:
     peak_bytes: int = 0
 
 
-def build_pdb(shape: Shape, partition: Partition, db_dir=None, overwrite: bool = False,
-              layout: str = "contiguous", progress=None, two_bit: bool = True) -> BuildReport:
+def build_pdb(
+    shape: Shape,
+    partition: Partition,
+    db_dir=None,
+    overwrite: bool = False,
+    layout: str = "contiguous",
+    progress=None,
+    two_bit: bool = True,
+) -> BuildReport:
     """Build ``partition`` for ``shape`` and publish it under ``db_dir``.  An existing
     file that opens and verifies is kept unless ``overwrite``.  ``two_bit``: also store
     each table's two-bit copy (``packed.py``)."""
@@ -149,28 +159,63 @@ def build_pdb(shape: Shape, partition: Partition, db_dir=None, overwrite: bool =
         if db is not None and not overwrite:
             if db.partition != partition.groups:
                 raise BoardError(f"{path} holds another partition of that name; pass --overwrite to replace it")
-            return BuildReport(str(path), "pdb", shape.key, partition.name, "skipped",
-                               entries=sum(int(t.data.size) for t in db.tables),
-                               mean_h=float(db.metadata.get("mean-h", 0.0)))
+            return BuildReport(
+                str(path),
+                "pdb",
+                shape.key,
+                partition.name,
+                "skipped",
+                entries=sum(int(t.data.size) for t in db.tables),
+                mean_h=float(db.metadata.get("mean-h", 0.0)),
+            )
         status = "rebuilt"
     n = len(shape.free_cells)
 
     def built():
         for i, tiles in enumerate(partition.groups):
-            log.info("%s: pattern %d/%d (%d tiles, %d entries)", shape.key, i + 1, len(partition.groups),
-                     len(tiles), num_placements(n, len(tiles)))
+            log.info(
+                "%s: pattern %d/%d (%d tiles, %d entries)",
+                shape.key,
+                i + 1,
+                len(partition.groups),
+                len(tiles),
+                num_placements(n, len(tiles)),
+            )
             cb = (lambda d, v, m, s, i=i: progress(i, d, v, m, s)) if progress else None
             yield compute_pdb(shape, tiles, progress=cb)
 
-    _, stats, seconds = write_pdb(path, shape, partition.name, built(), layout=layout,
-                                  metadata={"partition-spec": partition.spec()}, two_bit=two_bit)
-    return BuildReport(str(path), "pdb", shape.key, partition.name, status, seconds,
-                       sum(s.entries for s in stats), float(sum(s.mean for s in stats)),
-                       int(sum(s.max for s in stats)), max(bfs_memory(n, len(g)) for g in partition.groups))
+    _, stats, seconds = write_pdb(
+        path,
+        shape,
+        partition.name,
+        built(),
+        layout=layout,
+        metadata={"partition-spec": partition.spec()},
+        two_bit=two_bit,
+    )
+    return BuildReport(
+        str(path),
+        "pdb",
+        shape.key,
+        partition.name,
+        status,
+        seconds,
+        sum(s.entries for s in stats),
+        float(sum(s.mean for s in stats)),
+        int(sum(s.max for s in stats)),
+        max(bfs_memory(n, len(g)) for g in partition.groups),
+    )
 
 
-def build_goal_table(shape: Shape, depth: int | None, db_dir=None, overwrite: bool = False,
-                     layout: str = "contiguous", progress=None, memory_limit: int | None = None) -> BuildReport:
+def build_goal_table(
+    shape: Shape,
+    depth: int | None,
+    db_dir=None,
+    overwrite: bool = False,
+    layout: str = "contiguous",
+    progress=None,
+    memory_limit: int | None = None,
+) -> BuildReport:
     """Goal-side BFS table to ``depth``; with ``depth=None``, as deep as complete
     layers fit ``memory_limit`` while building.  A valid existing table is kept
     (for ``depth=None``: the deepest one of the shape) unless ``overwrite``."""
@@ -190,19 +235,31 @@ def build_goal_table(shape: Shape, depth: int | None, db_dir=None, overwrite: bo
         try:
             db = open_database(existing[-1], verify=True)
             if not overwrite:
-                return BuildReport(str(existing[-1]), "goal-table", shape.key, f"d{db.depth}", "skipped",
-                                   entries=int(db.dist.size))
+                return BuildReport(
+                    str(existing[-1]), "goal-table", shape.key, f"d{db.depth}", "skipped", entries=int(db.dist.size)
+                )
             status = "rebuilt"
         except DatabaseError as exc:  # damaged: rebuilt, never trusted
             log.warning("%s; rebuilding", exc)
             status = "rebuilt"
     max_states = None if depth is not None else max(1, memory_limit // estimate_bytes(1, key_layout(shape)[2]))
     t0 = time.perf_counter()
-    keys, dist, layers = compute_goal_table(shape, depth if depth is not None else 254, max_states=max_states,
-                                            progress=progress)
+    keys, dist, layers = compute_goal_table(
+        shape, depth if depth is not None else 254, max_states=max_states, progress=progress
+    )
     seconds = time.perf_counter() - t0
     reached = len(layers) - 1
     path = folder / goal_filename(shape, reached)
     write_goal_table(path, shape, reached, keys, dist, seconds, layout=layout, metadata={"layers": layers})
-    return BuildReport(str(path), "goal-table", shape.key, f"d{reached}", status, seconds, int(dist.size),
-                       float((dist.astype(np.float64)).mean()), int(dist.max()), int(keys.nbytes * 3))
+    return BuildReport(
+        str(path),
+        "goal-table",
+        shape.key,
+        f"d{reached}",
+        status,
+        seconds,
+        int(dist.size),
+        float((dist.astype(np.float64)).mean()),
+        int(dist.max()),
+        int(keys.nbytes * 3),
+    )

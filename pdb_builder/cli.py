@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import logging
 import sys
-from pathlib import Path
 
 import click
 
-from .board import Shape, parse_size
-from .errors import EXIT_BAD_INPUT, BoardError
+from .errors import EXIT_BAD_INPUT
 
 log = logging.getLogger("slidepdb")
 
@@ -36,37 +34,11 @@ def bytes_callback(ctx, param, value):
     return parse_bytes(value) if value is not None else None
 
 
-def shapes_of_target(target: str, goal: str, wall_free: bool):
-    """Shapes named by a build target: a size, a board line, or a file of boards."""
-    from .formats import read_board_arg
-
-    if target != "-" and not Path(target).exists() and "," not in target and " " not in target.strip():
-        try:
-            w, h = parse_size(target)
-        except BoardError as exc:
-            raise click.BadParameter(str(exc), param_hint="TARGET") from None
-        return [Shape.make(w, h, goal)]
-    boards = read_board_arg(target, goal=goal)
-    bad = [r for r in boards.records if r.error]
-    for r in bad:
-        click.echo(f"invalid: {boards.source}:{r.index}: {r.error}", err=True)
-    shapes = {}
-    for r in boards.records:
-        if r.board is None:
-            continue
-        s = r.board.shape
-        if wall_free and s.walls:
-            s = s.wall_free()
-        shapes.setdefault(s.key, s)
-    if not shapes:
-        raise click.ClickException(f"{target}: no valid board to build for")
-    return list(shapes.values())
-
-
 def format_table(rows, headers) -> str:
     cols = [headers] + [[str(x) for x in r] for r in rows]
     widths = [max(len(r[i]) for r in cols) for i in range(len(headers))]
     lines = ["  ".join(h.ljust(w) for h, w in zip(cols[0], widths))]
+
     def numeric(c: str) -> bool:
         return c.replace(",", "").replace(".", "").replace("%", "").lstrip("+-").isdigit()
 
@@ -76,40 +48,74 @@ def format_table(rows, headers) -> str:
 
 @click.command()
 @click.argument("target")
-@click.option("--partition", "partitions", multiple=True,
-              help="Named (7-8, 6-6-3, 6-6-6-6, 5-5-5-5-5-5-5; SIZES.ORDER, e.g. 5-5-5-4-4.col, grows "
-                   "compact blocks from that order: row, col, far, row-up, col-left) or explicit "
-                   "(\"1,2,3/4,5,6\") partition; repeat for several (the solver takes the max of their "
-                   "sums). Default: the named default of the size, else automatic.")
-@click.option("--memory-limit", default="4G", show_default=True, callback=bytes_callback,
-              help="Memory for one pattern's BFS; chooses automatic pattern sizes.")
-@click.option("--goal-depth", default=None, metavar="D|auto",
-              help="Also build the goal-side BFS table to depth D, or with 'auto' as deep as fits "
-                   "--memory-limit.")
-@click.option("--goal", type=click.Choice(["korf", "devquiz"]), default="korf", show_default=True,
-              help="Goal for a size TARGET or numeric boards.")
-@click.option("--wall-free/--exact", default=False, show_default=True,
-              help="For walled boards: build the wall-free database of their size, or the exact wall layout.")
+@click.option(
+    "--partition",
+    "partitions",
+    multiple=True,
+    help="Named (7-8, 6-6-3, 6-6-6-6, 5-5-5-5-5-5-5; SIZES.ORDER, e.g. 5-5-5-4-4.col, grows "
+    "compact blocks from that order: row, col, far, row-up, col-left) or explicit "
+    '("1,2,3/4,5,6") partition; repeat for several (the solver takes the max of their '
+    "sums). Default: the named default of the size, else automatic.",
+)
+@click.option(
+    "--memory-limit",
+    default="4G",
+    show_default=True,
+    callback=bytes_callback,
+    help="Memory for one pattern's BFS; chooses automatic pattern sizes.",
+)
+@click.option(
+    "--goal-depth",
+    default=None,
+    metavar="D|auto",
+    help="Also build the goal-side BFS table to depth D, or with 'auto' as deep as fits --memory-limit.",
+)
+@click.option(
+    "--goal",
+    type=click.Choice(["korf", "devquiz"]),
+    default="korf",
+    show_default=True,
+    help="Goal for a size TARGET or numeric boards.",
+)
+@click.option(
+    "--wall-free/--exact",
+    default=False,
+    show_default=True,
+    help="For walled boards: build the wall-free database of their size, or the exact wall layout.",
+)
 @click.option("--no-pdb", is_flag=True, help="Build only the goal table (with --goal-depth).")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="Threads (default: all cores).")
-@click.option("--layout", type=click.Choice(["contiguous", "compressed"]), default="contiguous", show_default=True,
-              help="contiguous: memory-mapped on load; compressed: small on disk, read into memory.")
-@click.option("--two-bit/--no-two-bit", default=True, show_default=True,
-              help="Also store each table at two bits an entry, which the solver reads (about 10% faster "
-                   "on the 4x4 7-8 tables; 25-40% more build time, 25% more disk).")
+@click.option(
+    "--layout",
+    type=click.Choice(["contiguous", "compressed"]),
+    default="contiguous",
+    show_default=True,
+    help="contiguous: memory-mapped on load; compressed: small on disk, read into memory.",
+)
+@click.option(
+    "--two-bit/--no-two-bit",
+    default=True,
+    show_default=True,
+    help="Also store each table at two bits an entry, which the solver reads (about 10% faster "
+    "on the 4x4 7-8 tables; 25-40% more build time, 25% more disk).",
+)
 @click.option("--overwrite", is_flag=True, help="Rebuild files that exist and verify.")
-@click.option("--db-dir", type=click.Path(file_okay=False), default=None,
-              help="Database folder (default: $SLIDEPDB_DB_DIR or ./databases).")
-def build(target, partitions, memory_limit, goal_depth, goal, wall_free, no_pdb, threads, layout, two_bit, overwrite,
-          db_dir):
+@click.option(
+    "--db-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Database folder (default: $SLIDEPDB_DB_DIR or ./databases).",
+)
+def build(
+    target, partitions, memory_limit, goal_depth, goal, wall_free, no_pdb, threads, layout, two_bit, overwrite, db_dir
+):
     """Build pattern databases (and goal tables) for TARGET.
 
     TARGET is a size (4x4), a board (DevQuiz line or numeric), or a file of boards
     (every distinct shape in it).  Re-running skips what is built and valid; an
     interrupted build leaves no file that could be taken for a good one.
     """
-    from .build import build_goal_table, build_pdb
-    from .patterns import default_partition, named_partition, parse_partition
+    from .api import TargetError, build_reports
 
     if threads:
         import numba
@@ -121,44 +127,52 @@ def build(target, partitions, memory_limit, goal_depth, goal, wall_free, no_pdb,
         if not goal_depth.isdigit() or not 1 <= int(goal_depth) <= 254:
             raise click.BadParameter(f"{goal_depth!r}: a depth from 1 to 254, or auto", param_hint="--goal-depth")
         goal_depth = int(goal_depth)
-    shapes = shapes_of_target(target, goal, wall_free)
     quiet = logging.getLogger().level >= logging.ERROR
     verbose = logging.getLogger().level <= logging.INFO
 
-    def layer_progress(name):
-        def cb(i, depth, valued, marked, seconds):
-            # small tables finish in a blink: their layers only at -v
-            if not quiet and (verbose or seconds >= 1.0):
-                click.echo(f"  {name} pattern {i + 1} depth {depth:3d}: {valued:>12,} placements, "
-                           f"{marked:>12,} new regions, {seconds:8.1f} s", err=True)
-        return cb
+    def layer_progress(name, i, depth, valued, marked, seconds):
+        # small tables finish in a blink: their layers only at -v
+        if not quiet and (verbose or seconds >= 1.0):
+            click.echo(
+                f"  {name} pattern {i + 1} depth {depth:3d}: {valued:>12,} placements, "
+                f"{marked:>12,} new regions, {seconds:8.1f} s",
+                err=True,
+            )
 
-    def goal_progress(name):
-        def cb(depth, layer, total, seconds):
-            if not quiet:
-                click.echo(f"  {name} depth {depth:3d}: {layer:>12,} states, {total:>12,} in all, "
-                           f"{seconds:8.1f} s", err=True)
-        return cb
+    def goal_progress(name, depth, layer, total, seconds):
+        if not quiet:
+            click.echo(
+                f"  {name} depth {depth:3d}: {layer:>12,} states, {total:>12,} in all, {seconds:8.1f} s", err=True
+            )
 
-    reports = []
-    for shape in shapes:
-        if not no_pdb:
-            try:
-                parts = [parse_partition(p, shape) if "," in p else named_partition(shape, p) for p in partitions]
-            except BoardError as exc:
-                raise click.BadParameter(str(exc), param_hint="--partition") from None
-            parts = parts or [default_partition(shape, memory_limit)]  # BoardError: exit 2, its own words
-            for part in parts:
-                if not quiet:
-                    click.echo(f"{shape.key}: partition {part.name} = {part.spec()}", err=True)
-                reports.append(build_pdb(shape, part, db_dir, overwrite, layout,
-                                         progress=layer_progress(f"{shape.key} {part.name}"), two_bit=two_bit))
-        if goal_depth is not None:
-            reports.append(build_goal_table(shape, None if goal_depth == "auto" else goal_depth, db_dir, overwrite,
-                                            layout, progress=goal_progress(f"{shape.key} goal"),
-                                            memory_limit=memory_limit))
-    rows = [(r.shape, r.kind, r.name, r.status, f"{r.entries:,}", f"{r.mean_h:.3f}", f"{r.seconds:.1f}", r.path)
-            for r in reports]
+    def on_partition(shape, part):
+        if not quiet:
+            click.echo(f"{shape.key}: partition {part.name} = {part.spec()}", err=True)
+
+    try:
+        reports = build_reports(
+            target,
+            partition=list(partitions),
+            goal=goal,
+            db_dir=db_dir,
+            memory_limit=memory_limit,
+            goal_depth=goal_depth,
+            pdb=not no_pdb,
+            wall_free=wall_free,
+            two_bit=two_bit,
+            layout=layout,
+            overwrite=overwrite,
+            progress=layer_progress,
+            goal_progress=goal_progress,
+            on_partition=on_partition,
+            on_invalid=lambda src, i, err: click.echo(f"invalid: {src}:{i}: {err}", err=True),
+        )
+    except TargetError as exc:
+        raise click.BadParameter(str(exc), param_hint=exc.param) from None
+    rows = [
+        (r.shape, r.kind, r.name, r.status, f"{r.entries:,}", f"{r.mean_h:.3f}", f"{r.seconds:.1f}", r.path)
+        for r in reports
+    ]
     click.echo(format_table(rows, ["shape", "kind", "name", "status", "entries", "mean h", "seconds", "file"]))
     sys.exit(0)
 
@@ -173,13 +187,26 @@ def _human_bytes(n: int) -> str:
 
 @click.command()
 @click.argument("db", required=False, type=click.Path(dir_okay=False))
-@click.option("--db-dir", type=click.Path(file_okay=False), default=None,
-              help="Database folder (default: $SLIDEPDB_DB_DIR or ./databases).")
-@click.option("--problems", type=click.Path(dir_okay=False), default=None,
-              help="Coverage of every board of this file by the databases of the folder.")
+@click.option(
+    "--db-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Database folder (default: $SLIDEPDB_DB_DIR or ./databases).",
+)
+@click.option(
+    "--problems",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Coverage of every board of this file by the databases of the folder.",
+)
 @click.option("--suggest", is_flag=True, help="With --problems: print the builds that would cover the rest.")
-@click.option("--plot", "plot_png", type=click.Path(dir_okay=False), default=None,
-              help="With DB: draw the value histograms into this PNG (needs matplotlib).")
+@click.option(
+    "--plot",
+    "plot_png",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="With DB: draw the value histograms into this PNG (needs matplotlib).",
+)
 @click.option("--no-verify", is_flag=True, help="Listing: skip the checksums.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one object per line).")
 def inspect(db, db_dir, problems, suggest, plot_png, no_verify, as_json):
@@ -192,7 +219,7 @@ def inspect(db, db_dir, problems, suggest, plot_png, no_verify, as_json):
     """
     import json
 
-    from . import inspect as insp
+    from . import catalogue as insp
     from .storage import default_db_dir
 
     if db and problems:
@@ -211,14 +238,18 @@ def inspect(db, db_dir, problems, suggest, plot_png, no_verify, as_json):
             return
         click.echo(f"{info['file']}: {info['kind']} for {info['shape-description']} ({info['shape']})")
         a = info["attributes"]
-        click.echo(f"  created {a['created']} by {a['generator']}, built in {a['build-seconds']:.1f} s, "
-                   f"layout {a.get('layout')}, format v{a['format-version']}")
+        click.echo(
+            f"  created {a['created']} by {a['generator']}, built in {a['build-seconds']:.1f} s, "
+            f"layout {a.get('layout')}, format v{a['format-version']}"
+        )
         if info["kind"] == "pdb":
             click.echo(f"  partition {a['partition-name']}, ranking {a['ranking-name']} v{a['ranking-version']}")
             for i, t in enumerate(info["tables"]):
-                click.echo(f"  table {i}: tiles {','.join(map(str, t['tiles']))}; {t['entries']:,} entries, "
-                           f"mean {t['mean']:.3f}, max {t['max']}, unreachable {t['unreachable']:,}, "
-                           f"{t['seconds']:.1f} s")
+                click.echo(
+                    f"  table {i}: tiles {','.join(map(str, t['tiles']))}; {t['entries']:,} entries, "
+                    f"mean {t['mean']:.3f}, max {t['max']}, unreachable {t['unreachable']:,}, "
+                    f"{t['seconds']:.1f} s"
+                )
                 click.echo("    histogram: " + " ".join(f"{v}:{c}" for v, c in t["histogram"].items()))
                 click.echo("    BFS layers: " + " ".join(map(str, t["layers"])))
         else:
@@ -239,11 +270,38 @@ def inspect(db, db_dir, problems, suggest, plot_png, no_verify, as_json):
                 click.echo(json.dumps(c.as_json()))
             click.echo(json.dumps({"summary": summary}))
         else:
-            rows = [(s["size"], s["boards"], s["exact"], s["wall-free"], s["goal-table"], s["none"],
-                     f"{100 * s['covered']:.1f}%", f"{s['mean-manhattan']:.2f}", f"{s['mean-h0']:.2f}",
-                     f"{s['mean-gain']:+.2f}") for s in summary]
-            click.echo(format_table(rows, ["size", "boards", "exact PDB", "wall-free PDB", "goal table", "none",
-                                           "covered", "mean manhattan", "mean h0", "mean gain"]))
+            rows = [
+                (
+                    s["size"],
+                    s["boards"],
+                    s["exact"],
+                    s["wall-free"],
+                    s["goal-table"],
+                    s["none"],
+                    f"{100 * s['covered']:.1f}%",
+                    f"{s['mean-manhattan']:.2f}",
+                    f"{s['mean-h0']:.2f}",
+                    f"{s['mean-gain']:+.2f}",
+                )
+                for s in summary
+            ]
+            click.echo(
+                format_table(
+                    rows,
+                    [
+                        "size",
+                        "boards",
+                        "exact PDB",
+                        "wall-free PDB",
+                        "goal table",
+                        "none",
+                        "covered",
+                        "mean manhattan",
+                        "mean h0",
+                        "mean gain",
+                    ],
+                )
+            )
         if suggest:
             cmds = insp.suggest(covs, boards.records, db_dir)
             click.echo("\n".join(cmds) if cmds else "# every board is served by a database", err=as_json)
@@ -256,20 +314,47 @@ def inspect(db, db_dir, problems, suggest, plot_png, no_verify, as_json):
     if not rows:
         click.echo(f"no databases in {default_db_dir(db_dir)}; build some with `slidepdb build`", err=True)
         return
-    click.echo(format_table(
-        [(r.shape, r.kind, r.name, f"{r.entries:,}", _human_bytes(r.bytes), r.created, f"{r.build_seconds:.1f}",
-          r.max_h, f"{r.mean_h:.3f}", r.two_bit, r.checksum) for r in rows],
-        ["shape", "kind", "name", "entries", "on disk", "built", "build s", "max h", "mean h", "2-bit", "checksum"]))
+    click.echo(
+        format_table(
+            [
+                (
+                    r.shape,
+                    r.kind,
+                    r.name,
+                    f"{r.entries:,}",
+                    _human_bytes(r.bytes),
+                    r.created,
+                    f"{r.build_seconds:.1f}",
+                    r.max_h,
+                    f"{r.mean_h:.3f}",
+                    r.two_bit,
+                    r.checksum,
+                )
+                for r in rows
+            ],
+            ["shape", "kind", "name", "entries", "on disk", "built", "build s", "max h", "mean h", "2-bit", "checksum"],
+        )
+    )
 
 
 @click.command()
 @click.argument("dbs", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("--db-dir", type=click.Path(file_okay=False), default=None,
-              help="Verify every database of this folder when no DB is named.")
-@click.option("--samples", type=click.IntRange(min=1), default=2000, show_default=True,
-              help="Real states whose exact distances bound the tables' sum, per database.")
-@click.option("--quick", is_flag=True,
-              help="Spot checks only: --samples placements of each two-bit copy, no fresh BFS.")
+@click.option(
+    "--db-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Verify every database of this folder when no DB is named.",
+)
+@click.option(
+    "--samples",
+    type=click.IntRange(min=1),
+    default=2000,
+    show_default=True,
+    help="Real states whose exact distances bound the tables' sum, per database.",
+)
+@click.option(
+    "--quick", is_flag=True, help="Spot checks only: --samples placements of each two-bit copy, no fresh BFS."
+)
 def verify(dbs, db_dir, samples, quick):
     """Check format, version, checksums and admissibility of databases.
 
@@ -281,17 +366,17 @@ def verify(dbs, db_dir, samples, quick):
     the goal, whole for small shapes).  Exits 1 naming the file, table and first bad
     rank when anything fails.
     """
-    from . import inspect as insp
     from .errors import EXIT_INTERNAL
-    from .storage import default_db_dir, list_databases
+    from .storage import database_files, default_db_dir
+    from .verify import verify as verify_file
 
-    paths = list(dbs) or [str(p) for p in list_databases(db_dir)]
+    paths = list(dbs) or [str(p) for p in database_files(db_dir)]
     if not paths:  # as inspect: an empty folder is not a failure
         click.echo(f"no databases in {default_db_dir(db_dir)}; nothing to verify", err=True)
         return
     code = 0
     for p in paths:
-        r = insp.verify(p, samples=samples, full=not quick)
+        r = verify_file(p, samples=samples, full=not quick)
         if r.ok:
             click.echo(f"ok: {p}")
             for line in r.checks:

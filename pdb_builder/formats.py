@@ -69,8 +69,10 @@ def parse_numeric_line(tokens, size: tuple[int, int] | None, goal: str) -> tuple
             return "numeric", parse_numeric_tokens(tokens, w, h, goal), None, None
         if len(tokens) == w * h + 2:
             return "benchmark", *_benchmark(tokens, w, h, goal)
-        raise BoardError(f"{len(tokens)} numbers given; size {w}x{h} takes {w * h} "
-                         f"(numeric) or {w * h + 2} (benchmark: id, length, cells)")
+        raise BoardError(
+            f"{len(tokens)} numbers given; size {w}x{h} takes {w * h} "
+            f"(numeric) or {w * h + 2} (benchmark: id, length, cells)"
+        )
     side = _square_side(len(tokens))
     if side is not None:
         return "numeric", parse_numeric_tokens(tokens, side, side, goal), None, None
@@ -125,8 +127,13 @@ def read_lines(lines, source: str, size=None, goal: str = "korf") -> BoardSet:
             rec.error = str(exc)
         out.records.append(rec)
     if declared is not None and declared[1] != len(out.records):
-        out.errors.append(Record(declared[0], str(declared[1]),
-                                 error=f"the count line says {declared[1]} boards but {len(out.records)} follow"))
+        out.errors.append(
+            Record(
+                declared[0],
+                str(declared[1]),
+                error=f"the count line says {declared[1]} boards but {len(out.records)} follow",
+            )
+        )
     return out
 
 
@@ -142,11 +149,13 @@ def read_file(path: str, size=None, goal: str = "korf") -> BoardSet:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise BoardError(f"{source}:{line}: not a text file of boards (byte 0x{data[exc.start]:02x} at offset "
-                         f"{exc.start} is not UTF-8)") from None
+        line = data[: exc.start].count(b"\n") + 1
+        raise BoardError(
+            f"{source}:{line}: not a text file of boards (byte 0x{data[exc.start]:02x} at offset "
+            f"{exc.start} is not UTF-8)"
+        ) from None
     if "\x00" in text:
-        line = text[:text.index("\x00")].count("\n") + 1
+        line = text[: text.index("\x00")].count("\n") + 1
         raise BoardError(f"{source}:{line}: not a text file of boards (a NUL byte)")
     out = read_lines(text.splitlines(), source, size, goal)
     if not out.records and not out.errors:

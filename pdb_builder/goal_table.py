@@ -200,7 +200,7 @@ def _check_rows(keys, dist, depth, nfree, bits, per, nbr_c, ndeg_c, bad):
             d = np.int64(dist[r])
             parent = d == 0
             ok = True
-            for e in range(_expand(keys[r:r + 1], nfree, bits, per, nbr_c, ndeg_c, out)):
+            for e in range(_expand(keys[r : r + 1], nfree, bits, per, nbr_c, ndeg_c, out)):
                 j = find_key(keys, out[e])
                 if j < 0:
                     if d < depth:  # a state within depth is missing

@@ -40,8 +40,7 @@ def serves(db_shape: Shape, shape: Shape) -> str | None:
     """``exact``, ``wall-free`` or None: whether tables of ``db_shape`` read boards of ``shape``."""
     if db_shape == shape:
         return "exact"
-    if (shape.walls and shape.goal_kind != "custom" and not db_shape.walls
-            and db_shape == shape.wall_free()):
+    if shape.walls and shape.goal_kind != "custom" and not db_shape.walls and db_shape == shape.wall_free():
         return "wall-free"
     return None
 

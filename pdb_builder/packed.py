@@ -288,7 +288,7 @@ def _neighbour_list(r, n, k, w, nbr, ndeg):
     pos = np.empty(k, dtype=np.int64)
     slot_of = np.zeros(n, dtype=np.int64)
     out = np.empty(4 * k, dtype=np.int64)
-    return out[:_neighbours(r, n, k, w, nbr, ndeg, pos, slot_of, out)].copy()
+    return out[: _neighbours(r, n, k, w, nbr, ndeg, pos, slot_of, out)].copy()
 
 
 def neighbour_ranks(shape: Shape, k: int, r: int) -> list[int]:
@@ -298,8 +298,9 @@ def neighbour_ranks(shape: Shape, k: int, r: int) -> list[int]:
     return [int(x) for x in _neighbour_list(r, n, k, weights(n, k), nbr, ndeg)]
 
 
-def check_packed_full(full: np.ndarray, packed: np.ndarray, shape: Shape, k: int,
-                      max_lowering: int = MAX_LOWERING) -> int:
+def check_packed_full(
+    full: np.ndarray, packed: np.ndarray, shape: Shape, k: int, max_lowering: int = MAX_LOWERING
+) -> int:
     """The first placement (rank) where the two-bit copy fails, or -1, over every
     placement: its value (:func:`root_value`) is at most the full one and at most
     ``max_lowering`` below it, and every move to a reachable placement decodes
@@ -314,8 +315,7 @@ def check_packed_full(full: np.ndarray, packed: np.ndarray, shape: Shape, k: int
     return int(found.min()) if found.size else -1
 
 
-def check_packed(full: np.ndarray, packed: np.ndarray, shape: Shape, k: int, samples: int,
-                 seed: int = 0) -> int:
+def check_packed(full: np.ndarray, packed: np.ndarray, shape: Shape, k: int, samples: int, seed: int = 0) -> int:
     """A placement (rank) where the two-bit copy disagrees with the full table, or -1:
     for ``samples`` random placements, the root value is within MAX_LOWERING below the
     full one, and every move's decoded value equals the neighbour's own root value."""

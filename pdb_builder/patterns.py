@@ -47,8 +47,7 @@ class Partition:
 _KORF_CELLS = {
     (4, 4, "7-8"): ((1, 2, 3, 4, 5, 6, 7), (8, 9, 10, 11, 12, 13, 14, 15)),
     (4, 4, "6-6-3"): ((1, 2, 3, 5, 6, 7), (4, 8, 9, 12, 13, 14), (10, 11, 15)),
-    (5, 5, "6-6-6-6"): ((1, 2, 5, 6, 7, 12), (3, 4, 8, 9, 13, 14), (10, 11, 15, 16, 20, 21),
-                        (17, 18, 19, 22, 23, 24)),
+    (5, 5, "6-6-6-6"): ((1, 2, 5, 6, 7, 12), (3, 4, 8, 9, 13, 14), (10, 11, 15, 16, 20, 21), (17, 18, 19, 22, 23, 24)),
 }
 
 
@@ -74,8 +73,10 @@ def validate_partition(shape: Shape, part: Partition) -> None:
         if len(g) > MAX_PATTERN_TILES:
             raise BoardError(f"partition: a pattern of {len(g)} tiles; at most {MAX_PATTERN_TILES}")
         if n - len(g) > MAX_FREE_NONPATTERN:
-            raise BoardError(f"partition: a pattern of {len(g)} tiles leaves {n - len(g)} other cells on "
-                             f"{shape.size_text}; the builder handles at most {MAX_FREE_NONPATTERN}")
+            raise BoardError(
+                f"partition: a pattern of {len(g)} tiles leaves {n - len(g)} other cells on "
+                f"{shape.size_text}; the builder handles at most {MAX_FREE_NONPATTERN}"
+            )
 
 
 def parse_partition(text: str, shape: Shape, name: str | None = None) -> Partition:
@@ -105,17 +106,15 @@ def grow_blocks(shape: Shape, sizes, order: str = "row") -> tuple[tuple[int, ...
     DevQuiz 6x4, 2x3 blocks need 9.5x fewer nodes than whole rows, README.)"""
     w = shape.width
     cells = [c for c in shape.free_cells if c != shape.goal_blank]
-    if order == "row":
-        key = lambda c: c  # noqa: E731
-    elif order == "col":
-        key = lambda c: (c % w, c // w)  # noqa: E731
-    elif order == "row-up":  # from the last row: the goal blank's corner grows first
-        key = lambda c: (-(c // w), c % w)  # noqa: E731
-    elif order == "col-left":  # from the last column
-        key = lambda c: (-(c % w), c // w)  # noqa: E731
-    else:
-        dist = shape.cell_distances(shape.goal_blank)
-        key = lambda c: (-dist[c], c)  # noqa: E731
+    dist = shape.cell_distances(shape.goal_blank)
+    keys = {
+        "row": lambda c: c,
+        "col": lambda c: (c % w, c // w),
+        "row-up": lambda c: (-(c // w), c % w),  # from the last row: the goal blank's corner grows first
+        "col-left": lambda c: (-(c % w), c // w),  # from the last column
+        "far": lambda c: (-dist[c], c),
+    }
+    key = keys.get(order, keys["far"])
     left = set(cells)
     groups = []
     for size in sizes:
@@ -127,11 +126,13 @@ def grow_blocks(shape: Shape, sizes, order: str = "row") -> tuple[tuple[int, ...
             if not cand:
                 nxt = min(left, key=key)
             else:
+
                 def box(c):
                     rows = [x // w for x in group] + [c // w]
                     cols = [x % w for x in group] + [c % w]
                     h, wd = max(rows) - min(rows) + 1, max(cols) - min(cols) + 1
                     return (max(h, wd), h * wd, key(c))
+
                 nxt = min(cand, key=box)
             group.append(nxt)
             left.discard(nxt)
@@ -211,13 +212,17 @@ def default_sizes(shape: Shape, memory_limit: int) -> list[int]:
         if bfs_memory(n, cand) <= memory_limit:
             k = cand
     if n - min(m, MAX_PATTERN_TILES) > MAX_FREE_NONPATTERN:
-        raise BoardError(f"{shape.size_text} has {n} free cells; databases serve at most "
-                         f"{MAX_FREE_NONPATTERN + MAX_PATTERN_TILES} (the BFS keeps 2 bits per non-pattern cell "
-                         f"in 64 bits, and a pattern holds at most {MAX_PATTERN_TILES} tiles): solve its boards "
-                         f"without databases")
+        raise BoardError(
+            f"{shape.size_text} has {n} free cells; databases serve at most "
+            f"{MAX_FREE_NONPATTERN + MAX_PATTERN_TILES} (the BFS keeps 2 bits per non-pattern cell "
+            f"in 64 bits, and a pattern holds at most {MAX_PATTERN_TILES} tiles): solve its boards "
+            f"without databases"
+        )
     if n - k > MAX_FREE_NONPATTERN:
-        raise BoardError(f"{shape.size_text} with {n} free cells needs patterns of at least "
-                         f"{n - MAX_FREE_NONPATTERN} tiles; raise --memory-limit")
+        raise BoardError(
+            f"{shape.size_text} with {n} free cells needs patterns of at least "
+            f"{n - MAX_FREE_NONPATTERN} tiles; raise --memory-limit"
+        )
     groups = math.ceil(m / k)
     base, extra = divmod(m, groups)
     return [base + 1] * extra + [base] * (groups - extra)

@@ -43,6 +43,7 @@ def weights(n: int, k: int) -> np.ndarray:
 
 # -- pure Python reference (tests compare the kernels with these) --------------------
 
+
 def rank_py(positions, n: int) -> int:
     k = len(positions)
     w = weights(n, k)
@@ -64,6 +65,7 @@ def unrank_py(r: int, n: int, k: int) -> tuple[int, ...]:
 
 
 # -- numba ----------------------------------------------------------------------------
+
 
 @intrinsic
 def popcount(typingctx, x):
@@ -109,8 +111,9 @@ def _bmi2_intrinsic(name):
 
         def codegen(context, builder, signature, args):
             i64 = ir.IntType(64)
-            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64, i64]),
-                                                f"llvm.x86.bmi.{name}.64")
+            fn = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(i64, [i64, i64]), f"llvm.x86.bmi.{name}.64"
+            )
             return builder.call(fn, list(args))
 
         return sig, codegen

@@ -39,6 +39,7 @@ class Verdict:
 
 # -- permutations: tuples p with p[i] the image of i; mul(p, q) applies p, then q --------
 
+
 def _mul(p, q):
     return tuple(q[i] for i in p)
 
@@ -101,7 +102,7 @@ class PermGroup:
         """Add ``g`` to the generators of levels start..stop (extending the base)."""
         if stop == len(self.levels):
             self._new_level(g)
-        for level in self.levels[start:stop + 1]:
+        for level in self.levels[start : stop + 1]:
             level.add_gen(g)
 
     def _sift(self, g, start: int):
@@ -192,8 +193,7 @@ def _region_group(shape: Shape, region: frozenset[int]) -> PermGroup:
 
 
 def _is_cycle(shape: Shape, region: frozenset[int]) -> bool:
-    return len(region) >= 4 and all(
-        sum(1 for d in shape.neighbours[c] if d in region) == 2 for c in region)
+    return len(region) >= 4 and all(sum(1 for d in shape.neighbours[c] if d in region) == 2 for c in region)
 
 
 @lru_cache(maxsize=4096)
@@ -231,10 +231,14 @@ def decide(board: Board) -> Verdict:
         if c not in region and cells[c] != shape.goal[c]:
             t = cells[c]
             name = str(t) if shape.goal_kind == "korf" else label(t)  # Korf-goal boards are written in numbers
-            return Verdict(False, "stranded",
-                           f"tile {name} on cell {c} is stranded in a pocket the blank cannot reach, "
-                           f"away from its home cell {shape.home.get(t, '?')}"
-                           if t != BLANK else f"cell {c} must hold the blank in the goal but the blank cannot reach it")
+            return Verdict(
+                False,
+                "stranded",
+                f"tile {name} on cell {c} is stranded in a pocket the blank cannot reach, "
+                f"away from its home cell {shape.home.get(t, '?')}"
+                if t != BLANK
+                else f"cell {c} must hold the blank in the goal but the blank cannot reach it",
+            )
     g = shape.goal_blank
     if g not in region:
         return Verdict(False, "stranded", f"the blank cannot reach its goal cell {g}")
@@ -245,9 +249,11 @@ def decide(board: Board) -> Verdict:
         dist = shape.cell_distances(blank)[g]
         if _permutation_parity(perm) == dist & 1:
             return Verdict(True, "parity", "permutation parity matches the blank's distance parity")
-        return Verdict(False, "parity",
-                       "permutation parity differs from the blank's distance parity (Wilson 1974): "
-                       "two tiles would have to swap")
+        return Verdict(
+            False,
+            "parity",
+            "permutation parity differs from the blank's distance parity (Wilson 1974): two tiles would have to swap",
+        )
 
     # Walk the blank home along a shortest path, then ask for group membership.
     dist = shape.cell_distances(g)
@@ -266,9 +272,11 @@ def decide(board: Board) -> Verdict:
     group = _region_group(shape, region)
     if needed in group:
         return Verdict(True, "group", "the needed permutation is in the blank's walk group")
-    return Verdict(False, "group",
-                   "the tiles' order cannot be reached: corridors or dead ends fix it "
-                   f"(walk group of order {group.order()})")
+    return Verdict(
+        False,
+        "group",
+        f"the tiles' order cannot be reached: corridors or dead ends fix it (walk group of order {group.order()})",
+    )
 
 
 def is_solvable(board: Board) -> bool:

@@ -45,8 +45,7 @@ from .atomic import atomic_path
 from .board import Shape
 from .errors import DatabaseError
 from .packed import ENCODING as PACKED_ENCODING
-from .packed import MAX_LOWERING
-from .packed import packed_table
+from .packed import MAX_LOWERING, packed_table
 from .ranking import RANKING_NAME, RANKING_VERSION, num_placements
 
 MAGIC = "slidepdb"
@@ -54,8 +53,20 @@ FORMAT_VERSION = 1
 OLDEST_SUPPORTED = 1
 LAYOUTS = ("contiguous", "compressed")
 DB_DIR_ENV = "SLIDEPDB_DB_DIR"
-REQUIRED_ROOT = ("magic", "format-version", "kind", "created", "generator", "shape-width", "shape-height",
-                 "shape-goal", "shape-goal-kind", "shape-key", "build-seconds", "metadata")
+REQUIRED_ROOT = (
+    "magic",
+    "format-version",
+    "kind",
+    "created",
+    "generator",
+    "shape-width",
+    "shape-height",
+    "shape-goal",
+    "shape-goal-kind",
+    "shape-key",
+    "build-seconds",
+    "metadata",
+)
 
 
 def default_db_dir(db_dir=None) -> Path:
@@ -75,7 +86,7 @@ def sha256(arr: np.ndarray) -> str:
     flat = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
     step = 1 << 26
     for i in range(0, flat.size, step):
-        h.update(flat[i:i + step])
+        h.update(flat[i : i + step])
     return h.hexdigest()
 
 
@@ -110,8 +121,9 @@ def _dataset(f: h5py.File, name: str, data: np.ndarray, layout: str):
     if layout == "contiguous":
         return f.create_dataset(name, data=data)
     if layout == "compressed":
-        return f.create_dataset(name, data=data, chunks=(min(len(data), 1 << 20),), compression="gzip",
-                                shuffle=True, fletcher32=True)
+        return f.create_dataset(
+            name, data=data, chunks=(min(len(data), 1 << 20),), compression="gzip", shuffle=True, fletcher32=True
+        )
     raise ValueError(f"layout {layout!r}: expected one of {LAYOUTS}")
 
 
@@ -152,8 +164,15 @@ class Database:
         return json.loads(self.attrs.get("metadata", "{}"))
 
 
-def write_pdb(path, shape: Shape, partition_name: str, built, layout: str = "contiguous",
-              metadata: dict | None = None, two_bit: bool = True) -> tuple[Path, list, float]:
+def write_pdb(
+    path,
+    shape: Shape,
+    partition_name: str,
+    built,
+    layout: str = "contiguous",
+    metadata: dict | None = None,
+    two_bit: bool = True,
+) -> tuple[Path, list, float]:
     """Publish a partition's tables atomically at ``path`` (with their two-bit copies,
     ``packed/i``, unless ``two_bit`` is False).
 
@@ -192,26 +211,47 @@ def write_pdb(path, shape: Shape, partition_name: str, built, layout: str = "con
             seconds = time.perf_counter() - t0
             meta = dict(metadata or {})
             meta.setdefault("mean-h", float(sum(s.mean for s in stats)))
-            _write_provenance(f, "pdb", shape, seconds, meta, {
-                "ranking-name": RANKING_NAME,
-                "ranking-version": RANKING_VERSION,
-                "partition-name": partition_name,
-                "partition": json.dumps([list(map(int, s.tiles)) for s in stats]),
-                "layout": layout,
-                "packed-tables": np.array(packed_ids, dtype=np.int16),
-            })
+            _write_provenance(
+                f,
+                "pdb",
+                shape,
+                seconds,
+                meta,
+                {
+                    "ranking-name": RANKING_NAME,
+                    "ranking-version": RANKING_VERSION,
+                    "partition-name": partition_name,
+                    "partition": json.dumps([list(map(int, s.tiles)) for s in stats]),
+                    "layout": layout,
+                    "packed-tables": np.array(packed_ids, dtype=np.int16),
+                },
+            )
         # re-open and verify before publishing (memory-mapped: the checksums stream through the page cache)
         open_database(tmp, verify=True, mmap=True, _final=path)
     return path, stats, seconds
 
 
-def write_goal_table(path, shape: Shape, depth: int, keys: np.ndarray, dist: np.ndarray, seconds: float,
-                     layout: str = "contiguous", metadata: dict | None = None) -> Path:
+def write_goal_table(
+    path,
+    shape: Shape,
+    depth: int,
+    keys: np.ndarray,
+    dist: np.ndarray,
+    seconds: float,
+    layout: str = "contiguous",
+    metadata: dict | None = None,
+) -> Path:
     path = Path(path)
     with atomic_path(path) as tmp:
         with h5py.File(tmp, "w") as f:
-            _write_provenance(f, "goal-table", shape, seconds, dict(metadata or {}),
-                              {"depth": int(depth), "key-words": int(keys.shape[1]), "layout": layout})
+            _write_provenance(
+                f,
+                "goal-table",
+                shape,
+                seconds,
+                dict(metadata or {}),
+                {"depth": int(depth), "key-words": int(keys.shape[1]), "layout": layout},
+            )
             for name, arr in (("keys", keys), ("dist", dist)):
                 ds = _dataset(f, name, arr.reshape(-1), layout)
                 ds.attrs["sha256"] = sha256(arr)
@@ -251,8 +291,7 @@ def open_database(path, verify: bool = True, mmap: bool = True, _final=None) -> 
         raise DatabaseError(f"{name}: damaged data ({exc}); {_rebuild_hint(name)}") from None
     except (KeyError, ValueError, TypeError, IndexError, RuntimeError) as exc:
         # a damaged object header or attribute: h5py's KeyError "Unable to open object", bad JSON, ...
-        raise DatabaseError(f"{name}: damaged metadata ({type(exc).__name__}: {exc}); "
-                            f"{_rebuild_hint(name)}") from None
+        raise DatabaseError(f"{name}: damaged metadata ({type(exc).__name__}: {exc}); {_rebuild_hint(name)}") from None
 
 
 def _out_of_descriptors(exc: OSError) -> bool:
@@ -264,8 +303,11 @@ def too_many_open_files() -> str:
     import resource
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    more = (f"raise the limit (`ulimit -n {min(hard, 4096)}`)" if hard == resource.RLIM_INFINITY or hard > soft
-            else "this is also the hard limit: ask for a higher one")
+    more = (
+        f"raise the limit (`ulimit -n {min(hard, 4096)}`)"
+        if hard == resource.RLIM_INFINITY or hard > soft
+        else "this is also the hard limit: ask for a higher one"
+    )
     return f"too many open files (this process may open {soft}); {more} or solve fewer layouts at once"
 
 
@@ -333,28 +375,42 @@ def _check_pdb_structure(name, shape: Shape, groups, f: h5py.File, packed_tables
     n = len(shape.free_cells)
     for i, group in enumerate(groups):
         ds = f[f"tables/{i}"]
-        if (not isinstance(group, list) or not group or not all(isinstance(t, int) for t in group)
-                or not set(group) <= tiles or seen & set(group) or len(set(group)) != len(group)):
-            raise DatabaseError(f"{name}: partition attribute is not a partition of the shape's tiles "
-                                f"(group {i}: {group!r}); {_rebuild_hint(name)}")
+        if (
+            not isinstance(group, list)
+            or not group
+            or not all(isinstance(t, int) for t in group)
+            or not set(group) <= tiles
+            or seen & set(group)
+            or len(set(group)) != len(group)
+        ):
+            raise DatabaseError(
+                f"{name}: partition attribute is not a partition of the shape's tiles "
+                f"(group {i}: {group!r}); {_rebuild_hint(name)}"
+            )
         seen |= set(group)
         if [int(t) for t in ds.attrs.get("tiles", [])] != group:
-            raise DatabaseError(f"{name}: dataset tables/{i} has tiles {list(ds.attrs.get('tiles', []))}, the "
-                                f"partition says {group}; {_rebuild_hint(name)}")
-        if int(ds.attrs.get("cells", -1)) != n or ds.shape != (num_placements(n, len(group)),) \
-                or ds.dtype != np.uint8:
-            raise DatabaseError(f"{name}: dataset tables/{i} is {ds.shape} {ds.dtype} for {ds.attrs.get('cells')} "
-                                f"cells, not one uint8 entry per placement of {len(group)} tiles on {n} cells; "
-                                f"{_rebuild_hint(name)}")
+            raise DatabaseError(
+                f"{name}: dataset tables/{i} has tiles {list(ds.attrs.get('tiles', []))}, the "
+                f"partition says {group}; {_rebuild_hint(name)}"
+            )
+        if int(ds.attrs.get("cells", -1)) != n or ds.shape != (num_placements(n, len(group)),) or ds.dtype != np.uint8:
+            raise DatabaseError(
+                f"{name}: dataset tables/{i} is {ds.shape} {ds.dtype} for {ds.attrs.get('cells')} "
+                f"cells, not one uint8 entry per placement of {len(group)} tiles on {n} cells; "
+                f"{_rebuild_hint(name)}"
+            )
         pk = f.get(f"packed/{i}")
         if pk is not None and _s(pk.attrs.get("encoding")) == PACKED_ENCODING:  # (others are skipped)
             if pk.shape != ((ds.shape[0] + 3) // 4,) or not 0 <= int(pk.attrs.get("max-lowering", -1)) <= MAX_LOWERING:
-                raise DatabaseError(f"{name}: dataset packed/{i} does not fit tables/{i} (size or max-lowering); "
-                                    f"{_rebuild_hint(name)}")
+                raise DatabaseError(
+                    f"{name}: dataset packed/{i} does not fit tables/{i} (size or max-lowering); {_rebuild_hint(name)}"
+                )
     packed = [i for i in range(len(groups)) if f"packed/{i}" in f]
     if packed_tables is not None and sorted(int(i) for i in packed_tables) != packed:
-        raise DatabaseError(f"{name}: the two-bit copies present ({packed}) are not the ones written "
-                            f"({[int(i) for i in packed_tables]}); {_rebuild_hint(name)}")
+        raise DatabaseError(
+            f"{name}: the two-bit copies present ({packed}) are not the ones written "
+            f"({[int(i) for i in packed_tables]}); {_rebuild_hint(name)}"
+        )
     extra = [k for k in f.get("tables", {}) if not (k.isdigit() and int(k) < len(groups))]
     if extra:
         raise DatabaseError(f"{name}: tables {', '.join(extra)} are not in the partition; {_rebuild_hint(name)}")
@@ -366,12 +422,16 @@ def _read_database(f: h5py.File, path: Path, name, verify: bool, mmap: bool, _fi
         raise DatabaseError(f"{name}: not a slidepdb database (no magic string); {_rebuild_hint(name)}")
     version = int(a.get("format-version", -1))
     if version > FORMAT_VERSION:
-        raise DatabaseError(f"{name}: format version {version} is newer than this slidepdb reads "
-                            f"({FORMAT_VERSION}); upgrade slidepdb (pip install -U slidepdb)")
+        raise DatabaseError(
+            f"{name}: format version {version} is newer than this slidepdb reads "
+            f"({FORMAT_VERSION}); upgrade slidepdb (pip install -U slidepdb)"
+        )
     if version < OLDEST_SUPPORTED:
         raise DatabaseError(f"{name}: format version {version} is no longer supported; {_rebuild_hint(name)}")
     if version < FORMAT_VERSION:
-        warnings.warn(f"{name}: format version {version} is older than {FORMAT_VERSION}; rebuilding is advised")
+        warnings.warn(
+            f"{name}: format version {version} is older than {FORMAT_VERSION}; rebuilding is advised", stacklevel=2
+        )
     missing = [k for k in REQUIRED_ROOT if k not in a]
     if missing:
         raise DatabaseError(f"{name}: attributes {', '.join(missing)} missing; {_rebuild_hint(name)}")
@@ -382,9 +442,11 @@ def _read_database(f: h5py.File, path: Path, name, verify: bool, mmap: bool, _fi
     db = Database(path if _final is None else Path(_final), a["kind"], shape, a)
     if db.kind == "pdb":
         if (a.get("ranking-name"), int(a.get("ranking-version", -1))) != (RANKING_NAME, RANKING_VERSION):
-            raise DatabaseError(f"{name}: ranking {a.get('ranking-name')} v{a.get('ranking-version')} "
-                                f"is not this slidepdb's {RANKING_NAME} v{RANKING_VERSION}; "
-                                f"{_rebuild_hint(name)}")
+            raise DatabaseError(
+                f"{name}: ranking {a.get('ranking-name')} v{a.get('ranking-version')} "
+                f"is not this slidepdb's {RANKING_NAME} v{RANKING_VERSION}; "
+                f"{_rebuild_hint(name)}"
+            )
         groups = json.loads(a["partition"])
         for i in range(len(groups) if isinstance(groups, list) else 0):
             if f"tables/{i}" not in f:
@@ -396,8 +458,7 @@ def _read_database(f: h5py.File, path: Path, name, verify: bool, mmap: bool, _fi
             data = _read_array(path, ds, mmap)
             tattrs = {k: ds.attrs[k] for k in ds.attrs}
             if verify and sha256(data) != _s(tattrs.get("sha256")):
-                raise DatabaseError(f"{name}: dataset {dsname} fails its sha256 checksum; "
-                                    f"{_rebuild_hint(name)}")
+                raise DatabaseError(f"{name}: dataset {dsname} fails its sha256 checksum; {_rebuild_hint(name)}")
             packed = _read_packed(f, path, name, i, mmap, verify)
             if packed is not None:
                 tattrs["max-lowering"] = int(f[f"packed/{i}"].attrs["max-lowering"])
@@ -412,8 +473,7 @@ def _read_database(f: h5py.File, path: Path, name, verify: bool, mmap: bool, _fi
         if verify:
             for dsname, arr in (("keys", keys), ("dist", dist)):
                 if sha256(arr) != _s(f[dsname].attrs.get("sha256")):
-                    raise DatabaseError(f"{name}: dataset {dsname} fails its sha256 checksum; "
-                                        f"{_rebuild_hint(name)}")
+                    raise DatabaseError(f"{name}: dataset {dsname} fails its sha256 checksum; {_rebuild_hint(name)}")
         db.keys = keys.reshape(-1, int(a["key-words"]))
         db.dist = dist
         db.goal_sha256 = tuple(str(_s(f[dsname].attrs.get("sha256")) or "") for dsname in ("keys", "dist"))
@@ -450,6 +510,6 @@ def stored_checksums(path) -> list[str]:
         raise DatabaseError(f"{path}: not a readable database ({exc})") from exc
 
 
-def list_databases(db_dir) -> list[Path]:
+def database_files(db_dir) -> list[Path]:
     d = default_db_dir(db_dir)
     return sorted(p for p in d.glob("*.h5") if not p.name.startswith("."))

@@ -57,8 +57,12 @@ def main() -> int:
     from pdb_builder.storage import open_database
 
     # warm the numba cache so compile time is not counted
-    subprocess.run(SLIDEPDB + ["-q", "build", "3x3", "--partition", "4-4", "--goal-depth", "4", "--db-dir",
-                               str(db_dir / "warm")], cwd=ROOT, check=True, capture_output=True)
+    subprocess.run(
+        SLIDEPDB + ["-q", "build", "3x3", "--partition", "4-4", "--goal-depth", "4", "--db-dir", str(db_dir / "warm")],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
     subprocess.run(SLIDEPDB + ["verify", "--db-dir", str(db_dir / "warm")], cwd=ROOT, check=True, capture_output=True)
     rows = []
     for name, args, target in CASES:
@@ -85,11 +89,14 @@ def main() -> int:
                 print(f"{name}: verify failed\n{vout}", file=sys.stderr)
                 return 1
             check = [f"{vwall:.1f}", f"{vusage.ru_utime:.1f}", f"{vusage.ru_maxrss / 2**20:.2f}"]
-        rows.append((name, f"{wall:.1f}", f"{usage.ru_utime:.1f}", f"{usage.ru_maxrss / 2**20:.2f}", *check,
-                     detail, target))
+        rows.append(
+            (name, f"{wall:.1f}", f"{usage.ru_utime:.1f}", f"{usage.ru_maxrss / 2**20:.2f}", *check, detail, target)
+        )
         print(f"done: {name} {wall:.1f} s", file=sys.stderr)
-    print("| database | build wall s | user CPU s | peak GB | full verify wall s | user CPU s | peak GB | contents "
-          "| target |")
+    print(
+        "| database | build wall s | user CPU s | peak GB | full verify wall s | user CPU s | peak GB | contents "
+        "| target |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print("| " + " | ".join(r) + " |")

@@ -33,16 +33,30 @@ def main() -> int:
     ap.add_argument("--quick-limit", type=float, default=5.0)
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--disk-limit", default="20G")
-    ap.add_argument("--layout-partitions", type=int, default=1,
-                    help="exact-layout databases per layout (slidepdb run --layout-partitions)")
-    ap.add_argument("--layout-memory", default=None,
-                    help="memory for one pattern's BFS of an exact-layout database (slidepdb run --layout-memory); "
-                         "a retry with more builds the larger cuts its layouts lack")
-    ap.add_argument("--retry", choices=["unanswered", "unproven", "closest"], default=None,
-                    help="solve the full pass's unanswered (or unproven; closest: smallest gap first) boards "
-                         "again, least tried first")
-    ap.add_argument("--no-fallback", action="store_true",
-                    help="optimal search only (a retry keeps the answers it has; a raised bound can prove them)")
+    ap.add_argument(
+        "--layout-partitions",
+        type=int,
+        default=1,
+        help="exact-layout databases per layout (slidepdb run --layout-partitions)",
+    )
+    ap.add_argument(
+        "--layout-memory",
+        default=None,
+        help="memory for one pattern's BFS of an exact-layout database (slidepdb run --layout-memory); "
+        "a retry with more builds the larger cuts its layouts lack",
+    )
+    ap.add_argument(
+        "--retry",
+        choices=["unanswered", "unproven", "closest"],
+        default=None,
+        help="solve the full pass's unanswered (or unproven; closest: smallest gap first) boards "
+        "again, least tried first",
+    )
+    ap.add_argument(
+        "--no-fallback",
+        action="store_true",
+        help="optimal search only (a retry keeps the answers it has; a raised bound can prove them)",
+    )
     ap.add_argument("--summary-only", action="store_true")
     a = ap.parse_args()
     sys.path.insert(0, str(ROOT))
@@ -64,31 +78,68 @@ def main() -> int:
     if not a.summary_only:
         start = time.time()
         with log.open("a") as f:
-            f.write(json.dumps({"start": start, "time_limit": a.time_limit, "quick_limit": a.quick_limit,
-                                "retry": a.retry, "fallback": not a.no_fallback,
-                                "layout_partitions": a.layout_partitions, "layout_memory": a.layout_memory}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "start": start,
+                        "time_limit": a.time_limit,
+                        "quick_limit": a.quick_limit,
+                        "retry": a.retry,
+                        "fallback": not a.no_fallback,
+                        "layout_partitions": a.layout_partitions,
+                        "layout_memory": a.layout_memory,
+                    }
+                )
+                + "\n"
+            )
+
         def progress(o):
             e = o.extra
-            print(f"{o.index}: {o.status} {e.get('size')} length {e.get('length')} optimal {e.get('optimal')} "
-                  f"lower bound {e.get('lower_bound')} {e.get('seconds', 0):.1f} s", file=sys.stderr, flush=True)
+            print(
+                f"{o.index}: {o.status} {e.get('size')} length {e.get('length')} optimal {e.get('optimal')} "
+                f"lower bound {e.get('lower_bound')} {e.get('seconds', 0):.1f} s",
+                file=sys.stderr,
+                flush=True,
+            )
 
         def built(item):
             if hasattr(item, "status"):
-                print(f"  built {item.shape} {item.name}: {item.status} {item.seconds:.1f} s", file=sys.stderr,
-                      flush=True)
+                print(
+                    f"  built {item.shape} {item.name}: {item.status} {item.seconds:.1f} s", file=sys.stderr, flush=True
+                )
 
-        res = run_pipeline(recs, out, db_dir=a.db_dir, limits=boards.limits, time_limit=a.time_limit,
-                           quick_limit=a.quick_limit, disk_limit=parse_bytes(a.disk_limit),
-                           layout_count=a.layout_partitions,
-                           layout_memory=parse_bytes(a.layout_memory) if a.layout_memory else LAYOUT_MEMORY,
-                           workers=a.workers or os.cpu_count() or 1, resume=True, on_outcome=progress,
-                           on_build=built, retry=a.retry, fallback=not a.no_fallback)
+        res = run_pipeline(
+            recs,
+            out,
+            db_dir=a.db_dir,
+            limits=boards.limits,
+            time_limit=a.time_limit,
+            quick_limit=a.quick_limit,
+            disk_limit=parse_bytes(a.disk_limit),
+            layout_count=a.layout_partitions,
+            layout_memory=parse_bytes(a.layout_memory) if a.layout_memory else LAYOUT_MEMORY,
+            workers=a.workers or os.cpu_count() or 1,
+            resume=True,
+            on_outcome=progress,
+            on_build=built,
+            retry=a.retry,
+            fallback=not a.no_fallback,
+        )
         with log.open("a") as f:
-            f.write(json.dumps({"end": time.time(), "start": start, "builds": res.build_seconds,
-                                "quick": res.quick.seconds if res.quick else 0.0,
-                                "full": res.full.seconds if res.full else 0.0,
-                                "interrupted": res.interrupted,
-                                "new_builds": sum(1 for b in res.builds if b.status != "skipped")}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "end": time.time(),
+                        "start": start,
+                        "builds": res.build_seconds,
+                        "quick": res.quick.seconds if res.quick else 0.0,
+                        "full": res.full.seconds if res.full else 0.0,
+                        "interrupted": res.interrupted,
+                        "new_builds": sum(1 for b in res.builds if b.status != "skipped"),
+                    }
+                )
+                + "\n"
+            )
     # what is finished: the final answers when the run is complete, else the journals
     outcomes = journalled_outcomes(recs, out)
     if not outcomes and out.exists():
@@ -105,12 +156,17 @@ def main() -> int:
     wall = sum(e["end"] - e["start"] for e in ends)
     use = totals(answers.values())
     within = boards.limits is None or all(u <= lim for u, lim in zip(use, boards.limits))
-    rows = [("boards with a valid answer", f"{len(answers)} / {len(recs)}", "5000 / 5000"),
-            ("boards proven optimal", "-" if proven is None else f"{proven:,}", ">= 4,900"),
-            ("total time (this pipeline)", f"{wall / 3600:.2f} h: builds {split['builds'] / 60:.1f} min, "
-             f"quick pass {split['quick'] / 60:.1f} min, full pass {split['full'] / 60:.1f} min", "<= 6 h"),
-            ("total moves", f"{sum(use):,} ({'within' if within else 'OVER'} the limits; L R U D {use})",
-             "<= 280,000")]
+    rows = [
+        ("boards with a valid answer", f"{len(answers)} / {len(recs)}", "5000 / 5000"),
+        ("boards proven optimal", "-" if proven is None else f"{proven:,}", ">= 4,900"),
+        (
+            "total time (this pipeline)",
+            f"{wall / 3600:.2f} h: builds {split['builds'] / 60:.1f} min, "
+            f"quick pass {split['quick'] / 60:.1f} min, full pass {split['full'] / 60:.1f} min",
+            "<= 6 h",
+        ),
+        ("total moves", f"{sum(use):,} ({'within' if within else 'OVER'} the limits; L R U D {use})", "<= 280,000"),
+    ]
     print(format_table(rows, ["measure", "measured", "target"]))
     if proven is not None:
         print(format_table(summary_rows(outcomes.values()), SUMMARY_HEADERS))

@@ -91,14 +91,18 @@ def main() -> int:
     for p in procs:
         p.join()
     both = [i for i in range(len(picked)) if all(results[v][i][1] is not None for v in VARIANTS)]
-    print(f"{len(picked)} walled DevQuiz boards a width-1024 Manhattan beam cannot answer (seed {args.seed}); "
-          f"fallback budget of --time-limit {args.time_limit:g}, no databases\n")
+    print(
+        f"{len(picked)} walled DevQuiz boards a width-1024 Manhattan beam cannot answer (seed {args.seed}); "
+        f"fallback budget of --time-limit {args.time_limit:g}, no databases\n"
+    )
     print("| fallback | answered | moves (the %d both answered) | mean s | max s |" % len(both))
     print("|---|---|---|---|---|")
     for v in VARIANTS:
         rows = results[v]
-        print(f"| {v} | {sum(r[1] is not None for r in rows)}/{len(rows)} | {sum(rows[i][1] for i in both):,} | "
-              f"{sum(r[3] for r in rows) / len(rows):.1f} | {max(r[3] for r in rows):.1f} |")
+        print(
+            f"| {v} | {sum(r[1] is not None for r in rows)}/{len(rows)} | {sum(rows[i][1] for i in both):,} | "
+            f"{sum(r[3] for r in rows) / len(rows):.1f} | {max(r[3] for r in rows):.1f} |"
+        )
     for i, line in enumerate(picked):
         if any(results[v][i][1] is None for v in VARIANTS):
             print(f"  {line}: " + "; ".join(f"{v} {results[v][i][1]} ({results[v][i][2]})" for v in VARIANTS))

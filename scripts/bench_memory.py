@@ -40,8 +40,9 @@ def _prefetch(typingctx, addr):
         i32 = ir.IntType(32)
         fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
         fn = builder.module.declare_intrinsic("llvm.prefetch", fnty=fnty)
-        builder.call(fn, [builder.inttoptr(args[0], i8p), ir.Constant(i32, 0), ir.Constant(i32, 3),
-                          ir.Constant(i32, 1)])
+        builder.call(
+            fn, [builder.inttoptr(args[0], i8p), ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)]
+        )
         return context.get_dummy_value()
 
     return sig, codegen
@@ -113,8 +114,10 @@ def main(argv=None) -> int:
     print("|---|---|---|---|---|")
     for prefetch in (False, True):
         cells = [_ns_per(_turns, (table, idx, lanes, args.work, prefetch), len(idx)) for lanes in (1, 2, 4, 8)]
-        print(f"| {'prefetch, then turn' if prefetch else 'load on the next turn'} | " + " | ".join(cells) + " |",
-              flush=True)
+        print(
+            f"| {'prefetch, then turn' if prefetch else 'load on the next turn'} | " + " | ".join(cells) + " |",
+            flush=True,
+        )
     return 0
 
 

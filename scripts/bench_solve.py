@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,8 +36,11 @@ def solve_set(records, searcher_for, time_limit=None, limit=None, node_limit=Non
         ok = res.moves is not None and check_moves(rec.board, res.moves).ok
         rows.append((rec, res, ok))
         name = rec.ident or f"line {rec.index}"
-        print(f"  {name}: {res.status} length {res.length} (published {rec.expected_length}) "
-              f"{res.nodes:,} nodes {res.seconds:.2f} s", file=sys.stderr)
+        print(
+            f"  {name}: {res.status} length {res.length} (published {rec.expected_length}) "
+            f"{res.nodes:,} nodes {res.seconds:.2f} s",
+            file=sys.stderr,
+        )
     return rows
 
 
@@ -49,23 +51,42 @@ def summary(name, rows, heuristic):
     secs = sum(x.seconds for _, x, _ in rows)
     nodes = sum(x.nodes for _, x, _ in rows)
     worst = max((x.seconds for _, x, _ in rows), default=0.0)
-    return (name, heuristic, f"{len(solved)}/{len(rows)}", published, f"{secs:.2f}", f"{worst:.2f}",
-            f"{nodes / max(len(rows), 1):,.0f}", f"{nodes / max(secs, 1e-9) / 1e6:.1f}")
+    return (
+        name,
+        heuristic,
+        f"{len(solved)}/{len(rows)}",
+        published,
+        f"{secs:.2f}",
+        f"{worst:.2f}",
+        f"{nodes / max(len(rows), 1):,.0f}",
+        f"{nodes / max(secs, 1e-9) / 1e6:.1f}",
+    )
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--db-dir", default=None)
-    ap.add_argument("--sets", nargs="*", default=["korf100", "depth80", "manhattan", "manhattan-only"],
-                    help="korf100 depth80 manhattan manhattan-only korf24 devquiz-6x6")
+    ap.add_argument(
+        "--sets",
+        nargs="*",
+        default=["korf100", "depth80", "manhattan", "manhattan-only"],
+        help="korf100 depth80 manhattan manhattan-only korf24 devquiz-6x6",
+    )
     ap.add_argument("--korf24-count", type=int, default=5)
-    ap.add_argument("--korf24-order", choices=["length", "gap"], default="length",
-                    help="which 24-puzzles first: shortest published length, or smallest gap between it "
-                         "and the initial estimate (the fewest IDA* iterations: usually the easiest)")
+    ap.add_argument(
+        "--korf24-order",
+        choices=["length", "gap"],
+        default="length",
+        help="which 24-puzzles first: shortest published length, or smallest gap between it "
+        "and the initial estimate (the fewest IDA* iterations: usually the easiest)",
+    )
     ap.add_argument("--time-limit", type=float, default=None, help="seconds per instance")
     ap.add_argument("--node-limit", type=int, default=None, help="generated nodes per instance")
-    ap.add_argument("--full-tables", action="store_true",
-                    help="read the full one-byte tables even where a file has two-bit copies (A/B runs)")
+    ap.add_argument(
+        "--full-tables",
+        action="store_true",
+        help="read the full one-byte tables even where a file has two-bit copies (A/B runs)",
+    )
     a = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from pdb_builder.formats import read_file
@@ -92,8 +113,12 @@ def main() -> int:
             searcher.solve(recs[8].board if len(recs) > 8 else recs[0].board, node_limit=10_000)  # warm-up
             print(f"{name}: {', '.join(h.names) or ('manhattan+lc' if h.use_lc else 'manhattan')}", file=sys.stderr)
             rows = solve_set(recs, lambda _: searcher, a.time_limit, node_limit=a.node_limit)
-            label = {"korf100": "Korf's 100", "depth80": "17 at depth 80", "manhattan": "Korf's 100, first 10",
-                     "manhattan-only": "Korf's 100, first 10"}[name]
+            label = {
+                "korf100": "Korf's 100",
+                "depth80": "17 at depth 80",
+                "manhattan": "Korf's 100, first 10",
+                "manhattan-only": "Korf's 100, first 10",
+            }[name]
             plain = "Manhattan + LC" if h.use_lc else "Manhattan only"
             out.append(summary(label, rows, " + ".join(h.names) if h.names else plain))
         elif name == "korf24":
@@ -119,8 +144,10 @@ def main() -> int:
                     searchers[shape] = make(heuristic_for(shape, a.db_dir))
                 return searchers[shape]
 
-            for label, group in (("wall-free", [r for r in six if not r.board.shape.walls][:4]),
-                                 ("walled", [r for r in six if r.board.shape.walls][:4])):
+            for label, group in (
+                ("wall-free", [r for r in six if not r.board.shape.walls][:4]),
+                ("walled", [r for r in six if r.board.shape.walls][:4]),
+            ):
                 for r in group:  # map the tables and compile before timing
                     searcher_for(r.board.shape).solve(r.board, node_limit=1000)
                 print(f"devquiz-6x6 {label}: lines {', '.join(str(r.index) for r in group)}", file=sys.stderr)

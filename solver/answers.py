@@ -49,9 +49,15 @@ def fit_limits(answers: dict[int, str], limits, optimal: dict[int, bool] | None 
         if not over:
             return dropped
         excess = {k: use[k] - limits[k] for k in over}
-        best = max((i for i in counts if i not in dropped),
-                   key=lambda i: (sum(min(counts[i][k], e) for k, e in excess.items()),
-                                  not optimal.get(i, False), sum(counts[i]), -i))
+        best = max(
+            (i for i in counts if i not in dropped),
+            key=lambda i: (
+                sum(min(counts[i][k], e) for k, e in excess.items()),
+                not optimal.get(i, False),
+                sum(counts[i]),
+                -i,
+            ),
+        )
         dropped.add(best)
         for k in range(4):
             use[k] -= counts[best][k]
@@ -65,8 +71,14 @@ def budget_rows(answers, limits) -> list[tuple]:
         lim = limits[k] if limits is not None else None
         rows.append((d, f"{use[k]:,}", "-" if lim is None else f"{lim:,}", "-" if lim is None else f"{lim - use[k]:,}"))
     lim_all = sum(limits) if limits is not None else None
-    rows.append(("all", f"{sum(use):,}", "-" if lim_all is None else f"{lim_all:,}",
-                 "-" if lim_all is None else f"{lim_all - sum(use):,}"))
+    rows.append(
+        (
+            "all",
+            f"{sum(use):,}",
+            "-" if lim_all is None else f"{lim_all:,}",
+            "-" if lim_all is None else f"{lim_all - sum(use):,}",
+        )
+    )
     return rows
 
 
@@ -144,9 +156,32 @@ def compare(path, records, ours: dict[int, str], outcomes=None) -> Comparison:
 
 
 def comparison_rows(comps) -> list[tuple]:
-    return [(c.name, f"{c.theirs_answered:,}", f"{c.theirs_moves:,}", f"{c.ours_answered:,}", f"{c.ours_moves:,}",
-             c.shorter, c.equal, c.longer, c.only_ours, c.only_theirs) for c in comps]
+    return [
+        (
+            c.name,
+            f"{c.theirs_answered:,}",
+            f"{c.theirs_moves:,}",
+            f"{c.ours_answered:,}",
+            f"{c.ours_moves:,}",
+            c.shorter,
+            c.equal,
+            c.longer,
+            c.only_ours,
+            c.only_theirs,
+        )
+        for c in comps
+    ]
 
 
-COMPARISON_HEADERS = ["answer file", "their answers", "their moves", "our answers", "our moves",
-                      "ours shorter", "same length", "ours longer", "only ours", "only theirs"]
+COMPARISON_HEADERS = [
+    "answer file",
+    "their answers",
+    "their moves",
+    "our answers",
+    "our moves",
+    "ours shorter",
+    "same length",
+    "ours longer",
+    "only ours",
+    "only theirs",
+]

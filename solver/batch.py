@@ -8,9 +8,9 @@ simulated before it is reported.  A bad board never stops the others.
 
 from __future__ import annotations
 
+import heapq
 import json
 import os
-import heapq
 import threading
 import time
 from collections import Counter, OrderedDict
@@ -20,8 +20,16 @@ from pathlib import Path
 from pdb_builder import __version__
 from pdb_builder.atomic import write_text_atomic
 from pdb_builder.board import Board, check_moves
-from pdb_builder.errors import (EXIT_BAD_INPUT, EXIT_BAD_MOVES, EXIT_INTERNAL, EXIT_LIMIT, EXIT_OK,
-                                EXIT_UNSOLVABLE, BoardError, DatabaseError)
+from pdb_builder.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_BAD_MOVES,
+    EXIT_INTERNAL,
+    EXIT_LIMIT,
+    EXIT_OK,
+    EXIT_UNSOLVABLE,
+    BoardError,
+    DatabaseError,
+)
 from pdb_builder.formats import Record
 from pdb_builder.solvability import decide
 from pdb_builder.storage import default_db_dir
@@ -74,8 +82,12 @@ def check_record(rec: Record, moves: str | None = None) -> Outcome:
         return Outcome(rec.index, rec.text, "invalid", rec.error)
     board = rec.board
     verdict = decide(board)
-    extra = {"solvable": verdict.solvable, "method": verdict.method, "size": board.shape.size_text,
-             "walls": len(board.shape.walls)}
+    extra = {
+        "solvable": verdict.solvable,
+        "method": verdict.method,
+        "size": board.shape.size_text,
+        "walls": len(board.shape.walls),
+    }
     if moves is not None:
         mc = check_moves(board, moves)
         extra.update(moves=moves, length=len(moves), reaches_goal=mc.ok)
@@ -119,8 +131,9 @@ class SolverPool:
         return self._searchers[key]
 
 
-def solve_record(rec: Record, pool: SolverPool, time_limit: float | None = None,
-                 node_limit: int | None = None, fallback: bool = True) -> Outcome:
+def solve_record(
+    rec: Record, pool: SolverPool, time_limit: float | None = None, node_limit: int | None = None, fallback: bool = True
+) -> Outcome:
     """Optimal search within the limits; when a limit stops it and ``fallback`` is on,
     :func:`solver.fallback.fallback_search` gives a valid answer within
     ``FALLBACK_SHARE`` more limits, reported ``optimal: false`` with the lower bound
@@ -135,9 +148,19 @@ def solve_record(rec: Record, pool: SolverPool, time_limit: float | None = None,
     except Exception as exc:  # noqa: BLE001 - one board's failure never stops a batch
         if os.environ.get("SLIDEPDB_DEBUG"):
             raise
-        return Outcome(rec.index, str(rec.board), "error", f"internal error: {type(exc).__name__}: {exc}",
-                       {"size": rec.board.shape.size_text, "walls": len(rec.board.shape.walls), "moves": None,
-                        "length": None, "optimal": False})
+        return Outcome(
+            rec.index,
+            str(rec.board),
+            "error",
+            f"internal error: {type(exc).__name__}: {exc}",
+            {
+                "size": rec.board.shape.size_text,
+                "walls": len(rec.board.shape.walls),
+                "moves": None,
+                "length": None,
+                "optimal": False,
+            },
+        )
 
 
 def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback) -> Outcome:
@@ -151,19 +174,26 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     if result.status != "solved" and fallback and (time_limit is not None or node_limit is not None):
         moves, how, more = fallback_search(searcher, board, time_limit, node_limit, bound)
         nodes += more
-    extra = {"size": board.shape.size_text, "walls": len(board.shape.walls), "h0": result.h0,
-             "nodes": nodes, "seconds": round(time.perf_counter() - t0, 4),
-             "lower_bound": bound, "heuristic": result.heuristic,
-             "tables": {name: list(sums) for name, sums in searcher.h.checksums.items()},
-             "version": __version__}
+    extra = {
+        "size": board.shape.size_text,
+        "walls": len(board.shape.walls),
+        "h0": result.h0,
+        "nodes": nodes,
+        "seconds": round(time.perf_counter() - t0, 4),
+        "lower_bound": bound,
+        "heuristic": result.heuristic,
+        "tables": {name: list(sums) for name, sums in searcher.h.checksums.items()},
+        "version": __version__,
+    }
     if how is not None:
         extra["fallback"] = how
     if rec.expected_length is not None:
         extra["expected_length"] = rec.expected_length
     if moves is None:
         extra.update(moves=None, length=None, optimal=False)
-        return Outcome(rec.index, str(board), "limit",
-                       f"limit reached before an answer; lower bound {extra['lower_bound']}", extra)
+        return Outcome(
+            rec.index, str(board), "limit", f"limit reached before an answer; lower bound {extra['lower_bound']}", extra
+        )
     mc = check_moves(board, moves)
     if not mc.ok:  # never print an answer that does not simulate to the goal
         return Outcome(rec.index, str(board), "error", f"internal error: solver answer rejected: {mc.reason}", extra)
@@ -351,14 +381,16 @@ def _local_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback
                 yield solve_record(rec, pool, time_limit=time_limit, node_limit=node_limit, fallback=fallback)
         return
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init,
-                             initargs=(db_dir, use_db, True)) as ex:
+    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init, initargs=(db_dir, use_db, True)) as ex:
         wait([ex.submit(_warm_up) for _ in range(workers)])  # every worker forked before the feed's thread runs
         feed.start()
         yield from _drive(
-            feed, lambda rec: ex.submit(_worker_solve, rec, time_limit, node_limit, fallback),
+            feed,
+            lambda rec: ex.submit(_worker_solve, rec, time_limit, node_limit, fallback),
             lambda pending: wait(pending, timeout=0.2, return_when=FIRST_COMPLETED).done,
-            lambda pending: _stop_pool(ex), slots=workers)
+            lambda pending: _stop_pool(ex),
+            slots=workers,
+        )
 
 
 def _dask_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback, scheduler):
@@ -383,9 +415,20 @@ def _dask_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback,
 
     try:
         yield from _drive(
-            feed, lambda rec: client.submit(_dask_solve, rec, db_dir=db_dir, use_db=use_db, time_limit=time_limit,
-                                            node_limit=node_limit, fallback=fallback, pure=False),
-            wait_some, lambda pending: client.cancel(list(pending)))
+            feed,
+            lambda rec: client.submit(
+                _dask_solve,
+                rec,
+                db_dir=db_dir,
+                use_db=use_db,
+                time_limit=time_limit,
+                node_limit=node_limit,
+                fallback=fallback,
+                pure=False,
+            ),
+            wait_some,
+            lambda pending: client.cancel(list(pending)),
+        )
     finally:
         if client is not scheduler:
             client.close()
@@ -399,8 +442,9 @@ def journal_path(out_path) -> Path:
 def refuse_unless_resume(journal: Path, resume: bool) -> None:
     """A journal left by an earlier run is continued only when asked to."""
     if journal.exists() and not resume:
-        raise BoardError(f"{journal} holds an earlier run's boards: pass --resume to continue it, "
-                         f"or delete it to start over")
+        raise BoardError(
+            f"{journal} holds an earlier run's boards: pass --resume to continue it, or delete it to start over"
+        )
 
 
 def _rank(o: Outcome):
@@ -422,8 +466,9 @@ def better(old: Outcome, new: Outcome) -> Outcome:
         keep.extra.update(optimal=False, contradiction=clash)
         keep.extra.pop("proof", None)
         length = keep.extra["length"]
-        keep.extra["lower_bound"] = max([b for b in (o.extra.get("lower_bound") for o in (old, new))
-                                         if b is not None and b <= length] or [0])
+        keep.extra["lower_bound"] = max(
+            [b for b in (o.extra.get("lower_bound") for o in (old, new)) if b is not None and b <= length] or [0]
+        )
         return keep
     keep = new if _rank(new) >= _rank(old) else old
     bounds = [o.extra.get("lower_bound") for o in (old, new) if o.extra.get("lower_bound") is not None]
@@ -483,6 +528,7 @@ def current_checksums(db_dir=None):
             except (OSError, DatabaseError):
                 seen[name] = None
         return seen[name]
+
     return now
 
 
@@ -493,8 +539,11 @@ def reopen_if_stale(out: Outcome, now) -> bool:
     changed = sorted(name for name, sums in (out.extra.get("tables") or {}).items() if now(name) != list(sums))
     if not changed or not (out.extra.get("optimal") or out.extra.get("lower_bound")):
         return False
-    out.extra.update(optimal=False, lower_bound=None,
-                     reopened=f"the tables of its proof changed or are gone since: {', '.join(changed)}")
+    out.extra.update(
+        optimal=False,
+        lower_bound=None,
+        reopened=f"the tables of its proof changed or are gone since: {', '.join(changed)}",
+    )
     for key in ("certificate", "proof"):
         out.extra.pop(key, None)
     return True
@@ -537,10 +586,25 @@ class BatchResult:
     reopened: int = 0  # journalled proofs whose tables changed since: solved again
 
 
-def run_batch(records, *, db_dir=None, use_db: bool = True, time_limit=None, node_limit=None,
-              workers: int = 1, out_path=None, resume: bool = False, on_outcome=None,
-              fallback: bool = True, scheduler=None, limits=None, journal=None, held=(),
-              prepare=None, retry=()) -> BatchResult:
+def run_batch(
+    records,
+    *,
+    db_dir=None,
+    use_db: bool = True,
+    time_limit=None,
+    node_limit=None,
+    workers: int = 1,
+    out_path=None,
+    resume: bool = False,
+    on_outcome=None,
+    fallback: bool = True,
+    scheduler=None,
+    limits=None,
+    journal=None,
+    held=(),
+    prepare=None,
+    retry=(),
+) -> BatchResult:
     """Solve every record; ``on_outcome(outcome)`` is called as each board finishes.
 
     With ``out_path``, finished boards go to a journal beside it at once (so a kill
@@ -625,8 +689,21 @@ def write_report(path, outcomes) -> None:
         import csv
         import io
 
-        cols = ["index", "board", "status", "size", "walls", "length", "optimal", "lower_bound", "h0", "nodes",
-                "seconds", "error", "moves"]
+        cols = [
+            "index",
+            "board",
+            "status",
+            "size",
+            "walls",
+            "length",
+            "optimal",
+            "lower_bound",
+            "h0",
+            "nodes",
+            "seconds",
+            "error",
+            "moves",
+        ]
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore")
         w.writeheader()
@@ -655,15 +732,34 @@ def summary_rows(outcomes) -> list[tuple]:
         os_ = list(outcomes) if size == "all" else groups[size]
         solved = [o for o in os_ if o.status == "solved"]
         sub = [o for o in solved if not o.extra.get("optimal")]
-        rows.append((size, len(os_), len(solved), sum(1 for o in solved if o.extra.get("optimal")), len(sub),
-                     sum(o.extra["length"] - o.extra.get("lower_bound", 0) for o in sub),
-                     sum(1 for o in os_ if o.status in ("unsolvable", "invalid")),
-                     sum(1 for o in os_ if o.status == "limit"),
-                     sum(o.extra.get("length") or 0 for o in solved),
-                     sum(o.extra.get("nodes") or 0 for o in os_),
-                     round(sum(o.extra.get("seconds") or 0.0 for o in os_), 1)))
+        rows.append(
+            (
+                size,
+                len(os_),
+                len(solved),
+                sum(1 for o in solved if o.extra.get("optimal")),
+                len(sub),
+                sum(o.extra["length"] - o.extra.get("lower_bound", 0) for o in sub),
+                sum(1 for o in os_ if o.status in ("unsolvable", "invalid")),
+                sum(1 for o in os_ if o.status == "limit"),
+                sum(o.extra.get("length") or 0 for o in solved),
+                sum(o.extra.get("nodes") or 0 for o in os_),
+                round(sum(o.extra.get("seconds") or 0.0 for o in os_), 1),
+            )
+        )
     return rows
 
 
-SUMMARY_HEADERS = ["size", "boards", "answered", "proven optimal", "suboptimal", "gap", "rejected", "unanswered",
-                   "moves", "nodes", "seconds"]
+SUMMARY_HEADERS = [
+    "size",
+    "boards",
+    "answered",
+    "proven optimal",
+    "suboptimal",
+    "gap",
+    "rejected",
+    "unanswered",
+    "moves",
+    "nodes",
+    "seconds",
+]

@@ -57,9 +57,44 @@ def _lowest(h, n, m, order):
 
 
 @nb.njit(cache=True, nogil=True)
-def _beam(cur, cur_blank, cur_hash, cur_md, cur_pos, cur_lk, cur_gs, kids, kid_blank, kid_hash, kid_md, kid_pos,
-          kid_lk, kid_gs, kid_h, kid_par, kid_k, seen, counts, nbr, ndeg, md, zob, depth0, depth1,
-          lk_full, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk, nlookups, ngroups, par, mvk):
+def _beam(
+    cur,
+    cur_blank,
+    cur_hash,
+    cur_md,
+    cur_pos,
+    cur_lk,
+    cur_gs,
+    kids,
+    kid_blank,
+    kid_hash,
+    kid_md,
+    kid_pos,
+    kid_lk,
+    kid_gs,
+    kid_h,
+    kid_par,
+    kid_k,
+    seen,
+    counts,
+    nbr,
+    ndeg,
+    md,
+    zob,
+    depth0,
+    depth1,
+    lk_full,
+    lk_k,
+    lk_slots,
+    lk_fixed,
+    lk_cellmap,
+    lk_w,
+    tile_lk,
+    nlookups,
+    ngroups,
+    par,
+    mvk,
+):
     """Beam levels ``depth0`` to ``depth1 - 1`` from the beam in ``cur`` (its size, the
     stored-state count and the children generated in ``counts``, all updated).  Each
     state carries its Manhattan sum (``cur_md``), tile cells (``cur_pos``), lookup
@@ -67,7 +102,6 @@ def _beam(cur, cur_blank, cur_hash, cur_md, cur_pos, cur_lk, cur_gs, kids, kid_b
     lookups holding the tile that moved.
     Returns (depth, slot) of the goal in the beam's history, (-1, -1) when the beam died
     out or the seen set is full, (-2, -2) when the levels ran out first."""
-    n = cur.shape[1]
     width = cur.shape[0]
     mask = np.uint64(seen.shape[0] - 1)
     limit = seen.shape[0] * 7 // 10
@@ -178,7 +212,10 @@ class Beam:
         nl, ng = max(searcher.nlookups, 1), max(searcher.ngroups, 1)
         rows = width if searcher.nlookups else 1
         self.cur_md, self.kid_md = np.empty(width, dtype=np.int64), np.empty(4 * width, dtype=np.int64)
-        self.cur_pos, self.kid_pos = np.empty((rows, ntiles), dtype=np.int8), np.empty((4 * rows, ntiles), dtype=np.int8)
+        self.cur_pos, self.kid_pos = (
+            np.empty((rows, ntiles), dtype=np.int8),
+            np.empty((4 * rows, ntiles), dtype=np.int8),
+        )
         self.cur_lk, self.kid_lk = np.empty((rows, nl), dtype=np.int64), np.empty((4 * rows, nl), dtype=np.int64)
         self.cur_gs, self.kid_gs = np.empty((rows, ng), dtype=np.int64), np.empty((4 * rows, ng), dtype=np.int64)
         pos = np.zeros(ntiles, dtype=np.int64)
@@ -187,9 +224,20 @@ class Beam:
                 pos[cells[c]] = c
         self.cur_md[0] = sum(int(searcher.h.md[t, c]) for c, t in enumerate(cells) if t > 0)
         self.cur_pos[0, :] = pos
-        _init_groups(searcher.lk_full, pos, searcher.lk_k, searcher.lk_slots, searcher.lk_fixed, searcher.lk_cellmap,
-                     searcher.lk_w, searcher.lk_group, searcher.nlookups, self.cur_lk[0], self.cur_gs[0],
-                     np.zeros(16, dtype=np.int64))
+        _init_groups(
+            searcher.lk_full,
+            pos,
+            searcher.lk_k,
+            searcher.lk_slots,
+            searcher.lk_fixed,
+            searcher.lk_cellmap,
+            searcher.lk_w,
+            searcher.lk_group,
+            searcher.nlookups,
+            self.cur_lk[0],
+            self.cur_gs[0],
+            np.zeros(16, dtype=np.int64),
+        )
         h = np.uint64(0x9E3779B97F4A7C15)
         for c in range(n):
             if cells[c] > 0:
@@ -214,12 +262,44 @@ class Beam:
         levels = LEVELS_PER_CALL if budget.nodes() is None else min(LEVELS_PER_CALL, budget.nodes() // (4 * width))
         d1 = min(self.depth + max(levels, 1), self.max_depth)
         before = self.counts[2]
-        depth, slot = _beam(self.cur, self.cur_blank, self.cur_hash, self.cur_md, self.cur_pos, self.cur_lk,
-                            self.cur_gs, self.kids, self.kid_blank, self.kid_hash, self.kid_md, self.kid_pos,
-                            self.kid_lk, self.kid_gs, self.kid_h, self.kid_par, self.kid_k, self.seen, self.counts,
-                            se.nbr, se.ndeg, se.h.md, self.zob, self.depth, d1, se.lk_full, se.lk_k, se.lk_slots,
-                            se.lk_fixed, se.lk_cellmap, se.lk_w, se.tile_lk, se.nlookups, se.ngroups, self.par,
-                            self.mvk)
+        depth, slot = _beam(
+            self.cur,
+            self.cur_blank,
+            self.cur_hash,
+            self.cur_md,
+            self.cur_pos,
+            self.cur_lk,
+            self.cur_gs,
+            self.kids,
+            self.kid_blank,
+            self.kid_hash,
+            self.kid_md,
+            self.kid_pos,
+            self.kid_lk,
+            self.kid_gs,
+            self.kid_h,
+            self.kid_par,
+            self.kid_k,
+            self.seen,
+            self.counts,
+            se.nbr,
+            se.ndeg,
+            se.h.md,
+            self.zob,
+            self.depth,
+            d1,
+            se.lk_full,
+            se.lk_k,
+            se.lk_slots,
+            se.lk_fixed,
+            se.lk_cellmap,
+            se.lk_w,
+            se.tile_lk,
+            se.nlookups,
+            se.ngroups,
+            self.par,
+            self.mvk,
+        )
         budget.spend(self.counts[2] - before)
         self.depth = d1
         if depth == -2:
@@ -242,8 +322,15 @@ class Beam:
         return True
 
 
-def beam_search(searcher: Searcher, board: Board, width: int = 4096, max_depth: int = 1000,
-                seed: int = 0, time_limit: float | None = None, budget: Budget | None = None) -> str | None:
+def beam_search(
+    searcher: Searcher,
+    board: Board,
+    width: int = 4096,
+    max_depth: int = 1000,
+    seed: int = 0,
+    time_limit: float | None = None,
+    budget: Budget | None = None,
+) -> str | None:
     """Moves from ``board`` to the goal found by a beam of ``width`` states on the
     searcher's heuristic, or None (beam died out, depth, memory, time or ``budget``
     bound reached; both are read every :data:`LEVELS_PER_CALL` levels).  The children

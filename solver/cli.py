@@ -31,13 +31,23 @@ EXIT_HELP = "\b\nExit codes:\n" + "\n".join(f"  {k}  {v}" for k, v in EXIT_CODES
 
 
 def size_option(f):
-    return click.option("--size", "size", metavar="WxH", default=None,
-                        help="Board size for numeric boards (default: square, from the count).")(f)
+    return click.option(
+        "--size",
+        "size",
+        metavar="WxH",
+        default=None,
+        help="Board size for numeric boards (default: square, from the count).",
+    )(f)
 
 
 def goal_option(f):
-    return click.option("--goal", type=click.Choice(["korf", "devquiz"]), default="korf", show_default=True,
-                        help="Goal for numeric boards (DevQuiz lines always use the DevQuiz goal).")(f)
+    return click.option(
+        "--goal",
+        type=click.Choice(["korf", "devquiz"]),
+        default="korf",
+        show_default=True,
+        help="Goal for numeric boards (DevQuiz lines always use the DevQuiz goal).",
+    )(f)
 
 
 def json_option(f):
@@ -154,8 +164,7 @@ class SlidepdbGroup(click.Group):
         except Exception as exc:  # noqa: BLE001 - last resort: no traceback for users
             if os.environ.get("SLIDEPDB_DEBUG"):
                 raise
-            click.echo(f"internal error: {type(exc).__name__}: {exc} (set SLIDEPDB_DEBUG=1 for a traceback)",
-                       err=True)
+            click.echo(f"internal error: {type(exc).__name__}: {exc} (set SLIDEPDB_DEBUG=1 for a traceback)", err=True)
             ctx.exit(EXIT_INTERNAL)
 
 
@@ -205,7 +214,8 @@ def check(board, moves, size, goal, as_json):
         if out.status == "valid":
             if moves is not None:
                 n = out.extra["length"]
-                return f"{where(boards, out.index)}: {n} move{'' if n == 1 else 's'} reach{'es' if n == 1 else ''} the goal"
+                moves_reach = "1 move reaches" if n == 1 else f"{n} moves reach"
+                return f"{where(boards, out.index)}: {moves_reach} the goal"
             return f"{where(boards, out.index)}: solvable ({out.extra['method']})"
         return None
 
@@ -216,24 +226,50 @@ def solve_options(f):
     """Options shared by ``solve`` and ``run``."""
     opts = [
         json_option,
-        click.option("--resume", is_flag=True,
-                     help="Continue an interrupted run of --out: skip boards already answered."),
-        click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None, callback=output_path,
-                     help="Per-board report: CSV if the name ends in .csv, else JSON lines."),
-        click.option("--db-dir", type=click.Path(file_okay=False), default=None,
-                     help="Database folder (default: $SLIDEPDB_DB_DIR or ./databases)."),
+        click.option(
+            "--resume", is_flag=True, help="Continue an interrupted run of --out: skip boards already answered."
+        ),
+        click.option(
+            "--report",
+            "report_path",
+            type=click.Path(dir_okay=False),
+            default=None,
+            callback=output_path,
+            help="Per-board report: CSV if the name ends in .csv, else JSON lines.",
+        ),
+        click.option(
+            "--db-dir",
+            type=click.Path(file_okay=False),
+            default=None,
+            help="Database folder (default: $SLIDEPDB_DB_DIR or ./databases).",
+        ),
         click.option("--node-limit", type=click.IntRange(min=1), default=None, help="Nodes per board."),
-        click.option("--workers", type=click.IntRange(min=1), default=None,
-                     help="Processes (default: one per core for several boards)."),
-        click.option("--scheduler", default=None, metavar="ADDRESS",
-                     help="Solve on a dask.distributed cluster (e.g. tcp://host:8786) instead of local "
-                          "processes; its workers must see --db-dir at the same path."),
-        click.option("--no-fallback", is_flag=True,
-                     help="Optimal or nothing: no fallback (beam, weighted IDA*, staged search) for a board "
-                          "a limit stopped."),
-        click.option("--compare", "compare_paths", multiple=True, type=click.Path(exists=True, dir_okay=False),
-                     help="Another answer file for the same boards (repeatable): simulated and compared "
-                          "board by board at the end."),
+        click.option(
+            "--workers",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Processes (default: one per core for several boards).",
+        ),
+        click.option(
+            "--scheduler",
+            default=None,
+            metavar="ADDRESS",
+            help="Solve on a dask.distributed cluster (e.g. tcp://host:8786) instead of local "
+            "processes; its workers must see --db-dir at the same path.",
+        ),
+        click.option(
+            "--no-fallback",
+            is_flag=True,
+            help="Optimal or nothing: no fallback (beam, weighted IDA*, staged search) for a board a limit stopped.",
+        ),
+        click.option(
+            "--compare",
+            "compare_paths",
+            multiple=True,
+            type=click.Path(exists=True, dir_okay=False),
+            help="Another answer file for the same boards (repeatable): simulated and compared "
+            "board by board at the end.",
+        ),
     ]
     for opt in reversed(opts):
         f = opt(f)
@@ -249,15 +285,19 @@ def human_solved(boards):
             tag = f"optimal: {e['proof']}" if e.get("proof") else "optimal"
         else:
             tag = f"not proven optimal, {e.get('fallback')}, lower bound {e['lower_bound']}"
-        return (f"{where(boards, out.index)}: {e['length']} moves ({tag}, {e['nodes']} nodes, "
-                f"{e['seconds']:.2f} s): {e['moves']}")
+        return (
+            f"{where(boards, out.index)}: {e['length']} moves ({tag}, {e['nodes']} nodes, "
+            f"{e['seconds']:.2f} s): {e['moves']}"
+        )
+
     return human
 
 
-def finish_run(boards, outcomes, *, report_path, compare_paths, as_json, head, left_out, out_path,
-               interrupted, extra_tables=()) -> int:
+def finish_run(
+    boards, outcomes, *, report_path, compare_paths, as_json, head, left_out, out_path, interrupted, extra_tables=()
+) -> int:
     """Report, tables (per size, move budget, comparisons) and the exit code of a solve or run."""
-    from solver.answers import (BUDGET_HEADERS, COMPARISON_HEADERS, budget_rows, compare, comparison_rows)
+    from solver.answers import BUDGET_HEADERS, COMPARISON_HEADERS, budget_rows, compare, comparison_rows
     from solver.batch import SUMMARY_HEADERS, answers_of, summary_rows, write_report
 
     code = report_file_errors(boards)
@@ -273,12 +313,16 @@ def finish_run(boards, outcomes, *, report_path, compare_paths, as_json, head, l
         for title, table in extra_tables:
             text += [title, table]
         if boards.limits is not None or left_out:
-            text += ["move budget (the file's first line)" if boards.limits else "moves",
-                     format_table(budget_rows(answers.values(), boards.limits), BUDGET_HEADERS)]
+            text += [
+                "move budget (the file's first line)" if boards.limits else "moves",
+                format_table(budget_rows(answers.values(), boards.limits), BUDGET_HEADERS),
+            ]
         if left_out:
-            text.append(f"{len(left_out)} answers left out of {out_path} to stay within the move limits: "
-                        + ", ".join(where(boards, i) for i in sorted(left_out)[:10])
-                        + (" ..." if len(left_out) > 10 else ""))
+            text.append(
+                f"{len(left_out)} answers left out of {out_path} to stay within the move limits: "
+                + ", ".join(where(boards, i) for i in sorted(left_out)[:10])
+                + (" ..." if len(left_out) > 10 else "")
+            )
     comps = [compare(p, boards.records, answers, outcomes) for p in compare_paths]
     if comps:
         text += ["against other answer files", format_table(comparison_rows(comps), COMPARISON_HEADERS)]
@@ -287,13 +331,17 @@ def finish_run(boards, outcomes, *, report_path, compare_paths, as_json, head, l
                 text.append(f"  {prob}")
     if text:
         click.echo("\n".join(text), err=as_json)
-    for line in [o.extra["contradiction"] for o in outcomes.values() if o.extra.get("contradiction")] + \
-            [p for c in comps for p in c.contradictions]:
+    for line in [o.extra["contradiction"] for o in outcomes.values() if o.extra.get("contradiction")] + [
+        p for c in comps for p in c.contradictions
+    ]:
         click.echo(f"error: {line}", err=True)
         code = max(code, 1)
     if interrupted:
-        click.echo(f"interrupted: {len(outcomes)} boards finished"
-                   + (f"; rerun with --resume to continue {out_path}" if out_path else ""), err=True)
+        click.echo(
+            f"interrupted: {len(outcomes)} boards finished"
+            + (f"; rerun with --resume to continue {out_path}" if out_path else ""),
+            err=True,
+        )
         return 130
     return code
 
@@ -302,16 +350,36 @@ def finish_run(boards, outcomes, *, report_path, compare_paths, as_json, head, l
 @click.argument("board")
 @size_option
 @goal_option
-@click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None, callback=output_path,
-              help="Answer file: one line per board, in order, empty when unsolved (written atomically, "
-                   "never over the file's move limits; finished boards are kept in OUT.progress.jsonl "
-                   "until the run completes).")
-@click.option("--time-limit", type=Seconds(), default=None,
-              help="Seconds per board before it is reported as a limit.")
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    callback=output_path,
+    help="Answer file: one line per board, in order, empty when unsolved (written atomically, "
+    "never over the file's move limits; finished boards are kept in OUT.progress.jsonl "
+    "until the run completes).",
+)
+@click.option("--time-limit", type=Seconds(), default=None, help="Seconds per board before it is reported as a limit.")
 @click.option("--no-db", is_flag=True, help="Ignore databases: wall-aware Manhattan + linear conflicts only.")
 @solve_options
-def solve(board, size, goal, as_json, out_path, resume, report_path, db_dir, time_limit, node_limit, workers,
-          scheduler, no_db, no_fallback, compare_paths):
+def solve(
+    board,
+    size,
+    goal,
+    as_json,
+    out_path,
+    resume,
+    report_path,
+    db_dir,
+    time_limit,
+    node_limit,
+    workers,
+    scheduler,
+    no_db,
+    no_fallback,
+    compare_paths,
+):
     """Solve BOARD optimally with IDA* and print the moves of the blank.
 
     BOARD is read as by ``check``.  Each answer is simulated before it is printed;
@@ -329,53 +397,130 @@ def solve(board, size, goal, as_json, out_path, resume, report_path, db_dir, tim
         warn_missing_db_dir(db_dir)
     if workers is None:
         workers = (os.cpu_count() or 1) if len(boards.records) > 1 else 1
-    result = run_batch(boards.records, db_dir=db_dir, use_db=not no_db, time_limit=time_limit,
-                       node_limit=node_limit, workers=workers, out_path=out_path, resume=resume,
-                       on_outcome=lambda out: show(out, boards, as_json, human_solved(boards)),
-                       fallback=not no_fallback, scheduler=scheduler, limits=boards.limits)
+    result = run_batch(
+        boards.records,
+        db_dir=db_dir,
+        use_db=not no_db,
+        time_limit=time_limit,
+        node_limit=node_limit,
+        workers=workers,
+        out_path=out_path,
+        resume=resume,
+        on_outcome=lambda out: show(out, boards, as_json, human_solved(boards)),
+        fallback=not no_fallback,
+        scheduler=scheduler,
+        limits=boards.limits,
+    )
     resumed = f", {result.resumed} from an earlier run" if result.resumed else ""
     if result.reopened:
         resumed += f"; {reopened_text(result.reopened)}"
     where_ = f"on {scheduler}" if scheduler else f"with {workers} worker(s)"
     head = f"{len(result.outcomes)}/{len(boards.records)} boards in {result.seconds:.1f} s {where_}{resumed}"
-    sys.exit(finish_run(boards, result.outcomes, report_path=report_path, compare_paths=compare_paths,
-                        as_json=as_json, head=head, left_out=result.left_out, out_path=out_path,
-                        interrupted=result.interrupted))
+    sys.exit(
+        finish_run(
+            boards,
+            result.outcomes,
+            report_path=report_path,
+            compare_paths=compare_paths,
+            as_json=as_json,
+            head=head,
+            left_out=result.left_out,
+            out_path=out_path,
+            interrupted=result.interrupted,
+        )
+    )
 
 
 def reopened_text(count: int) -> str:
-    return (f"{count} journalled proof(s) reopened: their tables changed or are gone since "
-            f"(answers kept, solved again)")
+    return f"{count} journalled proof(s) reopened: their tables changed or are gone since (answers kept, solved again)"
 
 
 @main.command(epilog=EXIT_HELP)
 @click.argument("problems", type=click.Path(exists=True, dir_okay=False))
-@click.option("--out", "out_path", type=click.Path(dir_okay=False), required=True, callback=output_path,
-              help="Answer file (one line per board, in order; never over the file's move limits).")
-@click.option("--time-limit", type=Seconds(), default=60.0, show_default=True,
-              help="Seconds per board in the full pass; the fallback takes up to about twice "
-                   "as long again.")
-@click.option("--quick-limit", type=Seconds(), default=5.0, show_default=True,
-              help="Seconds per board in the quick pass on the wall-free tables.")
-@click.option("--memory-limit", default="4G", show_default=True, callback=bytes_callback,
-              help="Memory for one pattern's BFS of a wall-free database.")
-@click.option("--layout-memory", default="512M", show_default=True, callback=bytes_callback,
-              help="Memory for one pattern's BFS of an exact-layout database (small patterns build fast).")
-@click.option("--layout-partitions", "layout_count", type=click.IntRange(1, 5), default=1, show_default=True,
-              help="Exact-layout databases per layout: disjoint ways to cut the same tiles, each a file; "
-                   "the solver takes the max of their sums. A --retry with more builds the missing ones.")
-@click.option("--disk-limit", default="20G", show_default=True, callback=bytes_callback,
-              help="The database folder's size that builds stay within; layouts beyond it are solved "
-                   "without their own database.")
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(dir_okay=False),
+    required=True,
+    callback=output_path,
+    help="Answer file (one line per board, in order; never over the file's move limits).",
+)
+@click.option(
+    "--time-limit",
+    type=Seconds(),
+    default=60.0,
+    show_default=True,
+    help="Seconds per board in the full pass; the fallback takes up to about twice as long again.",
+)
+@click.option(
+    "--quick-limit",
+    type=Seconds(),
+    default=5.0,
+    show_default=True,
+    help="Seconds per board in the quick pass on the wall-free tables.",
+)
+@click.option(
+    "--memory-limit",
+    default="4G",
+    show_default=True,
+    callback=bytes_callback,
+    help="Memory for one pattern's BFS of a wall-free database.",
+)
+@click.option(
+    "--layout-memory",
+    default="512M",
+    show_default=True,
+    callback=bytes_callback,
+    help="Memory for one pattern's BFS of an exact-layout database (small patterns build fast).",
+)
+@click.option(
+    "--layout-partitions",
+    "layout_count",
+    type=click.IntRange(1, 5),
+    default=1,
+    show_default=True,
+    help="Exact-layout databases per layout: disjoint ways to cut the same tiles, each a file; "
+    "the solver takes the max of their sums. A --retry with more builds the missing ones.",
+)
+@click.option(
+    "--disk-limit",
+    default="20G",
+    show_default=True,
+    callback=bytes_callback,
+    help="The database folder's size that builds stay within; layouts beyond it are solved without their own database.",
+)
 @click.option("--no-build", is_flag=True, help="Solve with the databases there are; build nothing.")
-@click.option("--retry", type=click.Choice(["unanswered", "unproven", "closest"]), default=None,
-              help="With --resume: solve the full pass's unanswered (or unproven) boards again, e.g. with "
-                   "a longer --time-limit, the least tried first, then worst first; closest: the unproven, "
-                   "the least tried, then the smallest gap to their lower bound first. Each keeps the "
-                   "better outcome.")
+@click.option(
+    "--retry",
+    type=click.Choice(["unanswered", "unproven", "closest"]),
+    default=None,
+    help="With --resume: solve the full pass's unanswered (or unproven) boards again, e.g. with "
+    "a longer --time-limit, the least tried first, then worst first; closest: the unproven, "
+    "the least tried, then the smallest gap to their lower bound first. Each keeps the "
+    "better outcome.",
+)
 @solve_options
-def run(problems, out_path, time_limit, quick_limit, memory_limit, layout_memory, layout_count, disk_limit, no_build,
-        retry, as_json, resume, report_path, db_dir, node_limit, workers, scheduler, no_fallback, compare_paths):
+def run(
+    problems,
+    out_path,
+    time_limit,
+    quick_limit,
+    memory_limit,
+    layout_memory,
+    layout_count,
+    disk_limit,
+    no_build,
+    retry,
+    as_json,
+    resume,
+    report_path,
+    db_dir,
+    node_limit,
+    workers,
+    scheduler,
+    no_fallback,
+    compare_paths,
+):
     """Answer every board of PROBLEMS (e.g. the DevQuiz file): build, solve, report.
 
     \b
@@ -405,17 +550,38 @@ def run(problems, out_path, time_limit, quick_limit, memory_limit, layout_memory
         if isinstance(item, BuildReport):
             log.warning("  %s %s: %s, %.1f s", item.shape, item.name, item.status, item.seconds)
         else:
-            log.warning("building %s database %s (%s, %s entries, %d board%s)", item.role, item.shape.key,
-                        " + ".join(p.name for p in item.partitions), f"{item.entries:,}", item.boards,
-                        "" if item.boards == 1 else "s")
+            log.warning(
+                "building %s database %s (%s, %s entries, %d board%s)",
+                item.role,
+                item.shape.key,
+                " + ".join(p.name for p in item.partitions),
+                f"{item.entries:,}",
+                item.boards,
+                "" if item.boards == 1 else "s",
+            )
 
     t0 = time.perf_counter()
-    res = run_pipeline(boards.records, out_path, db_dir=db_dir, limits=boards.limits, time_limit=time_limit,
-                       quick_limit=quick_limit, node_limit=node_limit, memory_limit=memory_limit,
-                       layout_memory=layout_memory, layout_count=layout_count,
-                       disk_limit=disk_limit, workers=workers, scheduler=scheduler, resume=resume,
-                       fallback=not no_fallback, build=not no_build, on_build=on_build, retry=retry,
-                       on_outcome=lambda out: show(out, boards, as_json, human))
+    res = run_pipeline(
+        boards.records,
+        out_path,
+        db_dir=db_dir,
+        limits=boards.limits,
+        time_limit=time_limit,
+        quick_limit=quick_limit,
+        node_limit=node_limit,
+        memory_limit=memory_limit,
+        layout_memory=layout_memory,
+        layout_count=layout_count,
+        disk_limit=disk_limit,
+        workers=workers,
+        scheduler=scheduler,
+        resume=resume,
+        fallback=not no_fallback,
+        build=not no_build,
+        on_build=on_build,
+        retry=retry,
+        on_outcome=lambda out: show(out, boards, as_json, human),
+    )
     total = time.perf_counter() - t0
     phases = res.phase_rows(total)
     extra = [("time (s)", format_table(phases, ["step", "what", "seconds"]))]
@@ -426,11 +592,23 @@ def run(problems, out_path, time_limit, quick_limit, memory_limit, layout_memory
     reopened = sum(b.reopened for b in (res.quick, res.full) if b is not None)
     if reopened:
         extra.append(("", reopened_text(reopened)))
-    head = (f"{len(res.outcomes)}/{len(boards.records)} boards in {total:.1f} s "
-            + (f"on {scheduler}" if scheduler else f"with {workers} worker(s)"))
-    sys.exit(finish_run(boards, res.outcomes, report_path=report_path, compare_paths=compare_paths,
-                        as_json=as_json, head=head, left_out=res.left_out, out_path=out_path,
-                        interrupted=res.interrupted, extra_tables=extra))
+    head = f"{len(res.outcomes)}/{len(boards.records)} boards in {total:.1f} s " + (
+        f"on {scheduler}" if scheduler else f"with {workers} worker(s)"
+    )
+    sys.exit(
+        finish_run(
+            boards,
+            res.outcomes,
+            report_path=report_path,
+            compare_paths=compare_paths,
+            as_json=as_json,
+            head=head,
+            left_out=res.left_out,
+            out_path=out_path,
+            interrupted=res.interrupted,
+            extra_tables=extra,
+        )
+    )
 
 
 register_builder(main)

@@ -87,9 +87,13 @@ def layout_searcher(shape: Shape, budget: Budget) -> Searcher | None:
         table, stats = compute_pdb(shape, group, parallel=False)
         budget.spend(stats.entries)
         tables.append((group, table))
-    h = Heuristic(shape, *manhattan_tables(shape), use_lc=False,
-                  lookups=lookups_for(shape, shape, tables, 0, reflect=False),
-                  names=[f"layout {part.name} (in memory)"])
+    h = Heuristic(
+        shape,
+        *manhattan_tables(shape),
+        use_lc=False,
+        lookups=lookups_for(shape, shape, tables, 0, reflect=False),
+        names=[f"layout {part.name} (in memory)"],
+    )
     return Searcher(h)
 
 
@@ -127,8 +131,9 @@ def _scaled(limit, share):
     return None if limit is None else limit * share
 
 
-def fallback_search(searcher: Searcher, board: Board, time_limit: float | None, node_limit: int | None,
-                    lower_bound: int = 0):
+def fallback_search(
+    searcher: Searcher, board: Board, time_limit: float | None, node_limit: int | None, lower_bound: int = 0
+):
     """The shortest valid answer the steps of the module docstring find within
     :data:`FALLBACK_SHARE` times ``time_limit`` and ``node_limit`` (at least one of
     them given).  Returns (moves or None, how it was found, nodes of every search)."""
@@ -152,8 +157,12 @@ def fallback_search(searcher: Searcher, board: Board, time_limit: float | None, 
     last = 0.0  # what a beam took, to judge whether the next, wider one fits
     if BEAM_WIDTHS and search.nodes(BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]) >= BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]:
         last = beam(BEAM_WIDTHS[0])
-    if (best is None and board.shape.walls and not searcher.h.lookups
-            and (search.seconds_left() is None or search.seconds_left() >= LAYOUT_SECONDS)):
+    if (
+        best is None
+        and board.shape.walls
+        and not searcher.h.lookups
+        and (search.seconds_left() is None or search.seconds_left() >= LAYOUT_SECONDS)
+    ):
         layout = layout_searcher(board.shape, search)
         if layout is not None:
             searcher, tag = layout, " on layout tables"

@@ -159,8 +159,9 @@ def _load_byte(typingctx, addr):
 
 
 @nb.njit(cache=True, nogil=True)
-def _init_groups(lk_full, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups,
-                 lk_val, group_sum, place):
+def _init_groups(
+    lk_full, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups, lk_val, group_sum, place
+):
     """Each lookup's value (from its one-byte table, at base address ``lk_full[i]``)
     into ``lk_val`` and each group's sum into ``group_sum``."""
     group_sum[:] = 0
@@ -172,8 +173,27 @@ def _init_groups(lk_full, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_gr
 
 
 @nb.njit(cache=True, inline="always")
-def _child_values(cells, b, d, ndeg, nbr, skip, lk_base, lk_pk, lk_cellmap, lk_w, tile_lk, tile_slot, ngroups,
-                  lk_rank, lk_used, lk_slotof, lk_val, stk_ci, stk_cv):
+def _child_values(
+    cells,
+    b,
+    d,
+    ndeg,
+    nbr,
+    skip,
+    lk_base,
+    lk_pk,
+    lk_cellmap,
+    lk_w,
+    tile_lk,
+    tile_slot,
+    ngroups,
+    lk_rank,
+    lk_used,
+    lk_slotof,
+    lk_val,
+    stk_ci,
+    stk_cv,
+):
     """Table index and value of every child of the node at depth ``d`` (blank on
     ``b``) into ``stk_ci[d, k, g]`` and ``stk_cv[d, k, g]``: the moved tile's lookup
     in each group, its rank updated for the one slot that moves (``rank_delta``).
@@ -188,8 +208,9 @@ def _child_values(cells, b, d, ndeg, nbr, skip, lk_base, lk_pk, lk_cellmap, lk_w
         for g in range(ngroups):
             i = tile_lk[t, g]
             if i >= 0:
-                r = lk_rank[i] + rank_delta(tile_slot[t, g], lk_cellmap[i, c], lk_cellmap[i, b], lk_used[i],
-                                            lk_slotof[i], lk_w[i])
+                r = lk_rank[i] + rank_delta(
+                    tile_slot[t, g], lk_cellmap[i, c], lk_cellmap[i, b], lk_used[i], lk_slotof[i], lk_w[i]
+                )
                 stk_ci[d, k, g] = r
                 if lk_pk[i]:  # two bits an entry: the value relative to this node's (packed.py)
                     stk_cv[d, k, g] = decode(bits_at(_load_byte(lk_base[i] + (r >> 2)), r), lk_val[i])
@@ -215,8 +236,32 @@ def _lc_delta(cells, b, c, rowkey, colkey, width, height, lc_lines, buf):
 
 
 @nb.njit(cache=True, inline="always")
-def _apply(cells, pos, b, c, rowkey, colkey, width, height, use_lc, lk_cellmap, tile_lk, tile_slot, ngroups,
-           lk_val, group_sum, lc_lines, stk_old, d1, lk_rank, lk_used, lk_slotof, buf, idx, vals):
+def _apply(
+    cells,
+    pos,
+    b,
+    c,
+    rowkey,
+    colkey,
+    width,
+    height,
+    use_lc,
+    lk_cellmap,
+    tile_lk,
+    tile_slot,
+    ngroups,
+    lk_val,
+    group_sum,
+    lc_lines,
+    stk_old,
+    d1,
+    lk_rank,
+    lk_used,
+    lk_slotof,
+    buf,
+    idx,
+    vals,
+):
     """Move the tile on ``c`` into the blank on ``b``, with the table indices
     ``idx[g]`` and values ``vals[g]`` already read for that child; what changed is
     kept in ``stk_old[d1]``.  Returns the linear-conflict sum's change."""
@@ -249,8 +294,25 @@ def _apply(cells, pos, b, c, rowkey, colkey, width, height, use_lc, lk_cellmap, 
 
 
 @nb.njit(cache=True, inline="always")
-def _retract(cells, pos, b, c, lk_cellmap, tile_lk, tile_slot, ngroups, lk_val, group_sum, lc_lines, stk_old, d1,
-             use_lc, lk_rank, lk_used, lk_slotof):
+def _retract(
+    cells,
+    pos,
+    b,
+    c,
+    lk_cellmap,
+    tile_lk,
+    tile_slot,
+    ngroups,
+    lk_val,
+    group_sum,
+    lc_lines,
+    stk_old,
+    d1,
+    use_lc,
+    lk_rank,
+    lk_used,
+    lk_slotof,
+):
     """Reverse :func:`_apply`: the tile on ``b`` goes back to ``c``."""
     t = cells[b]
     cells[c] = t
@@ -272,11 +334,56 @@ def _retract(cells, pos, b, c, lk_cellmap, tile_lk, tile_slot, ngroups, lk_val, 
 
 
 @nb.njit(cache=True, _nrt=False)  # holds the GIL: with nogil Korf's 100 measured slower here
-def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
-            lk_base, lk_pk, lk_cellmap, lk_w, tile_lk, tile_slot, ngroups,
-            lk_val, group_sum, lc_lines, lk_rank, lk_used, lk_slotof,
-            stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_kh, stk_ci, stk_cv, stk_old, path, state, budget, buf,
-            bpmx, gt_keys, gt_dist, gt_depth, gt_bits, gt_per, gt_codes, gt_cells, gt_key, bpar, weight):
+def _search(
+    cells,
+    pos,
+    nbr,
+    ndeg,
+    md,
+    rowkey,
+    colkey,
+    width,
+    height,
+    use_lc,
+    lk_base,
+    lk_pk,
+    lk_cellmap,
+    lk_w,
+    tile_lk,
+    tile_slot,
+    ngroups,
+    lk_val,
+    group_sum,
+    lc_lines,
+    lk_rank,
+    lk_used,
+    lk_slotof,
+    stk_blank,
+    stk_it,
+    stk_n,
+    stk_ch,
+    stk_ck,
+    stk_h,
+    stk_kh,
+    stk_ci,
+    stk_cv,
+    stk_old,
+    path,
+    state,
+    budget,
+    buf,
+    bpmx,
+    gt_keys,
+    gt_dist,
+    gt_depth,
+    gt_bits,
+    gt_per,
+    gt_codes,
+    gt_cells,
+    gt_key,
+    bpar,
+    weight,
+):
     """Run IDA* from the state vector for at most ``budget`` generated nodes.
 
     At its first visit (``stk_it[d] == -1``) a node generates all its children
@@ -310,8 +417,27 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
                 status = _BUDGET
                 break
             skip = stk_blank[d - 1] if d > 0 else -1  # never undo the previous move
-            _child_values(cells, b, d, ndeg, nbr, skip, lk_base, lk_pk, lk_cellmap, lk_w, tile_lk, tile_slot,
-                          ngroups, lk_rank, lk_used, lk_slotof, lk_val, stk_ci, stk_cv)
+            _child_values(
+                cells,
+                b,
+                d,
+                ndeg,
+                nbr,
+                skip,
+                lk_base,
+                lk_pk,
+                lk_cellmap,
+                lk_w,
+                tile_lk,
+                tile_slot,
+                ngroups,
+                lk_rank,
+                lk_used,
+                lk_slotof,
+                lk_val,
+                stk_ci,
+                stk_cv,
+            )
             cnt = 0
             goal_e = 0
             for k in range(ndeg[b]):
@@ -393,8 +519,25 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
             mdsum += md[t, b] - md[t, pb]
             if use_lc:
                 lcsum += stk_old[d, 1] - lc_lines[stk_old[d, 0]] + stk_old[d, 3] - lc_lines[stk_old[d, 2]]
-            _retract(cells, pos, pb, b, lk_cellmap, tile_lk, tile_slot, ngroups, lk_val, group_sum, lc_lines,
-                     stk_old, d, use_lc, lk_rank, lk_used, lk_slotof)
+            _retract(
+                cells,
+                pos,
+                pb,
+                b,
+                lk_cellmap,
+                tile_lk,
+                tile_slot,
+                ngroups,
+                lk_val,
+                group_sum,
+                lc_lines,
+                stk_old,
+                d,
+                use_lc,
+                lk_rank,
+                lk_used,
+                lk_slotof,
+            )
             up = stk_h[d] - 1  # BPMX upwards: what the child learnt bounds the parent
             d -= 1
             if bpmx and up > stk_h[d]:
@@ -409,9 +552,32 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
             stk_it[d] += 1
         c = nbr[b, k]
         mdsum += md[cells[c], b] - md[cells[c], c]
-        lcsum += _apply(cells, pos, b, c, rowkey, colkey, width, height, use_lc, lk_cellmap, tile_lk, tile_slot,
-                        ngroups, lk_val, group_sum, lc_lines, stk_old, d + 1, lk_rank, lk_used, lk_slotof, buf,
-                        stk_ci[d, k], stk_cv[d, k])
+        lcsum += _apply(
+            cells,
+            pos,
+            b,
+            c,
+            rowkey,
+            colkey,
+            width,
+            height,
+            use_lc,
+            lk_cellmap,
+            tile_lk,
+            tile_slot,
+            ngroups,
+            lk_val,
+            group_sum,
+            lc_lines,
+            stk_old,
+            d + 1,
+            lk_rank,
+            lk_used,
+            lk_slotof,
+            buf,
+            stk_ci[d, k],
+            stk_cv[d, k],
+        )
         path[d] = k
         stk_blank[d + 1] = c
         stk_it[d + 1] = -1
@@ -426,8 +592,10 @@ def _search(cells, pos, nbr, ndeg, md, rowkey, colkey, width, height, use_lc,
                     t2 = cells[c2]
                     cells[b2] = t2
                     cells[c2] = 0
-                    if _goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells,
-                                      gt_key) == goal_e - 1:
+                    if (
+                        _goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells, gt_key)
+                        == goal_e - 1
+                    ):
                         pos[t2] = b2
                         pos[0] = c2
                         path[d] = k2
@@ -472,11 +640,22 @@ class Searcher:
         self.bpmx = bpmx
         self.shape = heuristic.shape
         self.nbr, self.ndeg, self.letters = neighbour_arrays(self.shape)
-        (self.tables, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap, self.lk_w,
-         self.lk_group, self.tile_lk, self.tile_slot) = kernel_arrays(heuristic)
+        (
+            self.tables,
+            self.lk_k,
+            self.lk_slots,
+            self.lk_fixed,
+            self.lk_cellmap,
+            self.lk_w,
+            self.lk_group,
+            self.tile_lk,
+            self.tile_slot,
+        ) = kernel_arrays(heuristic)
         # lookup i's two-bit table where its file has one (unless packed=False), else the full one
-        self.packed = tuple(np.ascontiguousarray(lk.packed, dtype=np.uint8) if packed and lk.packed is not None
-                            else None for lk in heuristic.lookups)
+        self.packed = tuple(
+            np.ascontiguousarray(lk.packed, dtype=np.uint8) if packed and lk.packed is not None else None
+            for lk in heuristic.lookups
+        )
         self.lk_pk = np.array([p is not None for p in self.packed] or [False], dtype=np.bool_)
         # the kernel reads lookup i's table at lk_base[i] + rank (its byte, for a packed one);
         # self.tables and self.packed keep the arrays alive
@@ -504,17 +683,43 @@ class Searcher:
         lk_val = np.zeros(max(self.nlookups, 1), dtype=np.int64)
         group_sum = np.zeros(max(self.ngroups, 1), dtype=np.int64)
         md = int(sum(self.h.md[t, c] for c, t in enumerate(board.cells) if t > 0))
-        lc = int(_lc_total(cells, self.h.rowkey, self.h.colkey, shape.width, shape.height, lc_lines, buf)) \
-            if self.h.use_lc else 0
+        lc = (
+            int(_lc_total(cells, self.h.rowkey, self.h.colkey, shape.width, shape.height, lc_lines, buf))
+            if self.h.use_lc
+            else 0
+        )
         nl = max(self.nlookups, 1)
         lk_rank = np.zeros(nl, dtype=np.int64)
         lk_used = np.zeros(nl, dtype=np.uint64)
         lk_slotof = np.zeros((nl, 64), dtype=np.int64)  # a table has at most 64 cells (one 64-bit mask)
-        _init_ranks(pos, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap, self.lk_w, self.nlookups,
-                    lk_rank, lk_used, lk_slotof, place)
+        _init_ranks(
+            pos,
+            self.lk_k,
+            self.lk_slots,
+            self.lk_fixed,
+            self.lk_cellmap,
+            self.lk_w,
+            self.nlookups,
+            lk_rank,
+            lk_used,
+            lk_slotof,
+            place,
+        )
         if self.nlookups:
-            _init_groups(self.lk_full, pos, self.lk_k, self.lk_slots, self.lk_fixed, self.lk_cellmap,
-                         self.lk_w, self.lk_group, self.nlookups, lk_val, group_sum, place)
+            _init_groups(
+                self.lk_full,
+                pos,
+                self.lk_k,
+                self.lk_slots,
+                self.lk_fixed,
+                self.lk_cellmap,
+                self.lk_w,
+                self.lk_group,
+                self.nlookups,
+                lk_val,
+                group_sum,
+                place,
+            )
             for i, p in enumerate(self.packed):
                 if p is not None:  # the search tracks the relaxed values the two bits encode
                     r = int(lk_rank[i])
@@ -527,12 +732,29 @@ class Searcher:
             e = int(_goal_distance(cells, keys, dist, bits, per, codes, gcells, key))
             h0 = max(h0, depth + 1) if e < 0 else e
         h0 = int(_parity_up(h0, int(self.bpar[board.blank])))
-        return dict(cells=cells, pos=pos, buf=buf, lc_lines=lc_lines, lk_rank=lk_rank, lk_used=lk_used,
-                    lk_slotof=lk_slotof, lk_val=lk_val,
-                    group_sum=group_sum, md=md, lc=lc, h0=h0)
+        return dict(
+            cells=cells,
+            pos=pos,
+            buf=buf,
+            lc_lines=lc_lines,
+            lk_rank=lk_rank,
+            lk_used=lk_used,
+            lk_slotof=lk_slotof,
+            lk_val=lk_val,
+            group_sum=group_sum,
+            md=md,
+            lc=lc,
+            h0=h0,
+        )
 
-    def solve(self, board: Board, time_limit: float | None = None, node_limit: int | None = None,
-              max_depth: int = MAX_DEPTH, weight: int = 100) -> SearchResult:
+    def solve(
+        self,
+        board: Board,
+        time_limit: float | None = None,
+        node_limit: int | None = None,
+        max_depth: int = MAX_DEPTH,
+        weight: int = 100,
+    ) -> SearchResult:
         """IDA* for ``board``.  ``weight`` (percent, >= 100) inflates the estimate for
         a faster, bounded-suboptimal search (weighted IDA*: at most weight/100 times
         the optimal length); only ``weight == 100`` can claim optimality."""
@@ -578,33 +800,100 @@ class Searcher:
                 budget = SLICE_NODES
                 if node_limit is not None:
                     budget = min(budget, node_limit - int(state[_S_NODES]))
-                status = _BUDGET if budget <= 0 else _search(
-                    st["cells"], st["pos"], self.nbr, self.ndeg, self.h.md, self.h.rowkey, self.h.colkey,
-                    self.shape.width, self.shape.height, self.h.use_lc,
-                    self.lk_base, self.lk_pk, self.lk_cellmap, self.lk_w, self.tile_lk, self.tile_slot, ngroups,
-                    st["lk_val"], st["group_sum"], st["lc_lines"], st["lk_rank"], st["lk_used"], st["lk_slotof"],
-                    stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_kh, stk_ci, stk_cv, stk_old, path, state,
-                    budget, st["buf"], self.bpmx and weight == 100, *self.goal, self.bpar, weight)
+                status = (
+                    _BUDGET
+                    if budget <= 0
+                    else _search(
+                        st["cells"],
+                        st["pos"],
+                        self.nbr,
+                        self.ndeg,
+                        self.h.md,
+                        self.h.rowkey,
+                        self.h.colkey,
+                        self.shape.width,
+                        self.shape.height,
+                        self.h.use_lc,
+                        self.lk_base,
+                        self.lk_pk,
+                        self.lk_cellmap,
+                        self.lk_w,
+                        self.tile_lk,
+                        self.tile_slot,
+                        ngroups,
+                        st["lk_val"],
+                        st["group_sum"],
+                        st["lc_lines"],
+                        st["lk_rank"],
+                        st["lk_used"],
+                        st["lk_slotof"],
+                        stk_blank,
+                        stk_it,
+                        stk_n,
+                        stk_ch,
+                        stk_ck,
+                        stk_h,
+                        stk_kh,
+                        stk_ci,
+                        stk_cv,
+                        stk_old,
+                        path,
+                        state,
+                        budget,
+                        st["buf"],
+                        self.bpmx and weight == 100,
+                        *self.goal,
+                        self.bpar,
+                        weight,
+                    )
+                )
                 nodes = int(state[_S_NODES])
                 if status == _FOUND:
                     depth = int(state[_S_DEPTH])
                     moves = "".join(self.letters[stk_blank[i], path[i]] for i in range(depth))
                     optimal = weight == 100
-                    return SearchResult(moves, depth, optimal, depth if optimal else st["h0"], nodes,
-                                        time.perf_counter() - t0, "solved", names, st["h0"])
+                    return SearchResult(
+                        moves,
+                        depth,
+                        optimal,
+                        depth if optimal else st["h0"],
+                        nodes,
+                        time.perf_counter() - t0,
+                        "solved",
+                        names,
+                        st["h0"],
+                    )
                 if status == _ITERATION_DONE:
                     break
                 out_of_nodes = node_limit is not None and nodes >= node_limit
                 out_of_time = time_limit is not None and time.perf_counter() - t0 >= time_limit
                 if out_of_nodes or out_of_time:
-                    return SearchResult(None, None, False, thresh if weight == 100 else st["h0"], nodes,
-                                        time.perf_counter() - t0, "limit", names, st["h0"])
+                    return SearchResult(
+                        None,
+                        None,
+                        False,
+                        thresh if weight == 100 else st["h0"],
+                        nodes,
+                        time.perf_counter() - t0,
+                        "limit",
+                        names,
+                        st["h0"],
+                    )
             nxt = int(state[_S_NEXT])
             if nxt >= max_depth:
                 # Thresholds stay below max_depth, so the stack never overflows and no
                 # depth cut can hide a solution; past it the board stays unsolved.
-                return SearchResult(None, None, False, thresh if weight == 100 else st["h0"], nodes,
-                                    time.perf_counter() - t0, "limit", names, st["h0"])
+                return SearchResult(
+                    None,
+                    None,
+                    False,
+                    thresh if weight == 100 else st["h0"],
+                    nodes,
+                    time.perf_counter() - t0,
+                    "limit",
+                    names,
+                    st["h0"],
+                )
             thresh = nxt
 
 

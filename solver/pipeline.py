@@ -37,10 +37,18 @@ from pathlib import Path
 from pdb_builder.board import Shape
 from pdb_builder.build import BuildReport, build_pdb
 from pdb_builder.patterns import default_partition, layout_partitions, num_placements
-from pdb_builder.storage import default_db_dir, list_databases, pdb_filename
+from pdb_builder.storage import database_files, default_db_dir, pdb_filename
 
-from .batch import (BatchResult, Outcome, journal_attempts, journal_path, read_journal, refuse_unless_resume,
-                    run_batch, write_answers)
+from .batch import (
+    BatchResult,
+    Outcome,
+    journal_attempts,
+    journal_path,
+    read_journal,
+    refuse_unless_resume,
+    run_batch,
+    write_answers,
+)
 
 log = logging.getLogger("slidepdb.run")
 
@@ -78,12 +86,16 @@ class RunResult:
         full pass, all."""
         q, f = self.quick, self.full
         proven = sum(1 for o in (q.outcomes.values() if q else []) if o.extra.get("optimal"))
-        return [("builds", f"{len(self.builds)} ({sum(1 for b in self.builds if b.status != 'skipped')} new)",
-                 f"{self.build_seconds:.1f}"),
-                ("quick pass", f"{len(q.outcomes) if q else 0} boards, {proven} proven",
-                 f"{q.seconds:.1f}" if q else "-"),
-                ("full pass", f"{len(f.outcomes) if f else 0} boards", f"{f.seconds:.1f}" if f else "-"),
-                ("all", f"{len(self.outcomes)} boards", f"{total_seconds:.1f}")]
+        return [
+            (
+                "builds",
+                f"{len(self.builds)} ({sum(1 for b in self.builds if b.status != 'skipped')} new)",
+                f"{self.build_seconds:.1f}",
+            ),
+            ("quick pass", f"{len(q.outcomes) if q else 0} boards, {proven} proven", f"{q.seconds:.1f}" if q else "-"),
+            ("full pass", f"{len(f.outcomes) if f else 0} boards", f"{f.seconds:.1f}" if f else "-"),
+            ("all", f"{len(self.outcomes)} boards", f"{total_seconds:.1f}"),
+        ]
 
 
 def quick_journal(out_path) -> Path:
@@ -105,7 +117,7 @@ def _has_pdb(shape: Shape, db_dir) -> bool:
 
 def disk_used(db_dir) -> int:
     total = 0
-    for p in list_databases(default_db_dir(db_dir)):
+    for p in database_files(default_db_dir(db_dir)):
         try:
             total += p.stat().st_size
         except FileNotFoundError:  # removed since the listing
@@ -134,20 +146,32 @@ def _plan(wants, role: str, partitions_of) -> dict[str, Plan]:
 
 def plan_wall_free(records, db_dir, memory_limit: int) -> list[Plan]:
     """One wall-free database per size (and goal) the file holds and the folder lacks."""
-    wants = ((r.board.shape.wall_free() if r.board.shape.goal_kind != "custom" else r.board.shape, r)
-             for r in records if r.board is not None)
-    return list(_plan(wants, "wall-free",
-                      lambda s: [] if _has_pdb(s, db_dir) else [default_partition(s, memory_limit)]).values())
+    wants = (
+        (r.board.shape.wall_free() if r.board.shape.goal_kind != "custom" else r.board.shape, r)
+        for r in records
+        if r.board is not None
+    )
+    return list(
+        _plan(
+            wants, "wall-free", lambda s: [] if _has_pdb(s, db_dir) else [default_partition(s, memory_limit)]
+        ).values()
+    )
 
 
 def plan_layouts(records, db_dir, layout_memory: int = LAYOUT_MEMORY, count: int = 1) -> list[Plan]:
     """The exact-layout databases (``count`` partitions, :func:`layout_partitions`)
     each walled board in ``records`` lacks, cheapest a board first."""
     d = default_db_dir(db_dir)
-    wants = ((r.board.shape, r) for r in records
-             if r.board is not None and r.board.shape.walls and r.board.shape.goal_kind != "custom")
-    plans = _plan(wants, "layout", lambda s: [p for p in layout_partitions(s, layout_memory, count)
-                                              if not (d / pdb_filename(s, p.name)).exists()])
+    wants = (
+        (r.board.shape, r)
+        for r in records
+        if r.board is not None and r.board.shape.walls and r.board.shape.goal_kind != "custom"
+    )
+    plans = _plan(
+        wants,
+        "layout",
+        lambda s: [p for p in layout_partitions(s, layout_memory, count) if not (d / pdb_filename(s, p.name)).exists()],
+    )
     return sorted(plans.values(), key=lambda p: (p.entries / p.boards, p.shape.key))
 
 
@@ -167,12 +191,29 @@ def _retry_order(o: Outcome | None, closest: bool = False, attempts: int = 0):
     return attempts, gap if closest else -gap
 
 
-def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: float = 60.0,
-                 quick_limit: float = 5.0, node_limit: int | None = None, memory_limit: int = 4 << 30,
-                 layout_memory: int = LAYOUT_MEMORY, layout_count: int = 1,
-                 disk_limit: int | None = None, workers: int = 1, scheduler=None, resume: bool = False,
-                 fallback: bool = True, build: bool = True, on_outcome=None, on_build=None,
-                 quick_node_limit: int | None = None, retry: str | None = None) -> RunResult:
+def run_pipeline(
+    records,
+    out_path,
+    *,
+    db_dir=None,
+    limits=None,
+    time_limit: float = 60.0,
+    quick_limit: float = 5.0,
+    node_limit: int | None = None,
+    memory_limit: int = 4 << 30,
+    layout_memory: int = LAYOUT_MEMORY,
+    layout_count: int = 1,
+    disk_limit: int | None = None,
+    workers: int = 1,
+    scheduler=None,
+    resume: bool = False,
+    fallback: bool = True,
+    build: bool = True,
+    on_outcome=None,
+    on_build=None,
+    quick_node_limit: int | None = None,
+    retry: str | None = None,
+) -> RunResult:
     """Steps 1-5 of the module docstring.  ``on_outcome`` sees each final outcome
     (a board proven in the quick pass, or the full pass's verdict); ``on_build``
     each build as it is planned (Plan) and finished (BuildReport).  ``quick_node_limit``
@@ -206,8 +247,9 @@ def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: flo
                     except Exception as exc:  # noqa: BLE001 - one build never stops a run: its boards go on
                         res.build_seconds += time.perf_counter() - t0
                         error = f"{type(exc).__name__}: {exc}"
-                        log.warning("%s %s: build failed (%s); its boards are solved without it",
-                                    p.shape.key, part.name, error)
+                        log.warning(
+                            "%s %s: build failed (%s); its boards are solved without it", p.shape.key, part.name, error
+                        )
                         res.failed_builds.append((p.shape.key, part.name, error))
                         continue
                     res.build_seconds += time.perf_counter() - t0  # as each ends: an interrupted run counts them
@@ -231,30 +273,57 @@ def run_pipeline(records, out_path, *, db_dir=None, limits=None, time_limit: flo
                     on_outcome(o)
 
         caps = [x for x in (node_limit, quick_node_limit) if x is not None]
-        res.quick = run_batch(records, db_dir=db_dir, time_limit=quick_limit, node_limit=min(caps, default=None),
-                              workers=workers, journal=qj, resume=True, fallback=False, scheduler=scheduler,
-                              on_outcome=quick_seen)
+        res.quick = run_batch(
+            records,
+            db_dir=db_dir,
+            time_limit=quick_limit,
+            node_limit=min(caps, default=None),
+            workers=workers,
+            journal=qj,
+            resume=True,
+            fallback=False,
+            scheduler=scheduler,
+            on_outcome=quick_seen,
+        )
         if res.quick.interrupted:
             raise KeyboardInterrupt
         rest = [r for r in records if r.index not in final]
         # the layouts build in a background thread while the boards that need no build are solved;
         # each layout's boards go to the solvers as soon as its database is published
         done_full = read_journal(fj, rest)
-        again = {i: o for i, o in done_full.items()
-                 if retry in ("unproven", "closest") and not o.extra.get("optimal")
-                 or retry == "unanswered" and o.status in ("limit", "error")}
+        again = {
+            i: o
+            for i, o in done_full.items()
+            if retry in ("unproven", "closest")
+            and not o.extra.get("optimal")
+            or retry == "unanswered"
+            and o.status in ("limit", "error")
+        }
         for i in again:
             del done_full[i]
         if again:
             tries = journal_attempts(fj)
             rest.sort(key=lambda r: _retry_order(again.get(r.index), retry == "closest", tries[r.index]))
-        plans = plan_layouts([r for r in rest if r.index not in done_full], db_dir, layout_memory,
-                             layout_count) if build else []
-        res.full = run_batch(rest, db_dir=db_dir, time_limit=time_limit, node_limit=node_limit, workers=workers,
-                             journal=fj, resume=True, fallback=fallback, scheduler=scheduler, on_outcome=on_outcome,
-                             held=[r.index for p in plans for r in p.records],
-                             prepare=(lambda release: do_builds(plans, release)) if plans else None,
-                             retry=list(again))
+        plans = (
+            plan_layouts([r for r in rest if r.index not in done_full], db_dir, layout_memory, layout_count)
+            if build
+            else []
+        )
+        res.full = run_batch(
+            rest,
+            db_dir=db_dir,
+            time_limit=time_limit,
+            node_limit=node_limit,
+            workers=workers,
+            journal=fj,
+            resume=True,
+            fallback=fallback,
+            scheduler=scheduler,
+            on_outcome=on_outcome,
+            held=[r.index for p in plans for r in p.records],
+            prepare=(lambda release: do_builds(plans, release)) if plans else None,
+            retry=list(again),
+        )
         final.update(res.full.outcomes)
         res.outcomes = final
         res.interrupted = res.full.interrupted

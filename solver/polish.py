@@ -42,8 +42,9 @@ def _pass(board: Board, moves: str, window: int, node_limit: int, budget: Budget
             break
         j = min(i + window, len(moves))
         target = Shape(shape.width, shape.height, states[j], "custom")
-        res = Searcher(manhattan_heuristic(target)).solve(Board(target, states[i]), node_limit=budget.nodes(node_limit),
-                                                          time_limit=budget.seconds_left())
+        res = Searcher(manhattan_heuristic(target)).solve(
+            Board(target, states[i]), node_limit=budget.nodes(node_limit), time_limit=budget.seconds_left()
+        )
         budget.spend(res.nodes)
         if res.status == "solved" and res.length < j - i:
             moves = moves[:i] + res.moves + moves[j:]
@@ -52,8 +53,9 @@ def _pass(board: Board, moves: str, window: int, node_limit: int, budget: Budget
     return moves
 
 
-def polish(board: Board, moves: str, time_limit: float | None = None, passes=PASSES,
-           budget: Budget | None = None) -> str:
+def polish(
+    board: Board, moves: str, time_limit: float | None = None, passes=PASSES, budget: Budget | None = None
+) -> str:
     """``moves`` (from ``board`` to its goal) with windows, half overlapping, replaced
     by optimal paths between their ends where shorter: passes of each (window, node
     limit) of ``passes`` in turn, repeated while they gain (at most :data:`REPEATS`

@@ -192,8 +192,9 @@ def _blank_path(keys, parents, goal, nfree) -> list[int]:
 
 def _region_shape(shape: Shape, region: set[int]) -> Shape:
     """``shape`` with every cell outside ``region`` a wall (placed tiles stay for good)."""
-    return Shape(shape.width, shape.height, tuple(t if c in region else WALL for c, t in enumerate(shape.goal)),
-                 "custom")
+    return Shape(
+        shape.width, shape.height, tuple(t if c in region else WALL for c, t in enumerate(shape.goal)), "custom"
+    )
 
 
 def _sub_board(shape: Shape, cells: list[int], region: set[int]) -> Board:
@@ -211,8 +212,9 @@ def _moves_letters(shape: Shape, blank: int, path) -> str:
     return "".join(out)
 
 
-def _place(shape: Shape, cells: list[int], frozen: set[int], group: list[int], budget: Budget,
-           whole_bits: int = TABLE_BITS):
+def _place(
+    shape: Shape, cells: list[int], frozen: set[int], group: list[int], budget: Budget, whole_bits: int = TABLE_BITS
+):
     """Cells the blank visits to bring ``group`` home without touching ``frozen``,
     leaving a solvable remainder; None when there is no such path (or ``budget``, which
     the states stored are spent from, runs out between table sizes)."""
@@ -238,8 +240,7 @@ def _place(shape: Shape, cells: list[int], frozen: set[int], group: list[int], b
         keys = np.full(1 << bits, -1, dtype=np.int64)
         parents = np.empty(1 << bits, dtype=np.int64)
         weight = 1 if bits < WEIGHTED_FROM_BITS else 3  # shortest stage paths while they are cheap
-        goals, full, stored = _stage_search(start, nbr, ndeg, homes, dist, nfree, keys, parents, weight,
-                                            GOALS_TRIED)
+        goals, full, stored = _stage_search(start, nbr, ndeg, homes, dist, nfree, keys, parents, weight, GOALS_TRIED)
         budget.spend(stored)
         for g in goals:
             path = [region[i] for i in _blank_path(keys, parents, int(g), nfree)]
@@ -355,8 +356,9 @@ def _one_pass(board: Board, seed: int, whole_bits: int, budget: Budget, node_lim
     left = budget.seconds_left()
     if budget.out():
         return None
-    result = Searcher(manhattan_heuristic(rest.shape)).solve(rest, node_limit=budget.nodes(node_limit),
-                                                              time_limit=left, weight=weight)
+    result = Searcher(manhattan_heuristic(rest.shape)).solve(
+        rest, node_limit=budget.nodes(node_limit), time_limit=left, weight=weight
+    )
     budget.spend(result.nodes)
     if result.status != "solved":
         return None
@@ -367,8 +369,7 @@ def _one_pass(board: Board, seed: int, whole_bits: int, budget: Budget, node_lim
 def reversed_board(board: Board) -> Board:
     """The goal arrangement as a board whose goal is ``board``: solving it backwards
     ends the stages round the start's blank instead of the goal's."""
-    return Board(Shape(board.shape.width, board.shape.height, tuple(board.cells), "custom"),
-                 tuple(board.shape.goal))
+    return Board(Shape(board.shape.width, board.shape.height, tuple(board.cells), "custom"), tuple(board.shape.goal))
 
 
 def undo(moves: str) -> str:
@@ -376,8 +377,9 @@ def undo(moves: str) -> str:
     return "".join(OPPOSITE[m] for m in reversed(moves))
 
 
-def staged_search(board: Board, time_limit: float | None = None, node_limit: int = FINAL_NODES,
-                  budget: Budget | None = None) -> str | None:
+def staged_search(
+    board: Board, time_limit: float | None = None, node_limit: int = FINAL_NODES, budget: Budget | None = None
+) -> str | None:
     """A valid (long) answer for a solvable board, or None.
 
     Passes as in the module docstring, alternately forwards and backwards (from the goal

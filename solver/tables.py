@@ -43,8 +43,9 @@ def candidate_files(shape: Shape, db_dir=None) -> list[tuple[str, Path]]:
     return out
 
 
-def heuristic_for(shape: Shape, db_dir=None, use_lc: bool = True, verify: bool = True,
-                  reflect: bool = True) -> Heuristic:
+def heuristic_for(
+    shape: Shape, db_dir=None, use_lc: bool = True, verify: bool = True, reflect: bool = True
+) -> Heuristic:
     """Manhattan (+ linear conflicts) plus every database found for ``shape``."""
     md, rowkey, colkey = manhattan_tables(shape)
     h = Heuristic(shape, md, rowkey, colkey, use_lc=use_lc)

@@ -95,7 +95,7 @@ def pattern_bfs(shape: Shape, pattern: tuple[int, ...]) -> dict[tuple[int, ...],
         for nb in shape.neighbours[blank]:
             if nb in place:
                 j = place.index(nb)
-                new = (place[:j] + (blank,) + place[j + 1:], nb)
+                new = (place[:j] + (blank,) + place[j + 1 :], nb)
                 cost = 1
             else:
                 new = (place, nb)

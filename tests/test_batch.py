@@ -26,8 +26,11 @@ def problems(tmp_path):
 
 
 def _lengths(records):
-    return {r.index: bfs_distances(r.board.shape, start=r.board.cells)[r.board.shape.goal] for r in records
-            if r.board is not None and r.index != 10}
+    return {
+        r.index: bfs_distances(r.board.shape, start=r.board.cells)[r.board.shape.goal]
+        for r in records
+        if r.board is not None and r.index != 10
+    }
 
 
 def test_interrupted_run_resumes_without_loss(problems, tmp_path):
@@ -63,8 +66,14 @@ def test_torn_or_forged_journal_lines_are_solved_again(problems, tmp_path):
     recs = read_file(str(problems)).records
     out = tmp_path / "a.txt"
     j = journal_path(out)
-    good = {"index": 3, "board": str(recs[0].board), "status": "solved", "moves": "L", "length": 1,
-            "optimal": True}  # forged: L does not solve board 3
+    good = {
+        "index": 3,
+        "board": str(recs[0].board),
+        "status": "solved",
+        "moves": "L",
+        "length": 1,
+        "optimal": True,
+    }  # forged: L does not solve board 3
     j.write_text(json.dumps(good) + "\n" + '{"index": 4, "board": "3,3')
     res = run_batch(recs, db_dir=tmp_path / "none", out_path=out, resume=True)
     assert res.resumed == 0 and len(res.outcomes) == 8
@@ -81,8 +90,21 @@ def test_two_workers_same_lengths(problems, tmp_path):
 
 def test_cli_report_summary_and_exit(problems, tmp_path):
     out, rep = tmp_path / "a.txt", tmp_path / "r.csv"
-    r = CliRunner().invoke(main, ["solve", str(problems), "--out", str(out), "--report", str(rep),
-                                  "--db-dir", str(tmp_path / "none"), "--workers", "1"])
+    r = CliRunner().invoke(
+        main,
+        [
+            "solve",
+            str(problems),
+            "--out",
+            str(out),
+            "--report",
+            str(rep),
+            "--db-dir",
+            str(tmp_path / "none"),
+            "--workers",
+            "1",
+        ],
+    )
     assert r.exit_code == 3  # one unsolvable board
     assert "proven optimal" in r.stdout and "8/8 boards" in r.stdout
     rows = list(csv.DictReader(rep.open()))
@@ -100,8 +122,14 @@ def test_held_boards_wait_for_prepare(problems, tmp_path):
         events.append("prepare")
         release(recs[:1])  # the rest of the held ones are released when prepare returns
 
-    res = run_batch(recs, db_dir=tmp_path / "none", held=[r.index for r in recs[:3]], prepare=prepare,
-                    on_outcome=lambda o: events.append(o.index), workers=2)
+    res = run_batch(
+        recs,
+        db_dir=tmp_path / "none",
+        held=[r.index for r in recs[:3]],
+        prepare=prepare,
+        on_outcome=lambda o: events.append(o.index),
+        workers=2,
+    )
     assert len(res.outcomes) == 8 and "prepare" in events
     assert sorted(i for i in events if i != "prepare") == sorted(r.index for r in recs)
 
@@ -118,6 +146,7 @@ def test_held_boards_wait_for_prepare(problems, tmp_path):
 def test_feed_puts_a_released_board_before_the_later_ready_ones():
     import threading
     from types import SimpleNamespace
+
     recs = [SimpleNamespace(index=i) for i in range(5)]
     go, released = threading.Event(), threading.Event()
 
@@ -153,9 +182,11 @@ def test_retry_solves_again_and_keeps_the_better_outcome(problems, tmp_path):
         assert o.extra["optimal"] and o.extra["length"] == exact[i]
     # the journal's last word on each board is the better one, and a worse retry does not replace it
     assert {i: o.extra["moves"] for i, o in read_journal(journal, recs).items() if i in stopped} == {
-        i: again.outcomes[i].extra["moves"] for i in stopped}
-    worse = run_batch(recs, db_dir=tmp_path / "none", journal=journal, resume=True, retry=stopped, node_limit=1,
-                      fallback=False)
+        i: again.outcomes[i].extra["moves"] for i in stopped
+    }
+    worse = run_batch(
+        recs, db_dir=tmp_path / "none", journal=journal, resume=True, retry=stopped, node_limit=1, fallback=False
+    )
     assert all(worse.outcomes[i].extra["optimal"] for i in stopped)
 
 
@@ -181,18 +212,31 @@ def test_a_fallback_answer_as_long_as_the_proven_bound_is_flagged_optimal(proble
 
 def test_better_prefers_proven_then_shorter_and_keeps_the_higher_bound():
     def o(status, length=None, optimal=False, bound=None, h0=None):
-        return Outcome(3, "b", status, None, {"length": length, "optimal": optimal, "lower_bound": bound}
-                       | ({} if h0 is None else {"h0": h0}))
+        return Outcome(
+            3,
+            "b",
+            status,
+            None,
+            {"length": length, "optimal": optimal, "lower_bound": bound} | ({} if h0 is None else {"h0": h0}),
+        )
 
-    assert better(o("limit", bound=40), o("solved", 50, bound=30)).extra == {"length": 50, "optimal": False,
-                                                                             "lower_bound": 40}
+    assert better(o("limit", bound=40), o("solved", 50, bound=30)).extra == {
+        "length": 50,
+        "optimal": False,
+        "lower_bound": 40,
+    }
     assert better(o("solved", 52, True, 52), o("solved", 56, False, 45)).extra["length"] == 52
     assert better(o("solved", 60), o("solved", 55)).extra["length"] == 55
     assert better(o("solved", 55), o("limit", bound=52)).extra == {"length": 55, "optimal": False, "lower_bound": 52}
     # a retry's higher bound proves the kept answer optimal (an iteration past h0 completed) ...
     assert better(o("limit", bound=50, h0=40), o("solved", 50, bound=44, h0=40)).extra == {
-        "length": 50, "optimal": True, "lower_bound": 50, "h0": 40, "proof": "length equals the lower bound",
-        "certificate": {"threshold": 50, "length": 50, "how": "bound", "tables": {}}}
+        "length": 50,
+        "optimal": True,
+        "lower_bound": 50,
+        "h0": 40,
+        "proof": "length equals the lower bound",
+        "certificate": {"threshold": 50, "length": 50, "how": "bound", "tables": {}},
+    }
     # ... but an answer as long as h0 alone, or with no h0 on record, is not called optimal
     assert not better(o("limit", bound=40, h0=40), o("solved", 40, bound=40, h0=40)).extra["optimal"]
     assert not better(o("limit", bound=50), o("solved", 50, bound=44)).extra["optimal"]
@@ -223,12 +267,20 @@ def test_one_board_that_fails_never_stops_a_batch(tmp_path, monkeypatch):
 def test_an_answer_shorter_than_a_proof_is_a_contradiction():
     """Two simulated answers for one board where one is shorter than the other's proven
     length (or proven lower bound): reported, the shorter kept, nothing called optimal."""
-    def o(status, length=None, optimal=False, bound=None):
-        return Outcome(3, "3,3,123456708", status, None, {"length": length, "optimal": optimal,
-                                                         "lower_bound": bound, "heuristic": ["exact 7-8 (x.h5)"]})
 
-    for old, new in ((o("solved", 50, True, 50), o("solved", 49, False, 45)),
-                     (o("solved", 49, False, 45), o("solved", 50, True, 50))):
+    def o(status, length=None, optimal=False, bound=None):
+        return Outcome(
+            3,
+            "3,3,123456708",
+            status,
+            None,
+            {"length": length, "optimal": optimal, "lower_bound": bound, "heuristic": ["exact 7-8 (x.h5)"]},
+        )
+
+    for old, new in (
+        (o("solved", 50, True, 50), o("solved", 49, False, 45)),
+        (o("solved", 49, False, 45), o("solved", 50, True, 50)),
+    ):
         kept = better(old, new)
         assert kept.extra["length"] == 49 and kept.extra["optimal"] is False and kept.exit_code == 1
         assert "49 moves is shorter than the 50 called optimal" in kept.extra["contradiction"]
@@ -298,6 +350,7 @@ def test_a_resume_reopens_proofs_whose_tables_changed(problems, tmp_path):
     def lower(data):
         r = int(np.flatnonzero(data == data[data < 255].max())[0])
         data[r] -= 2
+
     path = db / name
     _tamper(path, tmp_path / name, "tables/0", lower).replace(path)
     again = run_batch(recs, db_dir=db, journal=journal, resume=True)

@@ -1,7 +1,15 @@
 import pytest
 
-from pdb_builder.board import (BLANK, WALL, Board, Shape, check_moves, parse_devquiz_line, parse_numeric_tokens,
-                               parse_size)
+from pdb_builder.board import (
+    BLANK,
+    WALL,
+    Board,
+    Shape,
+    check_moves,
+    parse_devquiz_line,
+    parse_numeric_tokens,
+    parse_size,
+)
 from pdb_builder.errors import BoardError
 from pdb_builder.formats import read_board_arg, read_lines
 
@@ -63,19 +71,22 @@ def test_shape_facts():
     assert not Shape.devquiz(4, 4).cut_vertices
 
 
-@pytest.mark.parametrize("text, message", [
-    ("3,3,12345678", "8 cells given, size 3x3 needs 9"),
-    ("7,3,123456789ABCDEFGHIJK0", "the DevQuiz format takes 2 to 6 each way"),
-    ("3,x,123456780", "width and height must be whole numbers"),
-    ("3,3,12345678", "needs 9"),
-    ("3,3,1234567#0", "unknown character '#' at cell 7"),
-    ("3,3,123456770", "tile 7 appears twice"),
-    ("3,3,123456700", "2 blanks on the board"),
-    ("3,3,123456789", "no blank"),
-    ("3,3,1=3456720", "tile 2 at cell 7 belongs to cell 1, which is a wall"),
-    ("3,3,12345678=", "the bottom-right cell is a wall"),
-    ("3,3", "expected W,H,CELLS"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("3,3,12345678", "8 cells given, size 3x3 needs 9"),
+        ("7,3,123456789ABCDEFGHIJK0", "the DevQuiz format takes 2 to 6 each way"),
+        ("3,x,123456780", "width and height must be whole numbers"),
+        ("3,3,12345678", "needs 9"),
+        ("3,3,1234567#0", "unknown character '#' at cell 7"),
+        ("3,3,123456770", "tile 7 appears twice"),
+        ("3,3,123456700", "2 blanks on the board"),
+        ("3,3,123456789", "no blank"),
+        ("3,3,1=3456720", "tile 2 at cell 7 belongs to cell 1, which is a wall"),
+        ("3,3,12345678=", "the bottom-right cell is a wall"),
+        ("3,3", "expected W,H,CELLS"),
+    ],
+)
 def test_devquiz_errors(text, message):
     with pytest.raises(BoardError, match=message.replace("(", r"\(")):
         parse_devquiz_line(text)
@@ -86,11 +97,14 @@ def test_missing_label_named_with_duplicate():
         Board(Shape.devquiz(3, 3), (1, 2, 3, 4, 5, 6, 7, 7, 0))
 
 
-@pytest.mark.parametrize("tokens, size, message", [
-    ("1 2 3", None, "3 numbers fit no square board"),
-    ("1 2 x 0", None, "unknown token 'x' at cell 2"),
-    ("0 1 2 3 4 5", (3, 3), "6 numbers given"),
-])
+@pytest.mark.parametrize(
+    "tokens, size, message",
+    [
+        ("1 2 3", None, "3 numbers fit no square board"),
+        ("1 2 x 0", None, "unknown token 'x' at cell 2"),
+        ("0 1 2 3 4 5", (3, 3), "6 numbers given"),
+    ],
+)
 def test_numeric_errors(tokens, size, message):
     rec = read_board_arg(tokens, size=size).records[0]
     assert message in rec.error

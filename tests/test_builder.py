@@ -5,10 +5,10 @@ import pytest
 
 from pdb_builder.board import Board, Shape
 from pdb_builder.build import build_goal_table, build_pdb, compute_pdb
-from pdb_builder.goal_table import compute_goal_table, encode_board, find_key
-from pdb_builder.patterns import (Partition, auto_partition, default_partition, named_partition, parse_partition)
-from pdb_builder.ranking import num_placements, rank_py, unrank_py, weights
 from pdb_builder.errors import BoardError
+from pdb_builder.goal_table import compute_goal_table, encode_board, find_key
+from pdb_builder.patterns import auto_partition, default_partition, named_partition, parse_partition
+from pdb_builder.ranking import num_placements, rank_py, unrank_py, weights
 from solver.ida import Searcher
 from solver.tables import heuristic_for
 
@@ -40,6 +40,7 @@ def test_kernel_equals_naive_bfs(shape, pattern):
 
 def test_kernel_is_deterministic_across_thread_counts():
     import numba
+
     shape = Shape.devquiz(4, 3)
     before = numba.get_num_threads()
     try:
@@ -62,6 +63,7 @@ def test_rank_round_trip_exhaustive_and_sampled():
         assert len(seen) == num_placements(n, k)
     rng = random.Random(2)
     from pdb_builder.ranking import rank_many, unrank_many
+
     for n, k in [(16, 8), (25, 6), (36, 5), (64, 4)]:
         ranks = np.array([rng.randrange(num_placements(n, k)) for _ in range(200)], dtype=np.int64)
         places = unrank_many(ranks, n, k, weights(n, k))
@@ -72,6 +74,7 @@ def test_rank_round_trip_exhaustive_and_sampled():
 def test_pext_pdep_equal_python():
     """The bit gathers the BFS and unranking use (BMI2 or the loop fallback) against Python."""
     import numba as nb
+
     from pdb_builder import ranking
 
     def pext_py(x, m):
@@ -83,7 +86,8 @@ def test_pext_pdep_equal_python():
     kinds = [(ranking.pext_loop, ranking.pdep_loop)] + ([(ranking.pext, ranking.pdep)] if ranking.HAS_BMI2 else [])
     rng = random.Random(5)
     cases = [(0, 0), (2**64 - 1, 2**64 - 1), (2**64 - 1, 1 << 63)] + [
-        (rng.getrandbits(64), rng.getrandbits(64)) for _ in range(300)]
+        (rng.getrandbits(64), rng.getrandbits(64)) for _ in range(300)
+    ]
     for ext, dep in kinds:
         run = nb.njit(lambda x, m: (ext(x, m), dep(x, m)))
         for x, m in cases:
@@ -93,6 +97,7 @@ def test_pext_pdep_equal_python():
 def _delta_ok(place, n, s, b):
     """rank_delta's change for slot s moving to free cell b equals the full re-rank's."""
     from pdb_builder.ranking import rank_delta
+
     w = weights(n, len(place))
     used = np.uint64(sum(1 << p for p in place))
     slot_of = np.zeros(n, dtype=np.int64)
@@ -136,13 +141,17 @@ def _check_admissible(shape, dist, searcher, sample=None, seed=0):
         assert h <= dist[cells], (cells, h, dist[cells])
 
 
-@pytest.mark.parametrize("shape, partition", [
-    (Shape.devquiz(3, 3), "4-4"),
-    (Shape.korf(3, 3), "3-3-2"),
-    (Shape.devquiz(3, 3, [4]), "4-3"),
-    (Shape.devquiz(3, 3, [1, 3]), "3-3"),  # symmetric walls: the reflection is used too
-    (Shape.korf(4, 2, [5]), "3-3"),
-], ids=lambda x: getattr(x, "key", str(x)))
+@pytest.mark.parametrize(
+    "shape, partition",
+    [
+        (Shape.devquiz(3, 3), "4-4"),
+        (Shape.korf(3, 3), "3-3-2"),
+        (Shape.devquiz(3, 3, [4]), "4-3"),
+        (Shape.devquiz(3, 3, [1, 3]), "3-3"),  # symmetric walls: the reflection is used too
+        (Shape.korf(4, 2, [5]), "3-3"),
+    ],
+    ids=lambda x: getattr(x, "key", str(x)),
+)
 def test_exact_pdb_admissible_on_every_state(tmp_path, shape, partition):
     build_pdb(shape, named_partition(shape, partition), tmp_path)
     h = heuristic_for(shape, tmp_path)
@@ -177,9 +186,16 @@ def test_wall_free_4x4_pdb_on_walled_4x4(tmp_path):
     _check_admissible(shape, dist, searcher, sample=400)
 
 
-@pytest.mark.parametrize("shape, depth", [(Shape.devquiz(3, 3), 14), (Shape.devquiz(3, 3, [4]), 40),
-                                          (Shape.korf(4, 3, [9]), 12), (Shape.devquiz(6, 6, [3, 17]), 6)],
-                         ids=lambda x: getattr(x, "key", str(x)))
+@pytest.mark.parametrize(
+    "shape, depth",
+    [
+        (Shape.devquiz(3, 3), 14),
+        (Shape.devquiz(3, 3, [4]), 40),
+        (Shape.korf(4, 3, [9]), 12),
+        (Shape.devquiz(6, 6, [3, 17]), 6),
+    ],
+    ids=lambda x: getattr(x, "key", str(x)),
+)
 def test_goal_table_equals_bfs(shape, depth):
     keys, dist, layers = compute_goal_table(shape, depth)
     ref = bfs_distances(shape, max_depth=depth)
@@ -194,6 +210,7 @@ def test_goal_table_equals_bfs(shape, depth):
 
 def test_goal_table_file_round_trip(tmp_path):
     from pdb_builder.storage import open_database
+
     shape = Shape.devquiz(3, 3)
     rep = build_goal_table(shape, 10, tmp_path)
     db = open_database(rep.path)
@@ -223,13 +240,18 @@ def test_partitions():
     assert max(default_partition(Shape.devquiz(6, 6), 6 << 30).sizes) <= 6
     # compact blocks, not rows: on the 6x4 the default is four 3x2 blocks
     assert default_partition(Shape.devquiz(6, 4), 4 << 30).groups == (
-        (1, 2, 3, 7, 8, 9), (4, 5, 6, 10, 11, 12), (13, 14, 15, 19, 20, 21), (16, 17, 18, 22, 23))
+        (1, 2, 3, 7, 8, 9),
+        (4, 5, 6, 10, 11, 12),
+        (13, 14, 15, 19, 20, 21),
+        (16, 17, 18, 22, 23),
+    )
 
 
 def test_layout_partitions_are_distinct_named_cuts():
     """A layout's second (third) database: the same sizes cut another way, named
     SIZES.ORDER, and that name rebuilds the same partition."""
     from pdb_builder.patterns import GROW_ORDERS, _cells_to_tiles, grow_blocks, layout_partitions
+
     shape = Shape.devquiz(6, 5, [8, 20])
     parts = layout_partitions(shape, 512 << 20, 3)
     assert len(parts) == 3 and parts[0] == default_partition(shape, 512 << 20)
@@ -251,7 +273,8 @@ def test_auto_partition_measures_candidates():
     part = auto_partition(shape, 2 << 20)
     assert sorted(sum(part.groups, ())) == list(shape.tiles)
     means = {}
-    from pdb_builder.patterns import GROW_ORDERS, grow_blocks, _cells_to_tiles
+    from pdb_builder.patterns import GROW_ORDERS, _cells_to_tiles, grow_blocks
+
     for order in GROW_ORDERS:
         groups = _cells_to_tiles(shape, grow_blocks(shape, part.sizes, order))
         means[groups] = sum(compute_pdb(shape, g)[1].mean for g in groups)
@@ -260,11 +283,12 @@ def test_auto_partition_measures_candidates():
 
 def test_goal_table_depth_from_memory_budget(tmp_path):
     from pdb_builder.goal_table import estimate_bytes, key_layout
+
     shape = Shape.devquiz(3, 3)
     per_state = estimate_bytes(1, key_layout(shape)[2])
     rep = build_goal_table(shape, None, tmp_path, memory_limit=per_state * 1000)
     layers = [len([1 for d in bfs_distances(shape, max_depth=20).values() if d == i]) for i in range(21)]
     depth = int(rep.name[1:])
-    assert sum(layers[:depth + 1]) <= 1000 < sum(layers[:depth + 2])  # the deepest complete depth that fits
-    assert rep.entries == sum(layers[:depth + 1])
+    assert sum(layers[: depth + 1]) <= 1000 < sum(layers[: depth + 2])  # the deepest complete depth that fits
+    assert rep.entries == sum(layers[: depth + 1])
     assert build_goal_table(shape, None, tmp_path, memory_limit=1 << 30).status == "skipped"

@@ -4,7 +4,6 @@ import subprocess
 import sys
 import time
 
-import pytest
 from click.testing import CliRunner
 
 from pdb_builder.board import Shape, check_moves
@@ -24,6 +23,7 @@ def test_help_lists_commands():
     assert r.exit_code == 0 and "check" in r.output and "solve" in r.output and "Exit codes" in r.output
     assert run("--version").output.startswith("slidepdb")
     from pdb_builder.patterns import GROW_ORDERS
+
     build_help = " ".join(run("build", "--help").output.split())  # click wraps the text
     assert f"from that order: {', '.join(GROW_ORDERS)})" in build_help  # the help names every grow order
 
@@ -141,9 +141,26 @@ def test_sigterm_stops_a_batch_and_keeps_finished_answers(tmp_path):
     f.write_text("\n".join(boards) + "\n")
     out = tmp_path / "a.txt"
     journal = tmp_path / "a.txt.progress.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "solver", "solve", str(f), "--out", str(out), "--no-db",
-                             "--workers", "2", "--no-fallback", "--db-dir", str(tmp_path / "none")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "solver",
+            "solve",
+            str(f),
+            "--out",
+            str(out),
+            "--no-db",
+            "--workers",
+            "2",
+            "--no-fallback",
+            "--db-dir",
+            str(tmp_path / "none"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.time() + 60
         while time.time() < deadline and not (journal.exists() and len(journal.read_text().splitlines()) >= 2):

@@ -9,11 +9,12 @@ from click.testing import CliRunner
 
 from pdb_builder.board import Board, Shape
 from pdb_builder.build import build_goal_table, build_pdb
-from pdb_builder.inspect import coverage, coverage_summary, list_databases, verify
-from pdb_builder.lookup import evaluate, lookups_for
+from pdb_builder.catalogue import coverage, coverage_summary, list_databases
 from pdb_builder.formats import read_lines
+from pdb_builder.lookup import evaluate
 from pdb_builder.patterns import named_partition
 from pdb_builder.storage import open_database
+from pdb_builder.verify import verify
 from solver.cli import main
 from solver.ida import Searcher
 from solver.tables import heuristic_for
@@ -68,15 +69,16 @@ def test_details_and_plot(folder, tmp_path):
 def _idat(data):
     i = 8
     while i < len(data):
-        n = struct.unpack(">I", data[i:i + 4])[0]
-        kind = data[i + 4:i + 8]
+        n = struct.unpack(">I", data[i : i + 4])[0]
+        kind = data[i + 4 : i + 8]
         if kind == b"IDAT":
-            yield data[i + 8:i + 8 + n]
+            yield data[i + 8 : i + 8 + n]
         i += 12 + n
 
 
 def test_plot_without_matplotlib_is_one_line(folder, tmp_path, monkeypatch):
     import builtins
+
     real = builtins.__import__
 
     def fake(name, *a, **k):
@@ -100,11 +102,14 @@ def walk(shape, steps=200, seed=0):
 
 
 def test_coverage_exact(folder, tmp_path):
-    lines = ["9 9 9 9", "4",
-             "3,3,123456708",  # 1 move from the goal: inside the goal table
-             walk(Shape.devquiz(3, 3, [4])),  # exact PDB for w10 (cell 4)
-             walk(Shape.devquiz(3, 3, [0])),  # wall-free PDB only
-             walk(Shape.devquiz(4, 3))]  # no table
+    lines = [
+        "9 9 9 9",
+        "4",
+        "3,3,123456708",  # 1 move from the goal: inside the goal table
+        walk(Shape.devquiz(3, 3, [4])),  # exact PDB for w10 (cell 4)
+        walk(Shape.devquiz(3, 3, [0])),  # wall-free PDB only
+        walk(Shape.devquiz(4, 3)),
+    ]  # no table
     bs = read_lines(lines, "p")
     covs = coverage(bs.records, folder)
     assert [c.served_by for c in covs] == ["exact", "exact", "wall-free", "none"]
@@ -139,6 +144,7 @@ def test_verify_ok_and_flipped_byte(folder, tmp_path):
     assert sum("entries equal a fresh BFS" in c and "every entry and move decodes" in c for c in r.checks) == 2
     assert verify(folder / "3x3-devquiz.goal.d8.h5").ok
     import shutil
+
     bad = tmp_path / "3x3-devquiz.pdb.4-4.h5"
     shutil.copy(folder / "3x3-devquiz.pdb.4-4.h5", bad)
     with h5py.File(bad, "r") as f:
@@ -154,8 +160,11 @@ def test_verify_ok_and_flipped_byte(folder, tmp_path):
 
 def test_verify_catches_inadmissible_values(folder, tmp_path):
     import shutil
+
     import numpy as np
+
     from pdb_builder.storage import sha256
+
     bad = tmp_path / "3x3-devquiz.pdb.4-4.h5"
     shutil.copy(folder / "3x3-devquiz.pdb.4-4.h5", bad)
     with h5py.File(bad, "r+") as f:
@@ -175,7 +184,9 @@ def _tamper(src, dst, dataset, change):
     import shutil
 
     import numpy as np
+
     from pdb_builder.storage import sha256
+
     shutil.copy(src, dst)
     with h5py.File(dst, "r+") as f:
         data = f[dataset][()]
@@ -195,6 +206,7 @@ def test_full_verify_catches_one_entry_changed(folder, tmp_path, delta):
         r = int(np.flatnonzero(data == data[data < 255].max())[0])  # a deepest entry: far from every sample
         data[r] = int(data[r]) + delta
         change.rank = r
+
     bad = _tamper(folder / "3x3-devquiz.pdb.4-4.h5", tmp_path / "3x3-devquiz.pdb.4-4.h5", "tables/0", change)
     if delta > 0:
         assert verify(bad, full=False).ok  # what verify did before: its 2000 sampled states miss it
@@ -205,18 +217,22 @@ def test_full_verify_catches_one_entry_changed(folder, tmp_path, delta):
 
 def test_full_verify_catches_a_two_bit_entry_changed(folder, tmp_path):
     import numpy as np
+
     from pdb_builder.packed import neighbour_ranks
-    from pdb_builder.storage import open_database
 
     db = open_database(folder / "3x3-devquiz.pdb.4-4.h5")
     full = np.asarray(db.tables[0].data)
     # an entry with a deeper neighbour (a lowering of a local maximum within max-lowering would be admissible)
-    r = next(r for r in np.argsort(-full.astype(int), kind="stable") if full[r] < 255 and
-             any(full[r] < full[q] < 255 for q in neighbour_ranks(db.shape, 4, int(r))))
+    r = next(
+        r
+        for r in np.argsort(-full.astype(int), kind="stable")
+        if full[r] < 255 and any(full[r] < full[q] < 255 for q in neighbour_ranks(db.shape, 4, int(r)))
+    )
     r = int(r)
 
     def change(packed):
         packed[r >> 2] ^= np.uint8(2 << (2 * (r & 3)))  # entry r's high bit flipped: its value 4 off
+
     bad = _tamper(folder / "3x3-devquiz.pdb.4-4.h5", tmp_path / "3x3-devquiz.pdb.4-4.h5", "packed/0", change)
     r = run("verify", str(bad))
     assert r.exit_code == 1 and "packed/0: rank" in r.output and "does not decode" in r.output
@@ -227,12 +243,15 @@ def test_full_verify_certifies_goal_tables(folder, tmp_path, how):
     """A goal table passes its certificate; one distance changed by 2 (or one state
     removed, checksums rewritten) fails it."""
     import numpy as np
+
     from pdb_builder.storage import sha256
+
     src = folder / "3x3-devquiz.goal.d8.h5"
     r = verify(src)
     assert r.ok and any("every distance exact" in c for c in r.checks)
     bad = tmp_path / src.name
     import shutil
+
     shutil.copy(src, bad)
     with h5py.File(bad, "r+") as f:
         dist, keys = f["dist"][()], f["keys"][()]

@@ -40,7 +40,7 @@ def _edges(shape, k, table):
                 b = cidx[d]
                 if b in place:
                     continue
-                r2 = rank_py(place[:s] + (b,) + place[s + 1:], n)
+                r2 = rank_py(place[:s] + (b,) + place[s + 1 :], n)
                 if table[r2] != 255:
                     yield r, r2
 
@@ -79,11 +79,15 @@ def test_relax_lowers_the_far_side_of_every_large_jump_and_nothing_else_needless
     assert set(np.flatnonzero(relaxed < full)) <= tight
 
 
-@pytest.mark.parametrize("shape, partition", [
-    (Shape.devquiz(3, 3), "4-4"),
-    (Shape.devquiz(3, 3, [1, 3]), "3-3"),  # the reflection reads the same packed tables
-    (Shape.korf(4, 3, [9]), "3-3-2"),
-], ids=lambda x: getattr(x, "key", str(x)))
+@pytest.mark.parametrize(
+    "shape, partition",
+    [
+        (Shape.devquiz(3, 3), "4-4"),
+        (Shape.devquiz(3, 3, [1, 3]), "3-3"),  # the reflection reads the same packed tables
+        (Shape.korf(4, 3, [9]), "3-3-2"),
+    ],
+    ids=lambda x: getattr(x, "key", str(x)),
+)
 def test_search_on_packed_tables_is_optimal_and_old_files_still_work(tmp_path, shape, partition):
     build_pdb(shape, named_partition(shape, partition), tmp_path)
     dist = bfs_distances(shape)
@@ -102,6 +106,7 @@ def test_search_on_packed_tables_is_optimal_and_old_files_still_work(tmp_path, s
         del f["packed"]
         del f.attrs["packed-tables"]  # (written since; an old file has neither)
     from solver import tables
+
     tables._CACHE.clear()
     assert all(t.packed is None for t in open_database(path).tables)
     old = Searcher(heuristic_for(shape, tmp_path))
@@ -125,7 +130,8 @@ def test_check_packed_finds_a_wrong_entry():
 
 
 def test_verify_reports_the_two_bit_copies(tmp_path):
-    from pdb_builder.inspect import verify
+    from pdb_builder.verify import verify
+
     shape = Shape.devquiz(3, 3)
     build_pdb(shape, named_partition(shape, "4-4"), tmp_path)
     path = next(tmp_path.glob("*.pdb.*.h5"))
@@ -139,10 +145,12 @@ def test_build_two_bit_switch(tmp_path):
     from click.testing import CliRunner
 
     from solver.cli import main
+
     for flag, expect in (("--two-bit", True), ("--no-two-bit", False)):
         folder = tmp_path / flag
-        r = CliRunner().invoke(main, ["-q", "build", "3x3", "--goal", "devquiz", "--partition", "4-4", flag,
-                                      "--db-dir", str(folder)])
+        r = CliRunner().invoke(
+            main, ["-q", "build", "3x3", "--goal", "devquiz", "--partition", "4-4", flag, "--db-dir", str(folder)]
+        )
         assert r.exit_code == 0, r.output
         with h5py.File(next(folder.glob("*.pdb.*.h5")), "r") as f:
             assert ("packed" in f) == expect

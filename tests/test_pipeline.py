@@ -8,9 +8,8 @@ from pdb_builder.board import check_moves
 from pdb_builder.errors import BoardError
 from pdb_builder.formats import read_file
 from solver.answers import compare, direction_counts, fit_limits, totals
-from solver.batch import run_batch
+from solver.batch import Outcome, answers_of, run_batch
 from solver.cli import main
-from solver.batch import Outcome, answers_of
 from solver.pipeline import _retry_order, quick_journal, run_pipeline
 
 from .conftest import data_file
@@ -52,9 +51,18 @@ def test_devquiz_slice_end_to_end(devquiz_slice, tmp_path):
     out, db = tmp_path / "a.txt", tmp_path / "db"
     built = []
     # one node in the quick pass: every board goes on to the layout builds and the full pass
-    res = run_pipeline(recs, out, db_dir=db, limits=read_file(str(devquiz_slice)).limits, time_limit=30,
-                       memory_limit=8 << 20, layout_memory=8 << 20, quick_node_limit=1, workers=1,
-                       on_build=built.append)
+    res = run_pipeline(
+        recs,
+        out,
+        db_dir=db,
+        limits=read_file(str(devquiz_slice)).limits,
+        time_limit=30,
+        memory_limit=8 << 20,
+        layout_memory=8 << 20,
+        quick_node_limit=1,
+        workers=1,
+        on_build=built.append,
+    )
     roles = {p.role for p in built if hasattr(p, "role")}
     assert roles == {"wall-free", "layout"}
     layouts = {r.board.shape.key for r in recs if r.board.shape.walls}
@@ -68,16 +76,26 @@ def test_devquiz_slice_end_to_end(devquiz_slice, tmp_path):
         assert o.extra["optimal"] and len(moves) == _truth(rec), rec.board
         assert any(f"({rec.board.shape.key}.pdb" in name for name in o.extra["heuristic"])  # its own layout's
     assert quick_journal(out).exists()  # the per-board record stays; resuming a finished run solves nothing
-    done = run_pipeline(recs, out, db_dir=db, limits=None, memory_limit=8 << 20, layout_memory=8 << 20,
-                        workers=1, resume=True, retry="unproven")
+    done = run_pipeline(
+        recs,
+        out,
+        db_dir=db,
+        limits=None,
+        memory_limit=8 << 20,
+        layout_memory=8 << 20,
+        workers=1,
+        resume=True,
+        retry="unproven",
+    )
     assert not done.builds and done.full.resumed == len(done.full.outcomes)
     assert answers_of(done.outcomes) == answers_of(res.outcomes)
     # a contestant's published answers (simulated by compare) are never shorter than a proven optimum
     c = compare(devquiz_slice.with_name("koron-slice.txt"), recs, dict(zip([r.index for r in recs], answers)))
     assert c.theirs_answered == len(recs) and c.theirs_invalid == 0 and c.shorter + c.equal == len(recs)
     # a second run builds nothing and proves every board in the quick pass
-    again = run_pipeline(recs, tmp_path / "b.txt", db_dir=db, limits=None, memory_limit=8 << 20,
-                         layout_memory=8 << 20, workers=1)
+    again = run_pipeline(
+        recs, tmp_path / "b.txt", db_dir=db, limits=None, memory_limit=8 << 20, layout_memory=8 << 20, workers=1
+    )
     assert all(b.status == "skipped" for b in again.builds) and not again.full.outcomes
     assert (tmp_path / "b.txt").read_text() == out.read_text()
 
@@ -122,20 +140,43 @@ def test_a_failed_build_never_stops_the_run(devquiz_slice, tmp_path, monkeypatch
 
     monkeypatch.setattr(pipeline, "build_pdb", layouts_fail)
     out = tmp_path / "a.txt"
-    res = run_pipeline(recs, out, db_dir=tmp_path / "db", memory_limit=8 << 20, layout_memory=8 << 20,
-                       time_limit=30, workers=1, quick_node_limit=1)
+    res = run_pipeline(
+        recs,
+        out,
+        db_dir=tmp_path / "db",
+        memory_limit=8 << 20,
+        layout_memory=8 << 20,
+        time_limit=30,
+        workers=1,
+        quick_node_limit=1,
+    )
     assert failed and sorted(k for k, _, _ in res.failed_builds) == sorted(failed)
     assert all("No space left" in e for _, _, e in res.failed_builds)
     assert not res.interrupted and len(res.outcomes) == len(recs)
     for rec, moves in zip(recs, out.read_text().split("\n")):  # every board answered, layouts or not
         assert check_moves(rec.board, moves).ok
-        assert not any(f"({rec.board.shape.key}.pdb" in n for n in res.outcomes[rec.index].extra["heuristic"]
-                       if rec.board.shape.walls)
+        assert not any(
+            f"({rec.board.shape.key}.pdb" in n
+            for n in res.outcomes[rec.index].extra["heuristic"]
+            if rec.board.shape.walls
+        )
     # the command's summary names each failed build (its quick pass held to one node, as above)
-    monkeypatch.setattr(pipeline, "run_pipeline", lambda *a, _run=pipeline.run_pipeline, **kw:
-                        _run(*a, quick_node_limit=1, **kw))
-    r = CliRunner().invoke(main, ["run", str(devquiz_slice), "--out", str(tmp_path / "b.txt"), "--db-dir",
-                                  str(tmp_path / "db"), "--workers", "1"])
+    monkeypatch.setattr(
+        pipeline, "run_pipeline", lambda *a, _run=pipeline.run_pipeline, **kw: _run(*a, quick_node_limit=1, **kw)
+    )
+    r = CliRunner().invoke(
+        main,
+        [
+            "run",
+            str(devquiz_slice),
+            "--out",
+            str(tmp_path / "b.txt"),
+            "--db-dir",
+            str(tmp_path / "db"),
+            "--workers",
+            "1",
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert r.output.count("build failed:") >= len(set(failed)) and "No space left" in r.output
 
@@ -150,8 +191,7 @@ def test_retry_unanswered_boards_worst_first(devquiz_slice, tmp_path):
     cut = run_pipeline(recs[:2], out, resume=True, retry="unanswered", node_limit=1, fallback=False, **kw)
     assert all(o.status == "limit" for o in cut.outcomes.values())
     order = []
-    again = run_pipeline(recs, out, resume=True, retry="unanswered", on_outcome=lambda o: order.append(o.index),
-                         **kw)
+    again = run_pipeline(recs, out, resume=True, retry="unanswered", on_outcome=lambda o: order.append(o.index), **kw)
     assert again.full.resumed == 0 and order == [r.index for r in recs[2:] + recs[:2]]
     answers = out.read_text().split("\n")[:-1]
     assert all(again.outcomes[r.index].extra["optimal"] and check_moves(r.board, m).ok for r, m in zip(recs, answers))
@@ -162,6 +202,7 @@ def test_retry_unanswered_boards_worst_first(devquiz_slice, tmp_path):
 
 def test_retry_with_more_layout_partitions_builds_the_missing_ones(devquiz_slice, tmp_path):
     from pdb_builder.patterns import layout_partitions
+
     recs = [r for r in read_file(str(devquiz_slice)).records if r.board.shape.walls]
     out, db = tmp_path / "a.txt", tmp_path / "db"
     kw = dict(db_dir=db, memory_limit=8 << 20, layout_memory=8 << 20, workers=1, quick_node_limit=1)
@@ -208,8 +249,9 @@ def test_answer_file_never_over_the_move_limits(tmp_path):
     f = tmp_path / "p.txt"
     f.write_text("1 1 1 1\n4\n" + "\n".join(boards) + "\n")
     out = tmp_path / "a.txt"
-    r = CliRunner().invoke(main, ["solve", str(f), "--out", str(out), "--db-dir", str(tmp_path / "none"),
-                                  "--workers", "1"])
+    r = CliRunner().invoke(
+        main, ["solve", str(f), "--out", str(out), "--db-dir", str(tmp_path / "none"), "--workers", "1"]
+    )
     assert r.exit_code == 0, r.output
     lines = out.read_text().split("\n")[:-1]
     use = totals(lines)
@@ -229,8 +271,21 @@ def test_compare_with_another_answer_file(tmp_path):
     assert (c.theirs_answered, c.theirs_invalid, c.shorter, c.only_ours, c.theirs_moves) == (1, 1, 1, 1, 3)
     assert "peer.txt:2" in c.problems[0]
     out = tmp_path / "a.txt"
-    r = CliRunner().invoke(main, ["solve", str(f), "--out", str(out), "--db-dir", str(tmp_path / "none"),
-                                  "--workers", "1", "--compare", str(peer)])
+    r = CliRunner().invoke(
+        main,
+        [
+            "solve",
+            str(f),
+            "--out",
+            str(out),
+            "--db-dir",
+            str(tmp_path / "none"),
+            "--workers",
+            "1",
+            "--compare",
+            str(peer),
+        ],
+    )
     assert r.exit_code == 0 and "against other answer files" in r.output and "peer.txt" in r.output
 
 
@@ -238,8 +293,10 @@ def test_dask_local_cluster_same_answers(devquiz_slice, tmp_path):
     distributed = pytest.importorskip("distributed")
     recs = read_file(str(devquiz_slice)).records[:6]
     local = run_batch(recs, db_dir=tmp_path / "none", workers=1).outcomes
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         remote = run_batch(recs, db_dir=tmp_path / "none", scheduler=client, out_path=tmp_path / "a.txt").outcomes
     assert {i: o.extra["length"] for i, o in remote.items()} == {i: o.extra["length"] for i, o in local.items()}
     assert all(check_moves(r.board, m).ok for r, m in zip(recs, (tmp_path / "a.txt").read_text().split("\n")))
@@ -248,15 +305,28 @@ def test_dask_local_cluster_same_answers(devquiz_slice, tmp_path):
 def test_scheduler_unreachable_is_one_line(tmp_path, monkeypatch):
     pytest.importorskip("distributed")
     monkeypatch.setattr("solver.batch.DASK_CONNECT_TIMEOUT", "2s")
-    r = CliRunner().invoke(main, ["solve", "3,3,123456708", "--scheduler", "tcp://127.0.0.1:1",
-                                  "--db-dir", str(tmp_path)])
+    r = CliRunner().invoke(
+        main, ["solve", "3,3,123456708", "--scheduler", "tcp://127.0.0.1:1", "--db-dir", str(tmp_path)]
+    )
     assert r.exit_code == 2 and "cannot connect" in r.output
 
 
 def test_cli_run(devquiz_slice, tmp_path):
     out, rep, db = tmp_path / "a.txt", tmp_path / "r.csv", tmp_path / "db"
-    args = ["run", str(devquiz_slice), "--out", str(out), "--report", str(rep), "--db-dir", str(db),
-            "--memory-limit", "8M", "--workers", "1"]
+    args = [
+        "run",
+        str(devquiz_slice),
+        "--out",
+        str(out),
+        "--report",
+        str(rep),
+        "--db-dir",
+        str(db),
+        "--memory-limit",
+        "8M",
+        "--workers",
+        "1",
+    ]
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output
     for table in ("proven optimal", "quick pass", "move budget"):
@@ -285,7 +355,8 @@ def test_a_peer_answer_shorter_than_our_proof_fails_the_run(tmp_path):
     (tmp_path / "a.txt.progress.jsonl").write_text("".join(json.dumps(d) + "\n" for d in records))
     peer = tmp_path / "peer.txt"
     peer.write_text("R\n\n")
-    r = CliRunner().invoke(main, ["solve", str(f), "--out", str(out), "--no-db", "--workers", "1", "--resume",
-                                  "--compare", str(peer)])
+    r = CliRunner().invoke(
+        main, ["solve", str(f), "--out", str(out), "--no-db", "--workers", "1", "--resume", "--compare", str(peer)]
+    )
     assert r.exit_code == 1, r.output
     assert "peer.txt:1: contradiction on board" in r.output and "shorter than the 3 called optimal" in r.output

@@ -18,8 +18,8 @@ from click.testing import CliRunner
 
 from pdb_builder import storage
 from pdb_builder.atomic import atomic_path
-from pdb_builder.formats import read_board_arg
 from pdb_builder.errors import DatabaseError
+from pdb_builder.formats import read_board_arg
 from solver.cli import main
 from solver.fallback import FALLBACK_SHARE
 from solver.ida import ida_star
@@ -105,7 +105,9 @@ def test_compare_names_the_illegal_letters(tmp_path):
 def test_missing_db_dir_warns_and_empty_folder_verifies_like_inspect(tmp_path):
     r = run("solve", "--db-dir", str(tmp_path / "none"), "3,3,123456708")
     assert r.exit_code == 0 and "does not exist" in r.output
-    assert run("verify", "--db-dir", str(tmp_path)).exit_code == run("inspect", "--db-dir", str(tmp_path)).exit_code == 0
+    assert (
+        run("verify", "--db-dir", str(tmp_path)).exit_code == run("inspect", "--db-dir", str(tmp_path)).exit_code == 0
+    )
 
 
 def test_suggest_keeps_the_db_dir(tmp_path):
@@ -118,8 +120,13 @@ def test_suggest_keeps_the_db_dir(tmp_path):
 def test_a_closed_pipe_ends_quietly(tmp_path):
     problems = tmp_path / "p.txt"
     problems.write_text("3,3,123456708\n" * 20000)
-    p = subprocess.run(f"{sys.executable} -m solver check {problems} | head -1", shell=True, capture_output=True,
-                       text=True, timeout=120)
+    p = subprocess.run(
+        f"{sys.executable} -m solver check {problems} | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.stdout.count("\n") == 1 and p.stderr == ""
 
 
@@ -149,15 +156,17 @@ def _copy(tmp_path):
     return path
 
 
-@pytest.mark.parametrize("damage", ["swap tiles", "tiles attribute", "partition json", "not a partition",
-                                    "table size", "packed lost", "header"])
+@pytest.mark.parametrize(
+    "damage",
+    ["swap tiles", "tiles attribute", "partition json", "not a partition", "table size", "packed lost", "header"],
+)
 def test_damaged_metadata_is_an_error_naming_the_file(tmp_path, damage):
     """Attributes lie outside the checksums: a table paired with the wrong tiles would be
     read inadmissibly, so every disagreement is refused (exit 1 with the file named)."""
     path = _copy(tmp_path)
+    from pdb_builder.board import Shape
     from pdb_builder.build import build_pdb
     from pdb_builder.patterns import named_partition
-    from pdb_builder.board import Shape
 
     if damage == "packed lost":  # the fixture predates two-bit copies: build a file that has them
         shape = Shape.devquiz(3, 3)
@@ -185,8 +194,9 @@ def test_damaged_metadata_is_an_error_naming_the_file(tmp_path, damage):
 
 def test_a_killed_writers_temporary_file_goes_with_the_next_write(tmp_path):
     final = tmp_path / "x.h5"
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                          text=True).stdout.strip()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    ).stdout.strip()
     import socket
 
     host = socket.gethostname().replace(".", "_").replace("-", "_")
@@ -244,8 +254,10 @@ def test_hundreds_of_open_tables_within_a_small_open_file_limit(tmp_path):
     problems = tmp_path / "p.txt"
     problems.write_text("1 1 1 1\n%d\n%s\n" % (len(lines), "\n".join(lines)))
     exe = str(Path(sys.executable).with_name("slidepdb"))
-    for cmd in ([exe, "inspect", "--db-dir", str(db), "--problems", str(problems)],
-                [exe, "solve", str(problems), "--db-dir", str(db), "--workers", "1", "--json"]):
+    for cmd in (
+        [exe, "inspect", "--db-dir", str(db), "--problems", str(problems)],
+        [exe, "solve", str(problems), "--db-dir", str(db), "--workers", "1", "--json"],
+    ):
         r = subprocess.run(["bash", "-c", 'ulimit -n 64 && exec "$@"', "_", *cmd], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr[-2000:]
         assert "too many open files" not in r.stderr.lower() and "coverage is not counted" not in r.stderr

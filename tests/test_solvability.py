@@ -1,9 +1,7 @@
 import itertools
 import random
 
-import pytest
-
-from pdb_builder.board import WALL, Board, Shape, apply_moves, parse_devquiz_line
+from pdb_builder.board import Board, Shape, apply_moves, parse_devquiz_line
 from pdb_builder.formats import read_lines
 from pdb_builder.solvability import PermGroup, decide
 

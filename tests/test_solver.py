@@ -6,23 +6,33 @@ import pytest
 
 from pdb_builder.board import Board, Shape, check_moves
 from pdb_builder.formats import read_board_arg, read_file
-from solver.beam import beam_search
-from solver.polish import polish
 from solver import staged
+from solver.beam import beam_search
 from solver.budget import Budget
-from solver.staged import staged_search
 from solver.heuristic import manhattan_heuristic
 from solver.ida import Searcher
+from solver.polish import polish
+from solver.staged import staged_search
 
 from .conftest import data_file
 from .naive import bfs_distances
 from .test_inspect import walk
 
 
-@pytest.mark.parametrize("shape", [
-    Shape.devquiz(3, 3), Shape.korf(3, 3), Shape.devquiz(3, 3, [4]), Shape.devquiz(3, 3, [1]),
-    Shape.devquiz(4, 3, [5, 6]), Shape.devquiz(2, 4), Shape.devquiz(3, 3, [3, 5]), Shape.korf(4, 2, [3]),
-], ids=lambda s: s.key)
+@pytest.mark.parametrize(
+    "shape",
+    [
+        Shape.devquiz(3, 3),
+        Shape.korf(3, 3),
+        Shape.devquiz(3, 3, [4]),
+        Shape.devquiz(3, 3, [1]),
+        Shape.devquiz(4, 3, [5, 6]),
+        Shape.devquiz(2, 4),
+        Shape.devquiz(3, 3, [3, 5]),
+        Shape.korf(4, 2, [3]),
+    ],
+    ids=lambda s: s.key,
+)
 def test_optimal_lengths_equal_bfs(shape):
     dist = bfs_distances(shape)
     searcher = Searcher(manhattan_heuristic(shape))
@@ -74,8 +84,11 @@ def test_solver_import_does_not_compile_build_kernels():
     assert out.stdout.strip() == "False"
 
 
-@pytest.mark.parametrize("shape, depth", [(Shape.devquiz(3, 3), 12), (Shape.devquiz(3, 3, [4]), 9),
-                                          (Shape.korf(4, 2, [5]), 6)], ids=lambda x: getattr(x, "key", str(x)))
+@pytest.mark.parametrize(
+    "shape, depth",
+    [(Shape.devquiz(3, 3), 12), (Shape.devquiz(3, 3, [4]), 9), (Shape.korf(4, 2, [5]), 6)],
+    ids=lambda x: getattr(x, "key", str(x)),
+)
 def test_goal_table_settles_nodes_and_keeps_optimality(tmp_path, shape, depth):
     from pdb_builder.build import build_goal_table
     from solver.tables import heuristic_for
@@ -129,10 +142,18 @@ def test_beam_answers_reach_the_goal_and_are_never_shorter_than_optimal(walls):
             assert check_moves(board, moves).ok and len(moves) >= dist[board.cells]
 
 
-@pytest.mark.parametrize("shape", [
-    Shape.devquiz(4, 4), Shape.korf(4, 4), Shape.devquiz(4, 4, [5, 9]), Shape.devquiz(5, 4, [6, 11]),
-    Shape.devquiz(4, 4, [1, 6, 11]), Shape.devquiz(5, 3, [6, 8]),
-], ids=lambda s: s.key)
+@pytest.mark.parametrize(
+    "shape",
+    [
+        Shape.devquiz(4, 4),
+        Shape.korf(4, 4),
+        Shape.devquiz(4, 4, [5, 9]),
+        Shape.devquiz(5, 4, [6, 11]),
+        Shape.devquiz(4, 4, [1, 6, 11]),
+        Shape.devquiz(5, 3, [6, 8]),
+    ],
+    ids=lambda s: s.key,
+)
 def test_staged_answers_reach_the_goal(shape):
     """Rings round walls (4x4 w5,9; the 5x4 layout of DevQuiz line 407), corridors and
     dead ends (a diagonal of walls), plain boards: every answer simulates to the goal."""
@@ -148,8 +169,11 @@ def test_staged_answers_the_board_every_other_search_gave_up_on():
     assert moves is not None and check_moves(board, moves).ok and len(moves) >= 63  # its proven lower bound
 
 
-@pytest.mark.parametrize("line", ["5,5,1C3246980A7E=5=B=JIKGLONM", "6,6,7KF56C3DG4=I1J2AH98LV=0OPQ=UTNWEXSZY"],
-                         ids=["devquiz-3607", "devquiz-2663"])
+@pytest.mark.parametrize(
+    "line",
+    ["5,5,1C3246980A7E=5=B=JIKGLONM", "6,6,7KF56C3DG4=I1J2AH98LV=0OPQ=UTNWEXSZY"],
+    ids=["devquiz-3607", "devquiz-2663"],
+)
 def test_staged_backward_pass_answers_boards_the_forward_pass_leaves_in_a_ring(line):
     """DevQuiz lines 3607 and 2663: forwards, the stages end in one long ring with a short
     cut round the blank's goal, which no table-bounded search finishes; backwards (from the
@@ -163,8 +187,9 @@ def test_staged_refuses_an_unsolvable_board():
     assert staged_search(read_board_arg("3,3,213456780").records[0].board) is None
 
 
-@pytest.mark.parametrize("shape", [Shape.devquiz(3, 3), Shape.devquiz(3, 3, [4]), Shape.devquiz(2, 4)],
-                         ids=lambda s: s.key)
+@pytest.mark.parametrize(
+    "shape", [Shape.devquiz(3, 3), Shape.devquiz(3, 3, [4]), Shape.devquiz(2, 4)], ids=lambda s: s.key
+)
 def test_polish_keeps_answers_valid_and_never_below_optimal(shape):
     """The reverse of a long random walk of the blank is a valid, wandering answer:
     polishing shortens it, to no less than the BFS distance."""
@@ -184,8 +209,9 @@ def test_polish_keeps_answers_valid_and_never_below_optimal(shape):
         assert check_moves(board, shorter).ok and dist[board.cells] <= len(shorter) < len(moves)
 
 
-@pytest.mark.parametrize("shape", [Shape.devquiz(3, 3, [1]), Shape.devquiz(4, 3, [1, 6]), Shape.korf(3, 3)],
-                         ids=lambda s: s.key)
+@pytest.mark.parametrize(
+    "shape", [Shape.devquiz(3, 3, [1]), Shape.devquiz(4, 3, [1, 6]), Shape.korf(3, 3)], ids=lambda s: s.key
+)
 def test_fallback_layout_tables_never_overestimate(shape):
     """The tables the fallback builds in memory, for a shape and for a reversed board's
     custom goal, against exhaustive BFS."""

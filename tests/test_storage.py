@@ -1,5 +1,4 @@
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -134,8 +133,10 @@ def test_provenance_attributes(tmp_path):
 
 
 def test_cli_build_summary_and_skip(tmp_path):
-    r = CliRunner().invoke(main, ["build", "3x3", "--goal", "devquiz", "--partition", "4-4", "--goal-depth", "8",
-                                  "--db-dir", str(tmp_path)])
+    r = CliRunner().invoke(
+        main,
+        ["build", "3x3", "--goal", "devquiz", "--partition", "4-4", "--goal-depth", "8", "--db-dir", str(tmp_path)],
+    )
     assert r.exit_code == 0, r.output
     assert "3x3-devquiz" in r.stdout and "built" in r.stdout and "goal-table" in r.stdout
     r = CliRunner().invoke(main, ["build", "3x3", "--goal", "devquiz", "--partition", "4-4", "--db-dir", str(tmp_path)])
@@ -154,8 +155,9 @@ def test_cli_build_for_problem_file(tmp_path):
     names = sorted(p.name for p in (tmp_path / "db").iterdir())
     assert [n.split(".")[0] for n in names] == ["3x3-devquiz-w2", "3x3-devquiz-w8"]  # walls on cells 1 and 3
     assert "the bottom-right cell is a wall" in r.stderr
-    r = CliRunner().invoke(main, ["build", str(f), "--wall-free", "--db-dir", str(tmp_path / "wf"),
-                                  "--memory-limit", "64M"])
+    r = CliRunner().invoke(
+        main, ["build", str(f), "--wall-free", "--db-dir", str(tmp_path / "wf"), "--memory-limit", "64M"]
+    )
     assert [p.name.split(".")[0] for p in (tmp_path / "wf").iterdir()] == ["3x3-devquiz"]
 
 

@@ -1,0 +1,205 @@
+"""The builder as a library: ``from pdb_builder import build, check, inspect``.
+
+``slidepdb build``, ``check`` and ``inspect`` call these; they return data, never
+print, and raise the error types the CLI maps to exit codes
+(:class:`~pdb_builder.errors.BoardError`: 2, :class:`~pdb_builder.errors.DatabaseError`: 1).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from .board import Board, Shape, check_moves, parse_size
+from .errors import BoardError
+
+log = logging.getLogger("slidepdb.build")
+
+DEFAULT_MEMORY = 4 << 30  # bytes for one pattern's BFS
+
+
+class TargetError(BoardError):
+    """A bad build argument; ``param`` names the command-line option it came from."""
+
+    def __init__(self, message: str, param: str):
+        super().__init__(message)
+        self.param = param
+
+
+def shapes_of_target(target: str, goal: str = "korf", wall_free: bool = False, on_invalid=None) -> list[Shape]:
+    """Shapes named by a build target: a size (``4x4``), a board (DevQuiz line or
+    numeric) or a file of boards (every distinct shape in it; with ``wall_free``,
+    walled boards name their size's wall-free shape).  ``on_invalid(source, index,
+    error)`` hears of boards of a file that do not parse."""
+    from .formats import read_board_arg
+
+    if target != "-" and not Path(target).exists() and "," not in target and " " not in target.strip():
+        try:
+            w, h = parse_size(target)
+        except BoardError as exc:
+            raise TargetError(str(exc), "TARGET") from None
+        return [Shape.make(w, h, goal)]
+    boards = read_board_arg(target, goal=goal)
+    shapes: dict[str, Shape] = {}
+    for r in boards.records:
+        if r.board is None:
+            if on_invalid is not None:
+                on_invalid(boards.source, r.index, r.error)
+            continue
+        s = r.board.shape.wall_free() if wall_free and r.board.shape.walls else r.board.shape
+        shapes.setdefault(s.key, s)
+    if not shapes:
+        raise TargetError(f"{target}: no valid board to build for", "TARGET")
+    return list(shapes.values())
+
+
+def build_reports(
+    target: str | Shape,
+    *,
+    partition: str | list[str] | None = None,
+    goal: str = "korf",
+    db_dir: str | Path | None = None,
+    memory_limit: int = DEFAULT_MEMORY,
+    goal_depth: int | str | None = None,
+    pdb: bool = True,
+    wall_free: bool = False,
+    two_bit: bool = True,
+    layout: str = "contiguous",
+    overwrite: bool = False,
+    progress=None,
+    goal_progress=None,
+    on_partition=None,
+    on_invalid=None,
+) -> list:
+    """:func:`build`, returning each file's :class:`~pdb_builder.build.BuildReport`
+    (path, status built/skipped/rebuilt, entries, mean estimate, seconds).
+    ``progress(name, pattern index, depth, placements valued, regions marked, seconds)``
+    after each BFS layer; ``goal_progress(name, depth, layer, total, seconds)``;
+    ``on_partition(shape, partition)`` before each database."""
+    from .build import build_goal_table, build_pdb
+    from .patterns import default_partition, named_partition, parse_partition
+
+    if goal_depth is not None and goal_depth != "auto" and not (isinstance(goal_depth, int) and 1 <= goal_depth <= 254):
+        raise TargetError(f"{goal_depth!r}: a depth from 1 to 254, or auto", "--goal-depth")
+    if not pdb and goal_depth is None:
+        raise TargetError("building no pattern database needs a goal depth", "--no-pdb")
+    shapes = [target] if isinstance(target, Shape) else shapes_of_target(target, goal, wall_free, on_invalid)
+    names = [partition] if isinstance(partition, str) else list(partition or [])
+    reports = []
+    for shape in shapes:
+        if pdb:
+            try:
+                parts = [parse_partition(p, shape) if "," in p else named_partition(shape, p) for p in names]
+            except BoardError as exc:
+                raise TargetError(str(exc), "--partition") from None
+            parts = parts or [default_partition(shape, memory_limit)]  # BoardError in its own words
+            for part in parts:
+                if on_partition is not None:
+                    on_partition(shape, part)
+                cb = (
+                    None
+                    if progress is None
+                    else (lambda i, d, v, m, s, name=f"{shape.key} {part.name}": progress(name, i, d, v, m, s))
+                )
+                reports.append(build_pdb(shape, part, db_dir, overwrite, layout, progress=cb, two_bit=two_bit))
+        if goal_depth is not None:
+            cb = (
+                None
+                if goal_progress is None
+                else (lambda d, layer, total, s, name=f"{shape.key} goal": goal_progress(name, d, layer, total, s))
+            )
+            reports.append(
+                build_goal_table(
+                    shape,
+                    None if goal_depth == "auto" else goal_depth,
+                    db_dir,
+                    overwrite,
+                    layout,
+                    progress=cb,
+                    memory_limit=memory_limit,
+                )
+            )
+    return reports
+
+
+def build(
+    target: str | Shape,
+    *,
+    partition: str | list[str] | None = None,
+    goal: str = "korf",
+    db_dir: str | Path | None = None,
+    memory_limit: int = DEFAULT_MEMORY,
+    goal_depth: int | str | None = None,
+    wall_free: bool = False,
+    overwrite: bool = False,
+    progress: bool = False,
+) -> list[Path]:
+    """Build pattern databases (and, with ``goal_depth``, a goal-side BFS table) for
+    ``target`` into ``db_dir`` (default ``$SLIDEPDB_DB_DIR`` or ``./databases``);
+    the paths of the files.  ``target``: a size (``"3x3"``), a board, a file of
+    boards, or a :class:`~pdb_builder.board.Shape`.  ``partition``: a name (``"7-8"``,
+    ``"6-6-3"``) or explicit (``"1,2,3/4,5,6"``), or several; default: the size's
+    named default, else patterns grown to fit ``memory_limit`` bytes.  A valid file
+    already there is kept (unless ``overwrite``); an interrupted build leaves none.
+    ``progress``: log each BFS layer (logger ``slidepdb.build``, level INFO)."""
+
+    def layer(name, i, depth, valued, marked, seconds):
+        log.info(
+            "%s pattern %d depth %d: %d placements, %d new regions, %.1f s", name, i + 1, depth, valued, marked, seconds
+        )
+
+    return [
+        Path(r.path)
+        for r in build_reports(
+            target,
+            partition=partition,
+            goal=goal,
+            db_dir=db_dir,
+            memory_limit=memory_limit,
+            goal_depth=goal_depth,
+            wall_free=wall_free,
+            overwrite=overwrite,
+            progress=layer if progress else None,
+        )
+    ]
+
+
+@dataclass
+class Check:
+    """What ``slidepdb check`` says of one board (and moves): ``solvable`` decided
+    exactly (``method``, and ``reason`` when not); with moves, whether they are legal
+    and reach the goal (``move_index``: the first bad move)."""
+
+    board: Board
+    solvable: bool
+    method: str
+    reason: str | None = None
+    moves: str | None = None
+    reaches_goal: bool | None = None
+    move_index: int | None = None
+    move_error: str | None = None
+
+
+def check(board: str | Board, moves: str | None = None, goal: str = "korf") -> Check:
+    """Decide ``board``'s solvability and, with ``moves``, simulate them."""
+    from .formats import parse_board_text
+    from .solvability import decide
+
+    b = board if isinstance(board, Board) else parse_board_text(board, goal=goal)[1]
+    verdict = decide(b)
+    out = Check(b, verdict.solvable, verdict.method, None if verdict.solvable else verdict.reason)
+    if moves is not None:
+        mc = check_moves(b, moves)
+        out.moves, out.reaches_goal = moves, mc.ok
+        if not mc.ok:
+            out.move_index, out.move_error = mc.index, mc.reason
+    return out
+
+
+def inspect(db_dir: str | Path | None = None, verify: bool = True) -> list:
+    """One :class:`~pdb_builder.catalogue.DbRow` per database of ``db_dir``: shape,
+    kind, partition, entries, bytes, build time, estimates, checksum state."""
+    from .catalogue import list_databases
+
+    return list_databases(db_dir, verify)

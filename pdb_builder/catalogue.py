@@ -1,0 +1,324 @@
+"""What is built, how strong it is, and which boards it serves.
+
+* :func:`list_databases` -- one row per file of a database folder;
+* :func:`describe` -- one file in detail (histograms, BFS layers);
+* :func:`plot_histograms` -- the value histograms as a PNG (matplotlib, optional);
+* :func:`coverage` -- for each board of a problem set: the tables that serve it,
+  its starting heuristic against wall-aware Manhattan, whether it starts inside
+  a goal table; summaries per size and a list of builds that would cover the rest.
+
+Whether a file is intact and its tables exact: :mod:`pdb_builder.verify`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .board import Board, Shape
+from .errors import DatabaseError, SlidepdbError
+from .lookup import evaluate, group_lookups
+from .storage import DatabaseCache, database_files, open_database
+
+log = logging.getLogger("slidepdb.inspect")
+
+
+@dataclass
+class DbRow:
+    file: str
+    shape: str
+    kind: str
+    name: str
+    entries: int
+    bytes: int
+    created: str
+    build_seconds: float
+    max_h: int
+    mean_h: float
+    checksum: str  # "ok", "BAD: reason", "unchecked"
+    two_bit: str = ""  # pdb: "yes" when every table has its two-bit copy (packed.py), else "no"
+
+    def as_json(self) -> dict:
+        return self.__dict__.copy()
+
+
+def _row(path: Path, verify: bool) -> DbRow:
+    try:
+        db = open_database(path, verify=verify, mmap=True)
+        state = "ok" if verify else "unchecked"
+    except DatabaseError as exc:
+        try:  # describe what can be read, flag the damage
+            db = open_database(path, verify=False, mmap=True)
+            state = f"BAD: {str(exc).split(': ', 1)[-1].split(';')[0]}"
+        except DatabaseError as exc2:
+            return DbRow(
+                path.name,
+                "?",
+                "?",
+                "?",
+                0,
+                path.stat().st_size,
+                "?",
+                0.0,
+                0,
+                0.0,
+                f"BAD: {str(exc2).split(': ', 1)[-1].split(';')[0]}",
+            )
+    a = db.attrs
+    if db.kind == "pdb":
+        entries = sum(int(t.data.size) for t in db.tables)
+        max_h = sum(int(t.attrs.get("max", 0)) for t in db.tables)
+        mean_h = sum(float(t.attrs.get("mean", 0.0)) for t in db.tables)
+        name = str(a.get("partition-name"))
+    else:
+        entries = int(db.dist.size)
+        max_h = int(db.depth)
+        mean_h = float(np.asarray(db.dist, dtype=np.float64).mean()) if entries else 0.0
+        name = f"depth {db.depth}"
+    two_bit = ("yes" if all(t.packed is not None for t in db.tables) else "no") if db.kind == "pdb" else ""
+    return DbRow(
+        path.name,
+        db.shape.key,
+        db.kind,
+        name,
+        entries,
+        path.stat().st_size,
+        str(a["created"]),
+        float(a["build-seconds"]),
+        max_h,
+        mean_h,
+        state,
+        two_bit,
+    )
+
+
+def list_databases(db_dir=None, verify: bool = True) -> list[DbRow]:
+    return [_row(p, verify) for p in database_files(db_dir)]
+
+
+def describe(path) -> dict:
+    """Everything about one file, JSON-ready."""
+    db = open_database(path, verify=True, mmap=True)
+    out = {
+        "file": str(path),
+        "kind": db.kind,
+        "shape": db.shape.key,
+        "shape-description": db.shape.describe(),
+        "attributes": {
+            k: (v.tolist() if isinstance(v, (np.ndarray, np.generic)) else v)
+            for k, v in db.attrs.items()
+            if k != "metadata"
+        },
+        "metadata": db.metadata,
+    }
+    if db.kind == "pdb":
+        out["tables"] = [
+            {
+                "tiles": list(t.tiles),
+                "entries": int(t.data.size),
+                "mean": float(t.attrs["mean"]),
+                "max": int(t.attrs["max"]),
+                "seconds": float(t.attrs.get("seconds", 0.0)),
+                "histogram": {str(v): int(c) for v, c in enumerate(t.attrs["histogram"][:255]) if c},
+                "unreachable": int(t.attrs["histogram"][255]),
+                "layers": [int(x) for x in t.attrs["layers"]],
+                "two-bit": t.packed is not None,
+            }
+            for t in db.tables
+        ]
+    else:
+        hist = np.bincount(np.asarray(db.dist), minlength=db.depth + 1)
+        out["depth"] = db.depth
+        out["states"] = int(db.dist.size)
+        out["layers"] = [int(x) for x in hist]
+    return out
+
+
+def plot_histograms(path, png) -> None:
+    """Value histogram of every table of ``path`` into ``png``."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise SlidepdbError(
+            "--plot needs matplotlib: pip install 'slidepdb[plot]' (or .venv/bin/pip install matplotlib)"
+        ) from None
+    info = describe(path)
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    if info["kind"] == "pdb":
+        for i, t in enumerate(info["tables"]):
+            xs = [int(v) for v in t["histogram"]]
+            ax.plot(
+                xs,
+                [t["histogram"][str(v)] for v in xs],
+                marker=".",
+                label=f"table {i} ({len(t['tiles'])} tiles, mean {t['mean']:.2f})",
+            )
+        ax.set_xlabel("value (pattern moves)")
+        ax.set_ylabel("placements")
+    else:
+        ax.bar(range(len(info["layers"])), info["layers"])
+        ax.set_xlabel("distance from the goal")
+        ax.set_ylabel("states")
+    ax.set_yscale("log")
+    ax.set_title(Path(path).name)
+    if info["kind"] == "pdb":
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(png, dpi=100)
+    plt.close(fig)
+
+
+# -- coverage ------------------------------------------------------------------------------
+
+
+@dataclass
+class BoardCoverage:
+    index: int
+    board: str
+    size: str
+    walls: int
+    exact: list[str] = field(default_factory=list)
+    wall_free: list[str] = field(default_factory=list)
+    goal_table: list[str] = field(default_factory=list)
+    in_goal_table: int | None = None  # exact distance when the board starts inside a goal table
+    manhattan: int = 0
+    h0: int = 0
+
+    @property
+    def served_by(self) -> str:
+        if self.exact:
+            return "exact"
+        if self.wall_free:
+            return "wall-free"
+        if self.goal_table:
+            return "goal-table"
+        return "none"
+
+    def as_json(self) -> dict:
+        d = self.__dict__.copy()
+        d["served_by"] = self.served_by
+        return d
+
+
+class _Catalogue:
+    """The databases of a folder by shape key, opened through a :class:`DatabaseCache`
+    (to read each file's shape, then as boards of its shape need them), so a folder of
+    hundreds of layouts never holds more descriptors than the open-file limit allows.  A file that does not open is
+    warned about (its reason: damaged, foreign, too many open files) and skipped."""
+
+    def __init__(self, db_dir):
+        self.paths: dict[str, list[Path]] = {}
+        self.cache = DatabaseCache()
+        for p in database_files(db_dir):
+            try:
+                key = self.cache.get(p, verify=False).shape.key
+            except DatabaseError as exc:
+                log.warning("%s; its coverage is not counted", exc)
+                continue
+            self.paths.setdefault(key, []).append(p)
+
+    def for_shape(self, shape: Shape):
+        exact = [self.cache.get(p, verify=False) for p in self.paths.get(shape.key, [])]
+        wf = []
+        if shape.walls and shape.goal_kind != "custom":
+            wf = [
+                db
+                for db in (self.cache.get(p, verify=False) for p in self.paths.get(shape.wall_free().key, []))
+                if db.kind == "pdb"
+            ]
+        return exact, wf
+
+
+def coverage(records, db_dir=None) -> list[BoardCoverage]:
+    """Per board (in the order of ``records``): the databases that serve it and its
+    first estimate with and without them.  Boards are taken shape by shape, so only
+    one shape's tables are open at a time."""
+    from .goal_table import encode_board, find_key
+
+    cat = _Catalogue(db_dir)
+    by_shape: dict[Shape, list] = {}
+    for rec in records:
+        if rec.board is not None:
+            by_shape.setdefault(rec.board.shape, []).append(rec)
+    out = []
+    for shape, recs in by_shape.items():
+        exact, wf = cat.for_shape(shape)
+        lookups, names = group_lookups(shape, [("exact", d) for d in exact] + [("wall-free", d) for d in wf])
+        for rec in recs:
+            b: Board = rec.board
+            cov = BoardCoverage(
+                rec.index,
+                str(b),
+                shape.size_text,
+                len(shape.walls),
+                exact=[d.path.name for d in exact if d.kind == "pdb"],
+                wall_free=[d.path.name for d in wf],
+                goal_table=[d.path.name for d in exact if d.kind == "goal-table"],
+            )
+            cov.manhattan = shape.manhattan(b.cells)
+            cov.h0 = max([cov.manhattan] + evaluate(lookups, b.cells, len(names))) if lookups else cov.manhattan
+            for d in exact:
+                if d.kind == "goal-table":
+                    row = find_key(d.keys, encode_board(shape, b.cells))
+                    if row >= 0:
+                        cov.in_goal_table = int(d.dist[row])
+                        cov.h0 = max(cov.h0, cov.in_goal_table)
+            out.append(cov)
+        del exact, wf, lookups
+    return sorted(out, key=lambda c: c.index)
+
+
+def coverage_summary(covs: list[BoardCoverage]) -> list[dict]:
+    """Per size and for the whole set: boards, share served by each kind, mean gain."""
+    groups: dict[str, list[BoardCoverage]] = {}
+    for c in covs:
+        groups.setdefault(c.size, []).append(c)
+    rows = []
+    for size in sorted(groups, key=lambda s: tuple(int(x) for x in s.split("x"))) + ["all"]:
+        cs = covs if size == "all" else groups[size]
+        if not cs:
+            continue
+        n = len(cs)
+        rows.append(
+            {
+                "size": size,
+                "boards": n,
+                "exact": sum(c.served_by == "exact" for c in cs),
+                "wall-free": sum(c.served_by == "wall-free" for c in cs),
+                "goal-table": sum(bool(c.goal_table) for c in cs),
+                "none": sum(c.served_by == "none" for c in cs),
+                "covered": sum(c.served_by != "none" for c in cs) / n,
+                "mean-manhattan": sum(c.manhattan for c in cs) / n,
+                "mean-h0": sum(c.h0 for c in cs) / n,
+                "mean-gain": sum(c.h0 - c.manhattan for c in cs) / n,
+            }
+        )
+    return rows
+
+
+def suggest(covs: list[BoardCoverage], records, db_dir=None) -> list[str]:
+    """``slidepdb build`` commands for the wall-free database of every size left uncovered
+    (with ``--db-dir`` when one was given)."""
+    import shlex
+
+    where = f" --db-dir {shlex.quote(str(db_dir))}" if db_dir is not None else ""
+    cmds = []
+    seen = set()
+    goal_of = {rec.index: rec.board.shape.goal_kind for rec in records if rec.board is not None}
+    for c in covs:
+        if c.served_by != "none":
+            continue
+        key = (c.size, goal_of[c.index])
+        if key in seen:
+            continue
+        seen.add(key)
+        w, h = (int(x) for x in c.size.split("x"))
+        mem = " --memory-limit 6G" if w * h >= 25 else ""
+        cmds.append(f"slidepdb build {c.size} --goal {key[1]}{mem}{where}")
+    return cmds
