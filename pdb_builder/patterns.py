@@ -103,7 +103,7 @@ def grow_blocks(shape: Shape, sizes, order: str = "row") -> tuple[tuple[int, ...
     from the goal blank first) and adds the neighbouring cell that keeps the longer
     side of its bounding box shortest, then its area smallest: so six cells grow
     into a 2x3 block, not a row.  (Area alone grows rows: 1x3 beats 2x2.  On the
-    DevQuiz 6x4, 2x3 blocks need 9.5x fewer nodes than whole rows, README.)"""
+    DevQuiz 6x4, 2x3 blocks need 9.5x fewer nodes than whole rows: docs/design.md.)"""
     w = shape.width
     cells = [c for c in shape.free_cells if c != shape.goal_blank]
     dist = shape.cell_distances(shape.goal_blank)

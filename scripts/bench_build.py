@@ -7,7 +7,7 @@ of its full ``slidepdb verify`` (every entry against a fresh BFS, every two-bit 
 Each build and each verify runs as its own ``slidepdb`` process (fresh, with a warm
 numba cache from a tiny warm-up build and verify), measured with ``os.wait4``: wall
 seconds, user CPU seconds and peak resident memory.  Prints a markdown table for the
-README.
+docs/benchmarks.md.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@
 Runs (or continues: always with --resume) the pipeline of ``slidepdb run`` on
 ``../shared/data/devquiz2011/problems.txt`` and appends each invocation's time
 split (builds, quick pass, full pass) to ``ANSWERS.bench.jsonl``, so a run split
-over several sittings is timed in full.  Then prints, for the README, the target
+over several runs is timed in full.  Then prints, for docs/devquiz.md, the target
 table and the comparison with the published answer files.  ``--summary-only``
 prints the tables from what is there without solving.
 """

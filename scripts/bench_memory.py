@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What a pattern-database lookup costs on this machine; prints markdown tables for the README.
+"""What a pattern-database lookup costs on this machine; prints markdown tables for docs/benchmarks.md.
 
     .venv/bin/python scripts/bench_memory.py [--reads 3000000]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Solver benchmark on the standard sets; prints markdown tables for the README.
+"""Solver benchmark on the standard sets; prints markdown tables for docs/benchmarks.md.
 
     .venv/bin/python scripts/bench_solve.py --db-dir DIR [--sets korf100 depth80 korf24 manhattan devquiz-6x6]
                                             [--korf24-count 5] [--korf24-order length|gap] [--time-limit S]

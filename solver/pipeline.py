@@ -239,7 +239,7 @@ def run_pipeline(
                 if on_build:
                     on_build(p)
                 # no two-bit copies: on the DevQuiz sizes they measured 0-4% faster search for
-                # 25-40% more build time (README, two-bit tables)
+                # 25-40% more build time (docs/benchmarks.md)
                 for part in p.partitions:
                     t0 = time.perf_counter()
                     try:

@@ -1,0 +1,67 @@
+"""The library API: the same answers as the CLI, held against BFS."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from pdb_builder import build, check, inspect
+from pdb_builder.board import Shape
+from pdb_builder.errors import BoardError
+from solver import Result, solve
+from solver.cli import main
+
+from .naive import bfs_distances
+from .test_inspect import walk
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("api-db")
+    paths = build("3x3", goal="devquiz", db_dir=folder, partition="4-4")
+    assert [p.name for p in paths] == ["3x3-devquiz.pdb.4-4.h5"] and paths[0].exists()
+    assert build("3x3", goal="devquiz", db_dir=folder, partition="4-4") == paths  # kept, not rebuilt
+    return folder
+
+
+def test_solve_is_optimal_and_matches_the_cli(db):
+    for shape in (Shape.devquiz(3, 3), Shape.devquiz(3, 3, [4])):
+        dist = bfs_distances(shape)
+        for seed in range(3):
+            board = walk(shape, seed=seed)
+            r = solve(board, db_dir=db)
+            assert isinstance(r, Result) and r.status == "solved" and r.optimal
+            assert r.length == len(r.moves) == dist[tuple(_cells(board))]
+            assert check(board, r.moves).reaches_goal and r.certificate["length"] == r.length
+            cli = json.loads(CliRunner().invoke(main, ["solve", "--json", "--db-dir", str(db), board]).output)
+            assert {k: cli[k] for k in ("status", "length", "optimal", "tables")} == {
+                "status": r.status,
+                "length": r.length,
+                "optimal": r.optimal,
+                "tables": r.tables,
+            }
+
+
+def _cells(text):
+    from pdb_builder.formats import parse_board_text
+
+    return parse_board_text(text)[1].cells
+
+
+def test_solve_decides_solvability_first_and_rejects_bad_boards(db):
+    r = solve("3,3,213456780", db_dir=db)
+    assert r.status == "unsolvable" and r.moves is None and r.exit_code == 3
+    with pytest.raises(BoardError):
+        solve("3,3,12345678", db_dir=db)
+    with pytest.raises(BoardError):
+        solve("3,3,123456708", db_dir=db, time_limit=0)
+
+
+def test_check_and_inspect_return_data(db):
+    c = check("3,3,123456708", "RL")
+    assert c.solvable and c.reaches_goal is False
+    c = check("3,3,123456708", "D")
+    assert c.reaches_goal is False and c.move_index == 0 and "leave the board" in c.move_error
+    assert not check("3,3,213456780").solvable
+    rows = inspect(db)
+    assert [(r.shape, r.kind, r.name) for r in rows] == [("3x3-devquiz", "pdb", "4-4")]
