@@ -72,12 +72,12 @@ def build_reports(
     on_partition=None,
     on_invalid=None,
 ) -> list:
-    """:func:`build`, returning each file's :class:`~pdb_builder.build.BuildReport`
+    """:func:`build`, returning each file's :class:`~pdb_builder.building.BuildReport`
     (path, status built/skipped/rebuilt, entries, mean estimate, seconds).
     ``progress(name, pattern index, depth, placements valued, regions marked, seconds)``
     after each BFS layer; ``goal_progress(name, depth, layer, total, seconds)``;
     ``on_partition(shape, partition)`` before each database."""
-    from .build import build_goal_table, build_pdb
+    from .building import build_goal_table, build_pdb
     from .patterns import default_partition, named_partition, parse_partition
 
     if goal_depth is not None and goal_depth != "auto" and not (isinstance(goal_depth, int) and 1 <= goal_depth <= 254):

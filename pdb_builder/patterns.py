@@ -257,7 +257,7 @@ def auto_partition(shape: Shape, memory_limit: int, measure_limit: int = 3_000_0
         return most_compact(found)[0][2]
     cands = [c for _, _, c in found]
     if build is None:
-        from .build import compute_pdb as build
+        from .building import compute_pdb as build
     best, best_mean = cands[0], -1.0
     for cand in cands:
         mean = 0.0

@@ -140,7 +140,7 @@ def verify(path, samples: int = 2000, bfs_states: int = 400_000, seed: int = 0, 
 def _verify_table(path, db, i: int) -> tuple[str | None, str]:
     """Table ``i`` of ``db`` in full (see :func:`verify`): (the error or None, the
     line that reports what was checked and how long it took)."""
-    from .build import compute_pdb
+    from .building import compute_pdb
 
     t = db.tables[i]
     k = len(t.tiles)

@@ -74,7 +74,7 @@ def layout_searcher(shape: Shape, budget: Budget) -> Searcher | None:
     BFS keeps to the calling thread: the tables are small, and a batch worker forked
     from a process that ran parallel kernels (``slidepdb run`` builds before it
     solves) must not start threads of its own."""
-    from pdb_builder.build import compute_pdb
+    from pdb_builder.building import compute_pdb
 
     try:
         part = default_partition(shape, LAYOUT_MEMORY, build=lambda s, g: compute_pdb(s, g, parallel=False))

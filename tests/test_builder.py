@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from pdb_builder.board import Board, Shape
-from pdb_builder.build import build_goal_table, build_pdb, compute_pdb
+from pdb_builder.building import build_goal_table, build_pdb, compute_pdb
 from pdb_builder.errors import BoardError
 from pdb_builder.goal_table import compute_goal_table, encode_board, find_key
 from pdb_builder.patterns import auto_partition, default_partition, named_partition, parse_partition

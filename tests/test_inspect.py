@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from pdb_builder.board import Board, Shape
-from pdb_builder.build import build_goal_table, build_pdb
+from pdb_builder.building import build_goal_table, build_pdb
 from pdb_builder.catalogue import coverage, coverage_summary, list_databases
 from pdb_builder.formats import read_lines
 from pdb_builder.lookup import evaluate

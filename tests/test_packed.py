@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pdb_builder.board import Board, Shape
-from pdb_builder.build import build_pdb, compute_pdb
+from pdb_builder.building import build_pdb, compute_pdb
 from pdb_builder.packed import MAX_LOWERING, bits_at, check_packed, decode, pack, relax, root_value
 from pdb_builder.patterns import named_partition
 from pdb_builder.ranking import rank_py, unrank_py

@@ -90,7 +90,7 @@ def test_solver_import_does_not_compile_build_kernels():
     ids=lambda x: getattr(x, "key", str(x)),
 )
 def test_goal_table_settles_nodes_and_keeps_optimality(tmp_path, shape, depth):
-    from pdb_builder.build import build_goal_table
+    from pdb_builder.building import build_goal_table
     from solver.tables import heuristic_for
 
     build_goal_table(shape, depth, tmp_path)
@@ -257,7 +257,7 @@ def test_fallback_tables_build_in_a_worker_forked_after_a_parallel_build():
     threads, so the fallback's tables must build on the worker's own thread."""
     import multiprocessing as mp
 
-    from pdb_builder.build import compute_pdb
+    from pdb_builder.building import compute_pdb
 
     board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
     compute_pdb(board.shape, (1, 2, 3, 4))  # parallel, in this process
