@@ -134,6 +134,22 @@ def show(out, boards, as_json: bool, human) -> None:
         click.echo(line)
 
 
+def progressive(boards, as_json: bool, human):
+    """``on_outcome`` for a run over ``boards``: each board shown, and on a terminal an
+    overall progress line below (:class:`solver.progress.Progress`)."""
+    from .progress import Progress
+
+    bar = Progress(len(boards.records))
+
+    def on_outcome(out):
+        bar.clear()
+        show(out, boards, as_json, human)
+        bar.update(out)
+
+    on_outcome.close = bar.close  # before the summary
+    return on_outcome
+
+
 def emit(outcomes, boards, as_json: bool, human) -> int:
     """Print each outcome; return the highest exit code."""
     code = report_file_errors(boards)
@@ -286,7 +302,7 @@ def human_solved(boards):
         else:
             tag = f"not proven optimal, {e.get('fallback')}, lower bound {e['lower_bound']}"
         return (
-            f"{where(boards, out.index)}: {e['length']} moves ({tag}, {e['nodes']} nodes, "
+            f"{where(boards, out.index)}: {e['length']} move{'' if e['length'] == 1 else 's'} ({tag}, {e['nodes']} nodes, "
             f"{e['seconds']:.2f} s): {e['moves']}"
         )
 
@@ -406,11 +422,12 @@ def solve(
         workers=workers,
         out_path=out_path,
         resume=resume,
-        on_outcome=lambda out: show(out, boards, as_json, human_solved(boards)),
+        on_outcome=(shown := progressive(boards, as_json, human_solved(boards))),
         fallback=not no_fallback,
         scheduler=scheduler,
         limits=boards.limits,
     )
+    shown.close()
     resumed = f", {result.resumed} from an earlier run" if result.resumed else ""
     if result.reopened:
         resumed += f"; {reopened_text(result.reopened)}"
@@ -580,8 +597,9 @@ def run(
         build=not no_build,
         on_build=on_build,
         retry=retry,
-        on_outcome=lambda out: show(out, boards, as_json, human),
+        on_outcome=(shown := progressive(boards, as_json, human)),
     )
+    shown.close()
     total = time.perf_counter() - t0
     phases = res.phase_rows(total)
     extra = [("time (s)", format_table(phases, ["step", "what", "seconds"]))]

@@ -175,3 +175,23 @@ def test_sigterm_stops_a_batch_and_keeps_finished_answers(tmp_path):
     lines = out.read_text().split("\n")[:-1]
     assert len(lines) == len(boards) and lines[0] == "R" and lines[1]
     assert journal.exists()
+
+
+def test_progress_line_on_a_terminal_only():
+    import io
+
+    from solver.batch import Outcome
+    from solver.progress import Progress
+
+    term = io.StringIO()
+    bar = Progress(4, term, enabled=True)
+    for i, optimal in enumerate((True, False, True)):
+        bar.update(Outcome(i, "b", "solved", None, {"optimal": optimal}))
+    last = term.getvalue().split("\r\033[K")[-1]
+    assert last.startswith("[3/4 boards, 2 proven]") and "elapsed" in last and "left" in last
+    bar.close()
+    assert term.getvalue().endswith("\r\033[K")
+    piped = io.StringIO()  # not a terminal: nothing but the per-board lines
+    bar = Progress(4, piped)
+    bar.update(Outcome(0, "b", "solved", None, {"optimal": True}))
+    assert piped.getvalue() == ""
