@@ -301,10 +301,8 @@ def human_solved(boards):
             tag = f"optimal: {e['proof']}" if e.get("proof") else "optimal"
         else:
             tag = f"not proven optimal, {e.get('fallback')}, lower bound {e['lower_bound']}"
-        return (
-            f"{where(boards, out.index)}: {e['length']} move{'' if e['length'] == 1 else 's'} ({tag}, {e['nodes']} nodes, "
-            f"{e['seconds']:.2f} s): {e['moves']}"
-        )
+        moves = "1 move" if e["length"] == 1 else f"{e['length']} moves"
+        return f"{where(boards, out.index)}: {moves} ({tag}, {e['nodes']} nodes, {e['seconds']:.2f} s): {e['moves']}"
 
     return human
 
