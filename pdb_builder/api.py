@@ -77,8 +77,8 @@ def build_reports(
     ``progress(name, pattern index, depth, placements valued, regions marked, seconds)``
     after each BFS layer; ``goal_progress(name, depth, layer, total, seconds)``;
     ``on_partition(shape, partition)`` before each database."""
-    from .building import build_goal_table, build_pdb
-    from .patterns import default_partition, named_partition, parse_partition
+    from .building import build_goal_table, build_pdb, default_partition
+    from .patterns import named_partition, parse_partition
 
     if goal_depth is not None and goal_depth != "auto" and not (isinstance(goal_depth, int) and 1 <= goal_depth <= 254):
         raise TargetError(f"{goal_depth!r}: a depth from 1 to 254, or auto", "--goal-depth")

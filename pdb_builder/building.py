@@ -15,7 +15,15 @@ import numpy as np
 
 from .board import Shape
 from .errors import BoardError
-from .patterns import Partition, validate_partition
+from .patterns import (
+    Partition,
+    bfs_memory,
+    compact_candidates,
+    default_sizes,
+    most_compact,
+    named_partition,
+    validate_partition,
+)
 from .ranking import num_placements, weights
 
 log = logging.getLogger("slidepdb.build")
@@ -144,7 +152,6 @@ def build_pdb(
     file that opens and verifies is kept unless ``overwrite``.  ``two_bit``: also store
     each table's two-bit copy (``packed.py``)."""
     from .errors import DatabaseError
-    from .patterns import bfs_memory
     from .storage import default_db_dir, open_database, pdb_filename, write_pdb
 
     validate_partition(shape, partition)
@@ -263,3 +270,58 @@ def build_goal_table(
         int(dist.max()),
         int(keys.nbytes * 3),
     )
+
+
+# -- choosing a partition (some candidates are built and measured) ------------------------
+
+DEFAULT_NAMES = {(4, 4): "7-8", (5, 5): "6-6-6-6"}
+
+
+def default_partition(shape: Shape, memory_limit: int, build=None) -> Partition:
+    """The named default where one exists and fits, else :func:`auto_partition`
+    (``build`` as there)."""
+    name = DEFAULT_NAMES.get((shape.width, shape.height))
+    if name and not shape.walls:
+        part = named_partition(shape, name)
+        n = len(shape.free_cells)
+        if max(bfs_memory(n, k) for k in part.sizes) <= memory_limit:
+            return part
+    return auto_partition(shape, memory_limit, build=build)
+
+
+def auto_partition(shape: Shape, memory_limit: int, measure_limit: int = 3_000_000, build=None) -> Partition:
+    """Compact candidates under the memory budget (one grown from each of
+    :data:`GROW_ORDERS`); when every candidate's tables hold at most ``measure_limit``
+    entries in all, build them and keep the highest sum of table means (the mean
+    heuristic value over uniformly random states), else the most compact one
+    (:func:`~pdb_builder.patterns.internal_edges`; the first of equals)."""
+    sizes = default_sizes(shape, memory_limit)
+    found = compact_candidates(shape, sizes, "-".join(map(str, sizes)))
+    n = len(shape.free_cells)
+    cost = sum(num_placements(n, k) for k in sizes) * len(found)
+    if len(found) == 1 or cost > measure_limit:
+        return most_compact(found)[0][2]
+    cands = [c for _, _, c in found]
+    build = compute_pdb if build is None else build
+    best, best_mean = cands[0], -1.0
+    for cand in cands:
+        mean = 0.0
+        for g in cand.groups:
+            mean += build(shape, g)[1].mean
+        if mean > best_mean:
+            best, best_mean = cand, mean
+    return best
+
+
+def layout_partitions(shape: Shape, memory_limit: int, count: int = 1) -> list[Partition]:
+    """:func:`default_partition` and, for ``count`` > 1, the next most compact
+    distinct candidates of the same sizes, named ``SIZES.ORDER``: disjoint ways to
+    cut the same tiles, whose sums the solver maxes (each file is a heuristic)."""
+    first = default_partition(shape, memory_limit)
+    out = [first]
+    for _, order, cand in most_compact(compact_candidates(shape, first.sizes, first.name)):
+        if len(out) >= count:
+            break
+        if cand.groups not in [p.groups for p in out]:
+            out.append(Partition(f"{first.name}.{order}", cand.groups))
+    return out

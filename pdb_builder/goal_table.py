@@ -22,6 +22,7 @@ import numba as nb
 import numpy as np
 
 from .board import Shape
+from .packed import compact_neighbours
 
 log = logging.getLogger("slidepdb.build")
 
@@ -118,15 +119,8 @@ def compute_goal_table(shape: Shape, depth: int, max_states: int | None = None, 
     Stops early (at a smaller depth) when the next layer would pass ``max_states``
     states in all; the depth actually reached is the length of the layer list - 1."""
     bits, per, nwords = key_layout(shape)
-    free = shape.free_cells
-    nfree = len(free)
-    cidx = {c: j for j, c in enumerate(free)}
-    nbr_c = np.zeros((nfree, 4), dtype=np.int64)
-    ndeg_c = np.zeros(nfree, dtype=np.int64)
-    for c in free:
-        for d in shape.neighbours[c]:
-            nbr_c[cidx[c], ndeg_c[cidx[c]]] = cidx[d]
-            ndeg_c[cidx[c]] += 1
+    nfree = len(shape.free_cells)
+    nbr_c, ndeg_c = compact_neighbours(shape)
     t0 = time.perf_counter()
     prev = np.zeros((0, nwords), dtype=np.uint64)
     cur = encode_board(shape, shape.goal).reshape(1, nwords)
@@ -227,13 +221,7 @@ def check_goal_table(shape: Shape, keys: np.ndarray, dist: np.ndarray, depth: in
     Parallel (numba threads)."""
     bits, per, nwords = key_layout(shape)
     free = shape.free_cells
-    cidx = {c: j for j, c in enumerate(free)}
-    nbr_c = np.zeros((len(free), 4), dtype=np.int64)
-    ndeg_c = np.zeros(len(free), dtype=np.int64)
-    for c in free:
-        for d in shape.neighbours[c]:
-            nbr_c[cidx[c], ndeg_c[cidx[c]]] = cidx[d]
-            ndeg_c[cidx[c]] += 1
+    nbr_c, ndeg_c = compact_neighbours(shape)
     keys = np.ascontiguousarray(keys).reshape(-1, nwords)
     goal = find_key(keys, encode_board(shape, shape.goal))
     zeros = np.flatnonzero(np.asarray(dist) == 0)

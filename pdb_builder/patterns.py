@@ -10,7 +10,7 @@ still admissible.  Sources:
   ``5-5-5-5-5-5-5`` on 6x6, is grown as compact blocks (the most compact of
   :func:`compact_candidates`);
 * given: ``"1,2,3,4,5,6,7/8,9,10,11,12,13,14,15"`` (numbers or DevQuiz labels);
-* automatic: :func:`auto_partition` picks the largest pattern size that fits a
+* automatic: :func:`pdb_builder.building.auto_partition` picks the largest pattern size that fits a
   memory budget, grows compact candidates, and keeps the one with the highest
   mean heuristic value when the candidates are cheap enough to build.
 """
@@ -226,57 +226,3 @@ def default_sizes(shape: Shape, memory_limit: int) -> list[int]:
     groups = math.ceil(m / k)
     base, extra = divmod(m, groups)
     return [base + 1] * extra + [base] * (groups - extra)
-
-
-DEFAULT_NAMES = {(4, 4): "7-8", (5, 5): "6-6-6-6"}
-
-
-def default_partition(shape: Shape, memory_limit: int, build=None) -> Partition:
-    """The named default where one exists and fits, else :func:`auto_partition`
-    (``build`` as there)."""
-    name = DEFAULT_NAMES.get((shape.width, shape.height))
-    if name and not shape.walls:
-        part = named_partition(shape, name)
-        n = len(shape.free_cells)
-        if max(bfs_memory(n, k) for k in part.sizes) <= memory_limit:
-            return part
-    return auto_partition(shape, memory_limit, build=build)
-
-
-def auto_partition(shape: Shape, memory_limit: int, measure_limit: int = 3_000_000, build=None) -> Partition:
-    """Compact candidates under the memory budget (one grown from each of
-    :data:`GROW_ORDERS`); when every candidate's tables hold at most ``measure_limit``
-    entries in all, build them and keep the highest sum of table means (the mean
-    heuristic value over uniformly random states), else the most compact one
-    (:func:`internal_edges`; the first of equals)."""
-    sizes = default_sizes(shape, memory_limit)
-    found = compact_candidates(shape, sizes, "-".join(map(str, sizes)))
-    n = len(shape.free_cells)
-    cost = sum(num_placements(n, k) for k in sizes) * len(found)
-    if len(found) == 1 or cost > measure_limit:
-        return most_compact(found)[0][2]
-    cands = [c for _, _, c in found]
-    if build is None:
-        from .building import compute_pdb as build
-    best, best_mean = cands[0], -1.0
-    for cand in cands:
-        mean = 0.0
-        for g in cand.groups:
-            mean += build(shape, g)[1].mean
-        if mean > best_mean:
-            best, best_mean = cand, mean
-    return best
-
-
-def layout_partitions(shape: Shape, memory_limit: int, count: int = 1) -> list[Partition]:
-    """:func:`default_partition` and, for ``count`` > 1, the next most compact
-    distinct candidates of the same sizes, named ``SIZES.ORDER``: disjoint ways to
-    cut the same tiles, whose sums the solver maxes (each file is a heuristic)."""
-    first = default_partition(shape, memory_limit)
-    out = [first]
-    for _, order, cand in most_compact(compact_candidates(shape, first.sizes, first.name)):
-        if len(out) >= count:
-            break
-        if cand.groups not in [p.groups for p in out]:
-            out.append(Partition(f"{first.name}.{order}", cand.groups))
-    return out

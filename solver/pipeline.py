@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pdb_builder.board import Shape
-from pdb_builder.building import BuildReport, build_pdb
-from pdb_builder.patterns import default_partition, layout_partitions, num_placements
+from pdb_builder.building import BuildReport, build_pdb, default_partition, layout_partitions
+from pdb_builder.patterns import num_placements
 from pdb_builder.storage import database_files, default_db_dir, pdb_filename
 
 from .batch import (
