@@ -1,6 +1,6 @@
 """The solver as a library: ``from solver import solve``.
 
-The CLI's ``slidepdb solve`` runs the same code (:func:`solver.batch.solve_record`);
+The CLI's ``slidepdb solve`` runs the same code (:func:`solver.one_board.solve_record`);
 this module only turns a board argument into a record and the outcome into a
 :class:`Result` with the fields of ``--json``.
 """
@@ -43,7 +43,7 @@ class Result:
     @property
     def exit_code(self) -> int:
         """The code ``slidepdb solve`` exits with for this board."""
-        from .batch import STATUS_EXIT
+        from .one_board import STATUS_EXIT
 
         return STATUS_EXIT[self.status]
 
@@ -76,7 +76,7 @@ def solve(
     :class:`~pdb_builder.errors.BoardError` for a board that does not parse and
     :class:`~pdb_builder.errors.DatabaseError` for a damaged table (the CLI's exit
     codes 2 and 1); every other outcome is in the result."""
-    from .batch import SolverPool, solve_record
+    from .one_board import SolverPool, solve_record
 
     b = _board(board, goal)
     for name, value in (("time_limit", time_limit), ("node_limit", node_limit)):

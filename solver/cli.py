@@ -221,7 +221,7 @@ def check(board, moves, size, goal, as_json):
     BOARD is a DevQuiz line (W,H,CELLS), a numeric board ("t0 t1 ..", with --size
     and --goal), a file of boards, or - for standard input.
     """
-    from solver.batch import check_record
+    from solver.one_board import check_record
 
     boards = load_boards(board, size, goal)
     outcomes = (check_record(rec, moves) for rec in boards.records)

@@ -39,16 +39,9 @@ from pdb_builder.building import BuildReport, build_pdb, default_partition, layo
 from pdb_builder.patterns import num_placements
 from pdb_builder.storage import database_files, default_db_dir, pdb_filename
 
-from .batch import (
-    BatchResult,
-    Outcome,
-    journal_attempts,
-    journal_path,
-    read_journal,
-    refuse_unless_resume,
-    run_batch,
-    write_answers,
-)
+from .batch import BatchResult, run_batch, write_answers
+from .journal import journal_attempts, journal_path, read_journal, refuse_unless_resume
+from .one_board import Outcome
 
 log = logging.getLogger("slidepdb.run")
 

@@ -8,8 +8,11 @@ from click.testing import CliRunner
 from pdb_builder.board import Shape, check_moves
 from pdb_builder.errors import BoardError
 from pdb_builder.formats import read_file
-from solver.batch import Feed, Outcome, better, journal_path, read_journal, run_batch
+from solver.batch import run_batch
 from solver.cli import main
+from solver.executors import Feed
+from solver.journal import journal_path, read_journal
+from solver.one_board import Outcome, better
 
 from .naive import bfs_distances
 from .test_inspect import walk
@@ -245,16 +248,16 @@ def test_better_prefers_proven_then_shorter_and_keeps_the_higher_bound():
 def test_one_board_that_fails_never_stops_a_batch(tmp_path, monkeypatch):
     """An unexpected error on one board (here an OSError from its search) is that board's
     outcome (status error, exit 1, --retry unanswered solves it again); the others go on."""
-    import solver.batch as batch
+    import solver.one_board as one_board
 
-    real = batch._solve_valid
+    real = one_board._solve_valid
 
     def fail_on_second(rec, *a, **k):
         if rec.index == 2:
             raise FileNotFoundError(2, "No such file or directory")
         return real(rec, *a, **k)
 
-    monkeypatch.setattr(batch, "_solve_valid", fail_on_second)
+    monkeypatch.setattr(one_board, "_solve_valid", fail_on_second)
     f = tmp_path / "p.txt"
     f.write_text("3,3,123456708\n3,3,123405786\n3,3,123456078\n")
     res = run_batch(read_file(str(f)).records, use_db=False, workers=1, out_path=tmp_path / "a.txt")

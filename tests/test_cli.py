@@ -180,7 +180,7 @@ def test_sigterm_stops_a_batch_and_keeps_finished_answers(tmp_path):
 def test_progress_line_on_a_terminal_only():
     import io
 
-    from solver.batch import Outcome
+    from solver.one_board import Outcome
     from solver.progress import Progress
 
     term = io.StringIO()

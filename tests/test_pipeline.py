@@ -8,8 +8,9 @@ from pdb_builder.board import check_moves
 from pdb_builder.errors import BoardError
 from pdb_builder.formats import read_file
 from solver.answers import compare, direction_counts, fit_limits, totals
-from solver.batch import Outcome, answers_of, run_batch
+from solver.batch import answers_of, run_batch
 from solver.cli import main
+from solver.one_board import Outcome
 from solver.pipeline import _retry_order, quick_journal, run_pipeline
 
 from .conftest import data_file
@@ -304,7 +305,7 @@ def test_dask_local_cluster_same_answers(devquiz_slice, tmp_path):
 
 def test_scheduler_unreachable_is_one_line(tmp_path, monkeypatch):
     pytest.importorskip("distributed")
-    monkeypatch.setattr("solver.batch.DASK_CONNECT_TIMEOUT", "2s")
+    monkeypatch.setattr("solver.executors.DASK_CONNECT_TIMEOUT", "2s")
     r = CliRunner().invoke(
         main, ["solve", "3,3,123456708", "--scheduler", "tcp://127.0.0.1:1", "--db-dir", str(tmp_path)]
     )

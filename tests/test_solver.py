@@ -79,7 +79,7 @@ def test_time_limit_stops():
 
 
 def test_solver_import_does_not_compile_build_kernels():
-    code = "import solver.ida, solver.batch, solver.cli, sys; print('pdb_builder.bfs' in sys.modules)"
+    code = "import solver.ida, solver.batch, solver.one_board, solver.cli, sys; print('pdb_builder.bfs' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -1,0 +1,273 @@
+"""One board: validate, decide solvability, search, fall back, and judge what two
+answers for the same board say (the proof, its certificate, contradictions).
+
+Every board goes through: parse (already done by :mod:`pdb_builder.formats`),
+validation, exact solvability, then (for ``solve``) search.  Every move string is
+simulated before it is reported.  A bad board never stops the others.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from pdb_builder import __version__
+from pdb_builder.board import Board, check_moves
+from pdb_builder.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_BAD_MOVES,
+    EXIT_INTERNAL,
+    EXIT_LIMIT,
+    EXIT_OK,
+    EXIT_UNSOLVABLE,
+    DatabaseError,
+)
+from pdb_builder.formats import Record
+from pdb_builder.solvability import decide
+
+from .fallback import fallback_search
+from .heuristic import manhattan_heuristic
+from .ida import Searcher
+from .tables import heuristic_for
+
+STATUS_EXIT = {
+    "valid": EXIT_OK,
+    "solved": EXIT_OK,
+    "invalid": EXIT_BAD_INPUT,
+    "unsolvable": EXIT_UNSOLVABLE,
+    "limit": EXIT_LIMIT,
+    "illegal": EXIT_BAD_MOVES,
+    "error": EXIT_INTERNAL,
+}
+
+
+@dataclass
+class Outcome:
+    """What happened to one board; ``as_json`` is the ``--json`` record."""
+
+    index: int
+    board: str
+    status: str
+    error: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        code = STATUS_EXIT[self.status]
+        return max(code, EXIT_INTERNAL) if self.extra.get("contradiction") else code
+
+    def as_json(self) -> dict:
+        out = {"index": self.index, "board": self.board, "status": self.status, "error": self.error}
+        out.update(self.extra)
+        return out
+
+
+def _board_text(rec: Record) -> str:
+    return str(rec.board) if rec.board is not None else rec.text
+
+
+def check_record(rec: Record, moves: str | None = None) -> Outcome:
+    """Validate a board, decide solvability, and simulate ``moves`` if given."""
+    if rec.error:
+        return Outcome(rec.index, rec.text, "invalid", rec.error)
+    board = rec.board
+    verdict = decide(board)
+    extra = {
+        "solvable": verdict.solvable,
+        "method": verdict.method,
+        "size": board.shape.size_text,
+        "walls": len(board.shape.walls),
+    }
+    if moves is not None:
+        mc = check_moves(board, moves)
+        extra.update(moves=moves, length=len(moves), reaches_goal=mc.ok)
+        if not mc.ok:
+            extra["move_index"] = mc.index
+            return Outcome(rec.index, _board_text(rec), "illegal", mc.reason, extra)
+        return Outcome(rec.index, _board_text(rec), "valid", None, extra)
+    if not verdict.solvable:
+        return Outcome(rec.index, _board_text(rec), "unsolvable", verdict.reason, extra)
+    return Outcome(rec.index, _board_text(rec), "valid", None, extra)
+
+
+class SolverPool:
+    """Prepared searchers by board shape (tables loaded once, kernels compiled once),
+    the :data:`SEARCHERS` most recently used kept: a batch over hundreds of layouts
+    holds the tables of a few at a time (see also :class:`pdb_builder.storage.DatabaseCache`).
+
+    ``db_dir=None`` looks in the default database folder; ``use_db=False`` solves
+    with wall-aware Manhattan + linear conflicts only."""
+
+    SEARCHERS = 8
+
+    def __init__(self, db_dir=None, use_db: bool = True, verify: bool = True):
+        self.db_dir = db_dir
+        self.use_db = use_db
+        self.verify = verify
+        self._searchers: OrderedDict = OrderedDict()
+
+    def searcher(self, board: Board) -> Searcher:
+        key = board.shape
+        if key in self._searchers:
+            self._searchers.move_to_end(key)
+            return self._searchers[key]
+        if self.use_db:
+            h = heuristic_for(board.shape, self.db_dir, verify=self.verify)
+        else:
+            h = manhattan_heuristic(board.shape)
+        self._searchers[key] = Searcher(h)
+        while len(self._searchers) > self.SEARCHERS:
+            self._searchers.popitem(last=False)
+        return self._searchers[key]
+
+
+def solve_record(
+    rec: Record, pool: SolverPool, time_limit: float | None = None, node_limit: int | None = None, fallback: bool = True
+) -> Outcome:
+    """Optimal search within the limits; when a limit stops it and ``fallback`` is on,
+    :func:`solver.fallback.fallback_search` gives a valid answer within
+    ``FALLBACK_SHARE`` more limits, reported ``optimal: false`` with the lower bound
+    the optimal search proved and how it was found (``fallback``)."""
+    checked = check_record(rec)
+    if checked.status != "valid":
+        return checked
+    try:
+        return _solve_valid(rec, pool, time_limit, node_limit, fallback)
+    except DatabaseError:
+        raise  # a damaged or unreadable table: every board of its shape would fail; the run stops naming it
+    except Exception as exc:  # noqa: BLE001 - one board's failure never stops a batch
+        if os.environ.get("SLIDEPDB_DEBUG"):
+            raise
+        return Outcome(
+            rec.index,
+            str(rec.board),
+            "error",
+            f"internal error: {type(exc).__name__}: {exc}",
+            {
+                "size": rec.board.shape.size_text,
+                "walls": len(rec.board.shape.walls),
+                "moves": None,
+                "length": None,
+                "optimal": False,
+            },
+        )
+
+
+def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback) -> Outcome:
+    board = rec.board
+    t0 = time.perf_counter()
+    searcher = pool.searcher(board)
+    result = searcher.solve(board, time_limit=time_limit, node_limit=node_limit)
+    nodes, bound = result.nodes, result.lower_bound
+    moves = result.moves
+    how = None
+    if result.status != "solved" and fallback and (time_limit is not None or node_limit is not None):
+        moves, how, more = fallback_search(searcher, board, time_limit, node_limit, bound)
+        nodes += more
+    extra = {
+        "size": board.shape.size_text,
+        "walls": len(board.shape.walls),
+        "h0": result.h0,
+        "nodes": nodes,
+        "seconds": round(time.perf_counter() - t0, 4),
+        "lower_bound": bound,
+        "heuristic": result.heuristic,
+        "tables": {name: list(sums) for name, sums in searcher.h.checksums.items()},
+        "version": __version__,
+    }
+    if how is not None:
+        extra["fallback"] = how
+    if rec.expected_length is not None:
+        extra["expected_length"] = rec.expected_length
+    if moves is None:
+        extra.update(moves=None, length=None, optimal=False)
+        return Outcome(
+            rec.index, str(board), "limit", f"limit reached before an answer; lower bound {extra['lower_bound']}", extra
+        )
+    mc = check_moves(board, moves)
+    if not mc.ok:  # never print an answer that does not simulate to the goal
+        return Outcome(rec.index, str(board), "error", f"internal error: solver answer rejected: {mc.reason}", extra)
+    extra.update(moves=moves, length=len(moves), optimal=result.status == "solved" and result.optimal)
+    settle_by_bound(extra)
+    if extra["optimal"]:
+        extra["certificate"] = certificate(extra, extra["tables"], how="search" if how is None else "bound")
+    return Outcome(rec.index, str(board), "solved", None, extra)
+
+
+def certificate(extra: dict, checksums: dict, how: str) -> dict:
+    """Why an answer is optimal, for the record: the threshold of the IDA* iteration
+    that completed (``how="search"``: the iteration at the answer's length found it
+    after every lower one completed without a solution; ``"bound"``: an iteration at
+    the answer's length was reached, so every lower one completed), the answer's
+    length, and the tables the estimate read (file name -> each table's sha256, 16
+    hex digits; none: wall-aware Manhattan distance and linear conflicts only)."""
+    return {"threshold": extra["lower_bound"], "length": extra["length"], "how": how, "tables": checksums}
+
+
+def settle_by_bound(extra: dict) -> None:
+    """Flag an answer optimal when it is as long as the lower bound and that bound is
+    past the initial estimate: it is then the threshold of an IDA* iteration on an
+    admissible estimate, reached only after every iteration below it completed without
+    a solution, so nothing shorter exists.  (A fallback answer often meets it: the
+    optimal search ran out of time in the last iteration.)  ``proof`` records it."""
+    length, bound = extra.get("length"), extra.get("lower_bound")
+    if not extra.get("optimal") and length is not None and length == bound and bound > extra.get("h0", bound):
+        extra["optimal"] = True
+        extra["proof"] = "length equals the lower bound"
+
+
+def _rank(o: Outcome):
+    length = o.extra.get("length")
+    return (o.status == "solved", bool(o.extra.get("optimal")), -(length if length is not None else 1 << 30))
+
+
+def better(old: Outcome, new: Outcome) -> Outcome:
+    """Of two outcomes for one board: proven beats unproven beats none, then the
+    shorter answer; the higher of their lower bounds is kept either way.
+
+    Both answers were simulated, so one shorter than the other's proven length or
+    lower bound is a contradiction (a table or a search is wrong): the shorter one is
+    kept, nothing is called optimal, and ``extra["contradiction"]`` says what met
+    (the outcome's exit code is then 1)."""
+    clash = contradiction(old, _answer_length(new)) or contradiction(new, _answer_length(old))
+    if clash:
+        keep = min((o for o in (old, new) if o.extra.get("length") is not None), key=lambda o: o.extra["length"])
+        keep.extra.update(optimal=False, contradiction=clash)
+        keep.extra.pop("proof", None)
+        length = keep.extra["length"]
+        keep.extra["lower_bound"] = max(
+            [b for b in (o.extra.get("lower_bound") for o in (old, new)) if b is not None and b <= length] or [0]
+        )
+        return keep
+    keep = new if _rank(new) >= _rank(old) else old
+    bounds = [o.extra.get("lower_bound") for o in (old, new) if o.extra.get("lower_bound") is not None]
+    if bounds:
+        keep.extra["lower_bound"] = max(bounds)
+        settle_by_bound(keep.extra)
+        if keep.extra.get("optimal") and "certificate" not in keep.extra:  # proven by the other's bound
+            tables = {**old.extra.get("tables", {}), **new.extra.get("tables", {})}
+            keep.extra["certificate"] = certificate(keep.extra, tables, how="bound")
+    return keep
+
+
+def _answer_length(o: Outcome) -> int | None:
+    return o.extra.get("length") if o.status == "solved" else None
+
+
+def contradiction(claim: Outcome, length: int | None) -> str | None:
+    """What is wrong when a valid (simulated) answer of ``length`` moves is shorter
+    than ``claim``'s proven length or lower bound, else None."""
+    if length is None:
+        return None
+    proven = claim.extra.get("length") if claim.status == "solved" and claim.extra.get("optimal") else None
+    bound = claim.extra.get("lower_bound")
+    if proven is not None and length < proven:
+        what = f"an answer of {length} moves is shorter than the {proven} called optimal"
+    elif bound is not None and length < bound:
+        what = f"an answer of {length} moves is shorter than the proven lower bound {bound}"
+    else:
+        return None
+    tables = "; ".join(claim.extra.get("heuristic") or []) or "Manhattan distance"
+    return f"contradiction on board {claim.board}: {what} (that claim's tables: {tables}); its optimal claim withdrawn"
