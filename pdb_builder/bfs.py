@@ -28,8 +28,8 @@ and across thread counts).
 A region's cells become 2-bit slots with one ``pext`` (its cells among the free
 cells, packed) and one ``pdep`` (spread to every other bit), and a word's frontier
 slots become cells the same way back: BMI2 instructions where the CPU has them,
-loops otherwise (``ranking.py``).  Against a loop over the cells they took a
-5-tile BFS on a 6x6 with one wall from 9.4-9.9 s to 6.6-7.3 s (docs/benchmarks.md).
+loops otherwise (``ranking.py``); they beat a loop over the cells by about a
+quarter (docs/benchmarks.md, "Builds").
 
 Cells here are grid cells ``0 .. W*H-1`` for masks and flood fills; ranks use
 the compact index of a cell among the shape's free cells (``cidx``).

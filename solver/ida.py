@@ -333,7 +333,7 @@ def _retract(
             lk_val[i] = old
 
 
-@nb.njit(cache=True, _nrt=False)  # holds the GIL: with nogil Korf's 100 measured slower here
+@nb.njit(cache=True, _nrt=False)  # holds the GIL: with nogil Korf's 100 ran slower
 def _search(
     cells,
     pos,

@@ -231,8 +231,8 @@ def run_pipeline(
             else:
                 if on_build:
                     on_build(p)
-                # no two-bit copies: on the DevQuiz sizes they measured 0-4% faster search for
-                # 25-40% more build time (docs/benchmarks.md)
+                # no two-bit copies: on the DevQuiz sizes they speed the search up too little
+                # for the build time they cost (docs/devquiz.md)
                 for part in p.partitions:
                     t0 = time.perf_counter()
                     try:
