@@ -45,7 +45,7 @@ from .atomic import atomic_path
 from .board import Shape
 from .errors import DatabaseError
 from .packed import ENCODING as PACKED_ENCODING
-from .packed import MAX_LOWERING, packed_table
+from .packed import MAX_LOWERING
 from .ranking import RANKING_NAME, RANKING_VERSION, num_placements
 
 MAGIC = "slidepdb"
@@ -180,6 +180,8 @@ def write_pdb(
     temporary file as it comes and is dropped, so a build holds one table at a time
     (and, while its two-bit copy is made, one lowered copy of it).
     Returns the path, the stats, and the seconds spent producing the tables."""
+    from .lowering import packed_table  # build side: never loaded to read a file
+
     path = Path(path)
     stats = []
     packed_ids = []

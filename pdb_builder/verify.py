@@ -17,7 +17,8 @@ import numpy as np
 from .board import BLANK, Board, Shape
 from .errors import DatabaseError
 from .lookup import evaluate, lookups_for
-from .packed import check_packed, check_packed_full, neighbour_ranks
+from .lowering import check_packed, check_packed_full
+from .packed import neighbour_ranks
 from .storage import open_database
 
 

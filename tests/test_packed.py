@@ -8,7 +8,8 @@ import pytest
 
 from pdb_builder.board import Board, Shape
 from pdb_builder.building import build_pdb, compute_pdb
-from pdb_builder.packed import MAX_LOWERING, bits_at, check_packed, decode, pack, relax, root_value
+from pdb_builder.lowering import check_packed, pack, relax
+from pdb_builder.packed import MAX_LOWERING, bits_at, decode, root_value
 from pdb_builder.patterns import named_partition
 from pdb_builder.ranking import rank_py, unrank_py
 from pdb_builder.storage import open_database
