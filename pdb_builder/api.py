@@ -11,8 +11,9 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from .board import Board, Shape, check_moves, parse_size
+from .board import Board, Shape, parse_size
 from .errors import BoardError
+from .moves import check_moves
 
 log = logging.getLogger("slidepdb.build")
 

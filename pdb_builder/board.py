@@ -16,7 +16,8 @@ Goals:
   must be free).
 * ``custom``: any explicit goal arrangement.
 
-Moves ``L``/``R``/``U``/``D`` move the *blank* one cell left/right/up/down.
+Moves ``L``/``R``/``U``/``D`` move the *blank* one cell left/right/up/down (simulated in
+:mod:`pdb_builder.moves`; boards are read by :mod:`pdb_builder.formats`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from .errors import BoardError
+from .graph import articulation_points
 
 BLANK = 0  # the empty cell in an arrangement
 WALL = -1  # a fixed wall cell in an arrangement
@@ -216,43 +218,8 @@ class Shape:
         return self.region_cut_vertices(frozenset(self.free_cells))
 
     def region_cut_vertices(self, region: frozenset[int]) -> frozenset[int]:
-        """Articulation points of the graph induced by ``region`` (Hopcroft & Tarjan 1973)."""
-        disc: dict[int, int] = {}
-        low: dict[int, int] = {}
-        cuts: set[int] = set()
-
-        def adj(c):
-            return iter([d for d in self.neighbours[c] if d in region])
-
-        for root in sorted(region):
-            if root in disc:
-                continue
-            disc[root] = low[root] = len(disc)
-            root_children = 0
-            stack = [(root, -1, adj(root))]
-            while stack:
-                v, parent, it = stack[-1]
-                advanced = False
-                for w in it:
-                    if w not in disc:
-                        disc[w] = low[w] = len(disc)
-                        stack.append((w, v, adj(w)))
-                        advanced = True
-                        break
-                    if w != parent:
-                        low[v] = min(low[v], disc[w])
-                if advanced:
-                    continue
-                stack.pop()
-                if parent >= 0:
-                    low[parent] = min(low[parent], low[v])
-                    if parent == root:
-                        root_children += 1
-                    elif low[v] >= disc[parent]:
-                        cuts.add(parent)
-            if root_children >= 2:
-                cuts.add(root)
-        return frozenset(cuts)
+        """Articulation points of the graph induced by ``region``."""
+        return articulation_points(self.neighbours, region)
 
     # -- names and symmetry -------------------------------------------------------------
     @cached_property
@@ -398,126 +365,3 @@ def _wall_owner(shape: Shape, tile: int) -> int | None:
         if shape.wall_tile(c) == tile:
             return c
     return None
-
-
-# -- parsing of single boards ----------------------------------------------------------
-
-
-def parse_devquiz_line(text: str) -> Board:
-    """``W,H,CELLS``: DevQuiz board line (labels ``1``-``9``, ``A``-``Z``, ``=`` wall,
-    ``0`` blank; DevQuiz goal)."""
-    parts = text.strip().split(",")
-    if len(parts) != 3:
-        raise BoardError(f"expected W,H,CELLS, got {len(parts)} comma-separated fields")
-    ws, hs, body = (p.strip() for p in parts)
-    if not (ws.isdigit() and hs.isdigit()):
-        raise BoardError(f"bad size {ws!r},{hs!r}: width and height must be whole numbers")
-    w, h = int(ws), int(hs)
-    if not (2 <= w <= 6 and 2 <= h <= 6):
-        raise BoardError(
-            f"bad size {w}x{h}: the DevQuiz format takes 2 to 6 each way (use the numeric format for larger boards)"
-        )
-    if len(body) != w * h:
-        raise BoardError(f"{len(body)} cells given, size {w}x{h} needs {w * h}")
-    cells = []
-    for i, ch in enumerate(body.upper()):
-        if ch == "=":
-            cells.append(WALL)
-        elif ch == "0":
-            cells.append(BLANK)
-        elif ch in LABELS:
-            cells.append(LABELS.index(ch) + 1)
-        else:
-            raise BoardError(f"unknown character {ch!r} at cell {i} (expected 0-9, A-Z or =)")
-    walls = [c for c, t in enumerate(cells) if t == WALL]
-    shape = Shape.devquiz(w, h, walls)
-    return Board(shape, tuple(cells))
-
-
-def parse_numeric_tokens(tokens, width: int, height: int, goal_kind: str) -> Board:
-    """Numeric board: ``t0 .. tn-1`` (tile on each cell, 0 blank, ``=`` or ``-1`` a wall)."""
-    n = width * height
-    if len(tokens) != n:
-        raise BoardError(f"{len(tokens)} cells given, size {width}x{height} needs {n}")
-    cells = []
-    for i, tok in enumerate(tokens):
-        if tok in ("=", "-1"):
-            cells.append(WALL)
-        elif tok.isdigit():
-            cells.append(int(tok))
-        else:
-            raise BoardError(f"unknown token {tok!r} at cell {i} (expected a tile number, 0 or =)")
-    walls = [c for c, t in enumerate(cells) if t == WALL]
-    shape = Shape.make(width, height, goal_kind, walls)
-    validate_arrangement(shape, cells, name=str)
-    return Board(shape, tuple(cells))
-
-
-# -- moves ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class MoveCheck:
-    """Outcome of simulating a move string: ``ok`` when every move is legal and the
-    goal is reached; otherwise ``index`` (0-based) and ``reason`` of the first
-    illegal move, or ``reason`` saying where the legal moves end."""
-
-    ok: bool
-    legal: bool
-    index: int | None
-    reason: str
-    final: tuple[int, ...]
-
-
-def apply_moves(board: Board, moves: str) -> tuple[int, ...]:
-    """Arrangement after ``moves``; raises BoardError on the first illegal move."""
-    result = check_moves(board, moves)
-    if not result.legal:
-        raise BoardError(result.reason)
-    return result.final
-
-
-def check_moves(board: Board, moves: str) -> MoveCheck:
-    shape = board.shape
-    cells = list(board.cells)
-    blank = board.blank
-    for i, m in enumerate(moves):
-        if m not in MOVE_DELTA:
-            return MoveCheck(
-                False, False, i, f"move {i + 1} {m!r}: unknown letter (expected L, R, U or D)", tuple(cells)
-            )
-        target = shape.move_target(blank, m)
-        if target is None:
-            return MoveCheck(
-                False, False, i, f"move {i + 1} {m!r}: the blank at cell {blank} would leave the board", tuple(cells)
-            )
-        if cells[target] == WALL:
-            return MoveCheck(
-                False,
-                False,
-                i,
-                f"move {i + 1} {m!r}: the blank at cell {blank} would enter wall cell {target}",
-                tuple(cells),
-            )
-        cells[blank], cells[target] = cells[target], BLANK
-        blank = target
-    final = tuple(cells)
-    if final == shape.goal:
-        return MoveCheck(
-            True, True, None, f"{_count(len(moves), 'move')} reach{'es' if len(moves) == 1 else ''} the goal", final
-        )
-    wrong = sum(1 for a, b in zip(final, shape.goal) if a != b and a != BLANK)
-    return MoveCheck(
-        False,
-        True,
-        None,
-        f"{_count(len(moves), 'legal move')} end{'s' if len(moves) == 1 else ''} short of the goal: "
-        f"blank on cell {blank}, {_count(wrong, 'tile')} off {'its' if wrong == 1 else 'their'} "
-        f"home cell{'' if wrong == 1 else 's'}",
-        final,
-    )
-
-
-def _count(n: int, noun: str) -> str:
-    """``1 move``, ``2 moves``."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -20,8 +20,60 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .board import Board, parse_devquiz_line, parse_numeric_tokens
+from .board import BLANK, LABELS, WALL, Board, Shape, validate_arrangement
 from .errors import BoardError
+
+# -- parsing of single boards ----------------------------------------------------------
+
+
+def parse_devquiz_line(text: str) -> Board:
+    """``W,H,CELLS``: DevQuiz board line (labels ``1``-``9``, ``A``-``Z``, ``=`` wall,
+    ``0`` blank; DevQuiz goal)."""
+    parts = text.strip().split(",")
+    if len(parts) != 3:
+        raise BoardError(f"expected W,H,CELLS, got {len(parts)} comma-separated fields")
+    ws, hs, body = (p.strip() for p in parts)
+    if not (ws.isdigit() and hs.isdigit()):
+        raise BoardError(f"bad size {ws!r},{hs!r}: width and height must be whole numbers")
+    w, h = int(ws), int(hs)
+    if not (2 <= w <= 6 and 2 <= h <= 6):
+        raise BoardError(
+            f"bad size {w}x{h}: the DevQuiz format takes 2 to 6 each way (use the numeric format for larger boards)"
+        )
+    if len(body) != w * h:
+        raise BoardError(f"{len(body)} cells given, size {w}x{h} needs {w * h}")
+    cells = []
+    for i, ch in enumerate(body.upper()):
+        if ch == "=":
+            cells.append(WALL)
+        elif ch == "0":
+            cells.append(BLANK)
+        elif ch in LABELS:
+            cells.append(LABELS.index(ch) + 1)
+        else:
+            raise BoardError(f"unknown character {ch!r} at cell {i} (expected 0-9, A-Z or =)")
+    walls = [c for c, t in enumerate(cells) if t == WALL]
+    shape = Shape.devquiz(w, h, walls)
+    return Board(shape, tuple(cells))
+
+
+def parse_numeric_tokens(tokens, width: int, height: int, goal_kind: str) -> Board:
+    """Numeric board: ``t0 .. tn-1`` (tile on each cell, 0 blank, ``=`` or ``-1`` a wall)."""
+    n = width * height
+    if len(tokens) != n:
+        raise BoardError(f"{len(tokens)} cells given, size {width}x{height} needs {n}")
+    cells = []
+    for i, tok in enumerate(tokens):
+        if tok in ("=", "-1"):
+            cells.append(WALL)
+        elif tok.isdigit():
+            cells.append(int(tok))
+        else:
+            raise BoardError(f"unknown token {tok!r} at cell {i} (expected a tile number, 0 or =)")
+    walls = [c for c, t in enumerate(cells) if t == WALL]
+    shape = Shape.make(width, height, goal_kind, walls)
+    validate_arrangement(shape, cells, name=str)
+    return Board(shape, tuple(cells))
 
 
 @dataclass

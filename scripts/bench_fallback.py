@@ -42,8 +42,8 @@ def beam_fails(line: str) -> bool:
 
 def run_variant(variant: str, lines: list[str], time_limit: float, conn) -> None:
     import solver.fallback as fb
-    from pdb_builder.board import check_moves
     from pdb_builder.formats import parse_board_text
+    from pdb_builder.moves import check_moves
     from solver.heuristic import manhattan_heuristic
     from solver.ida import Searcher
 

@@ -28,7 +28,7 @@ DATA = ROOT.parent / "shared" / "data"
 
 def solve_set(records, searcher_for, time_limit=None, limit=None, node_limit=None):
     """Solve ``records[:limit]``, each with ``searcher_for(shape)`` (a prepared Searcher)."""
-    from pdb_builder.board import check_moves
+    from pdb_builder.moves import check_moves
 
     rows = []
     for rec in records[:limit]:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pdb_builder.board import check_moves
 from pdb_builder.errors import BoardError
+from pdb_builder.moves import check_moves
 
 DIRECTIONS = "LRUD"
 

@@ -8,11 +8,11 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from pdb_builder.board import check_moves
 from pdb_builder.errors import (
     BoardError,
     DatabaseError,
 )
+from pdb_builder.moves import check_moves
 from pdb_builder.storage import default_db_dir
 
 from .one_board import Outcome, settle_by_bound

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from pdb_builder import __version__
-from pdb_builder.board import Board, check_moves
+from pdb_builder.board import Board
 from pdb_builder.errors import (
     EXIT_BAD_INPUT,
     EXIT_BAD_MOVES,
@@ -25,6 +25,7 @@ from pdb_builder.errors import (
     DatabaseError,
 )
 from pdb_builder.formats import Record
+from pdb_builder.moves import check_moves
 from pdb_builder.solvability import decide
 
 from .fallback import fallback_search

@@ -5,9 +5,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pdb_builder.board import Shape, check_moves
+from pdb_builder.board import Shape
 from pdb_builder.errors import BoardError
 from pdb_builder.formats import read_file
+from pdb_builder.moves import check_moves
 from solver.batch import run_batch
 from solver.cli import main
 from solver.executors import Feed

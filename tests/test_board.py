@@ -1,17 +1,9 @@
 import pytest
 
-from pdb_builder.board import (
-    BLANK,
-    WALL,
-    Board,
-    Shape,
-    check_moves,
-    parse_devquiz_line,
-    parse_numeric_tokens,
-    parse_size,
-)
+from pdb_builder.board import BLANK, WALL, Board, Shape, parse_size
 from pdb_builder.errors import BoardError
-from pdb_builder.formats import read_board_arg, read_lines
+from pdb_builder.formats import parse_devquiz_line, parse_numeric_tokens, read_board_arg, read_lines
+from pdb_builder.moves import check_moves
 
 from .conftest import data_file
 

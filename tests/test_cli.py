@@ -6,8 +6,9 @@ import time
 
 from click.testing import CliRunner
 
-from pdb_builder.board import Shape, check_moves
+from pdb_builder.board import Shape
 from pdb_builder.formats import read_board_arg
+from pdb_builder.moves import check_moves
 from solver.cli import main
 from solver.fallback import BEAM_WIDTHS, FALLBACK_SHARE
 

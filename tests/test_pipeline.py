@@ -4,9 +4,9 @@ the move budget, comparison with other answer files, and a Dask executor."""
 import pytest
 from click.testing import CliRunner
 
-from pdb_builder.board import check_moves
 from pdb_builder.errors import BoardError
 from pdb_builder.formats import read_file
+from pdb_builder.moves import check_moves
 from solver.answers import compare, direction_counts, fit_limits, totals
 from solver.batch import answers_of, run_batch
 from solver.cli import main

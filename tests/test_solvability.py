@@ -1,8 +1,9 @@
 import itertools
 import random
 
-from pdb_builder.board import Board, Shape, apply_moves, parse_devquiz_line
-from pdb_builder.formats import read_lines
+from pdb_builder.board import Board, Shape
+from pdb_builder.formats import parse_devquiz_line, read_lines
+from pdb_builder.moves import apply_moves
 from pdb_builder.solvability import PermGroup, decide
 
 from .conftest import data_file

@@ -4,8 +4,9 @@ import sys
 
 import pytest
 
-from pdb_builder.board import Board, Shape, check_moves
+from pdb_builder.board import Board, Shape
 from pdb_builder.formats import read_board_arg, read_file
+from pdb_builder.moves import check_moves
 from solver import staged
 from solver.beam import beam_search
 from solver.budget import Budget
