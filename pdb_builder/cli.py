@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 
 import click
 
@@ -130,12 +131,19 @@ def build(
     quiet = logging.getLogger().level >= logging.ERROR
     verbose = logging.getLogger().level <= logging.INFO
 
+    # the whole database's placements, and how many its finished layers valued: an overall estimate
+    overall = {"total": 0, "valued": 0, "t0": 0.0}
+
     def layer_progress(name, i, depth, valued, marked, seconds):
+        overall["valued"] += valued
         # small tables finish in a blink: their layers only at -v
         if not quiet and (verbose or seconds >= 1.0):
+            share = min(overall["valued"] / max(overall["total"], 1), 1.0)
+            spent = time.perf_counter() - overall["t0"]
+            left = f", about {spent / share * (1 - share):.0f} s left" if 0.02 < share < 1 else ""
             click.echo(
                 f"  {name} pattern {i + 1} depth {depth:3d}: {valued:>12,} placements, "
-                f"{marked:>12,} new regions, {seconds:8.1f} s",
+                f"{marked:>12,} new regions, {seconds:8.1f} s (database {100 * share:.0f}% valued{left})",
                 err=True,
             )
 
@@ -146,6 +154,10 @@ def build(
             )
 
     def on_partition(shape, part):
+        from .ranking import num_placements
+
+        n = len(shape.free_cells)
+        overall.update(total=sum(num_placements(n, len(g)) for g in part.groups), valued=0, t0=time.perf_counter())
         if not quiet:
             click.echo(f"{shape.key}: partition {part.name} = {part.spec()}", err=True)
 
