@@ -632,6 +632,26 @@ def neighbour_arrays(shape):
     return nbr, ndeg, letters
 
 
+@dataclass
+class _Root:
+    """A search's root: the board's arrays and the incremental state of its estimate
+    (lookup values and ranks, group sums, Manhattan and linear-conflict parts), which
+    the kernel updates move by move and restores on the way back."""
+
+    cells: np.ndarray
+    pos: np.ndarray
+    buf: np.ndarray
+    lc_lines: np.ndarray
+    lk_rank: np.ndarray
+    lk_used: np.ndarray
+    lk_slotof: np.ndarray
+    lk_val: np.ndarray
+    group_sum: np.ndarray
+    md: int
+    lc: int
+    h0: int
+
+
 class Searcher:
     """Prepared arrays for one shape and heuristic; solves many boards of that shape."""
 
@@ -672,9 +692,10 @@ class Searcher:
 
     def initial_h(self, board: Board) -> int:
         st = self._start(board)
-        return st["h0"]
+        return st.h0
 
-    def _start(self, board: Board):
+    def _start(self, board: Board) -> _Root:
+        """The root's arrays and estimate, as the kernel keeps them up to date."""
         shape = self.shape
         cells, pos = board_arrays(shape, board.cells)
         buf = np.zeros(2 * max(shape.width, shape.height) + 2, dtype=np.int64)
@@ -732,7 +753,7 @@ class Searcher:
             e = int(_goal_distance(cells, keys, dist, bits, per, codes, gcells, key))
             h0 = max(h0, depth + 1) if e < 0 else e
         h0 = int(_parity_up(h0, int(self.bpar[board.blank])))
-        return dict(
+        return _Root(
             cells=cells,
             pos=pos,
             buf=buf,
@@ -762,7 +783,7 @@ class Searcher:
             raise ValueError("weight must be at least 100 (percent)")
         t0 = time.perf_counter()
         st = self._start(board)
-        h0 = st["h0"]
+        h0 = st.h0
         if weight != 100:
             h0 = (h0 * weight) // 100
         names = list(self.h.names) or ["manhattan+lc" if self.h.use_lc else "manhattan"]
@@ -794,8 +815,8 @@ class Searcher:
             state[_S_THRESH] = thresh
             state[_S_NEXT] = INF
             state[_S_NODES] = nodes
-            state[_S_MD] = st["md"]
-            state[_S_LC] = st["lc"]
+            state[_S_MD] = st.md
+            state[_S_LC] = st.lc
             while True:
                 budget = SLICE_NODES
                 if node_limit is not None:
@@ -804,8 +825,8 @@ class Searcher:
                     _BUDGET
                     if budget <= 0
                     else _search(
-                        st["cells"],
-                        st["pos"],
+                        st.cells,
+                        st.pos,
                         self.nbr,
                         self.ndeg,
                         self.h.md,
@@ -821,12 +842,12 @@ class Searcher:
                         self.tile_lk,
                         self.tile_slot,
                         ngroups,
-                        st["lk_val"],
-                        st["group_sum"],
-                        st["lc_lines"],
-                        st["lk_rank"],
-                        st["lk_used"],
-                        st["lk_slotof"],
+                        st.lk_val,
+                        st.group_sum,
+                        st.lc_lines,
+                        st.lk_rank,
+                        st.lk_used,
+                        st.lk_slotof,
                         stk_blank,
                         stk_it,
                         stk_n,
@@ -840,7 +861,7 @@ class Searcher:
                         path,
                         state,
                         budget,
-                        st["buf"],
+                        st.buf,
                         self.bpmx and weight == 100,
                         *self.goal,
                         self.bpar,
@@ -856,12 +877,12 @@ class Searcher:
                         moves,
                         depth,
                         optimal,
-                        depth if optimal else st["h0"],
+                        depth if optimal else st.h0,
                         nodes,
                         time.perf_counter() - t0,
                         "solved",
                         names,
-                        st["h0"],
+                        st.h0,
                     )
                 if status == _ITERATION_DONE:
                     break
@@ -872,12 +893,12 @@ class Searcher:
                         None,
                         None,
                         False,
-                        thresh if weight == 100 else st["h0"],
+                        thresh if weight == 100 else st.h0,
                         nodes,
                         time.perf_counter() - t0,
                         "limit",
                         names,
-                        st["h0"],
+                        st.h0,
                     )
             nxt = int(state[_S_NEXT])
             if nxt >= max_depth:
@@ -887,12 +908,12 @@ class Searcher:
                     None,
                     None,
                     False,
-                    thresh if weight == 100 else st["h0"],
+                    thresh if weight == 100 else st.h0,
                     nodes,
                     time.perf_counter() - t0,
                     "limit",
                     names,
-                    st["h0"],
+                    st.h0,
                 )
             thresh = nxt
 
