@@ -334,57 +334,13 @@ def _retract(
 
 
 @nb.njit(cache=True, _nrt=False)  # holds the GIL: with nogil Korf's 100 ran slower
-def _search(
-    cells,
-    pos,
-    nbr,
-    ndeg,
-    md,
-    rowkey,
-    colkey,
-    width,
-    height,
-    use_lc,
-    lk_base,
-    lk_pk,
-    lk_cellmap,
-    lk_w,
-    tile_lk,
-    tile_slot,
-    ngroups,
-    lk_val,
-    group_sum,
-    lc_lines,
-    lk_rank,
-    lk_used,
-    lk_slotof,
-    stk_blank,
-    stk_it,
-    stk_n,
-    stk_ch,
-    stk_ck,
-    stk_h,
-    stk_kh,
-    stk_ci,
-    stk_cv,
-    stk_old,
-    path,
-    state,
-    budget,
-    buf,
-    bpmx,
-    gt_keys,
-    gt_dist,
-    gt_depth,
-    gt_bits,
-    gt_per,
-    gt_codes,
-    gt_cells,
-    gt_key,
-    bpar,
-    weight,
-):
+def _search(root, tables, stack, state, budget, bpmx, goal, weight):
     """Run IDA* from the state vector for at most ``budget`` generated nodes.
+
+    Its arrays come in four groups: ``root`` (the board and the incremental state of
+    its estimate, :class:`_Root`), ``tables`` (:meth:`Searcher._tables`: the shape's
+    neighbours and every lookup's arrays), ``stack`` (one row per depth) and ``goal``
+    (the goal table, :func:`~solver.heuristic.goal_arrays`).
 
     At its first visit (``stk_it[d] == -1``) a node generates all its children
     (each counted once): first every child's table values (:func:`_child_values`,
@@ -401,6 +357,27 @@ def _search(
     budget is at most D is settled by one lookup: present, its distance is exact
     (and a solution if it fits the threshold: the rest of the path is read off the
     table by greedy descent); absent, it is at least D + 1 away."""
+    cells, pos, lk_val, group_sum, lc_lines, lk_rank, lk_used, lk_slotof, buf = root
+    (
+        nbr,
+        ndeg,
+        md,
+        rowkey,
+        colkey,
+        width,
+        height,
+        use_lc,
+        lk_base,
+        lk_pk,
+        lk_cellmap,
+        lk_w,
+        tile_lk,
+        tile_slot,
+        ngroups,
+        bpar,
+    ) = tables
+    stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_kh, stk_ci, stk_cv, stk_old, path = stack
+    gt_keys, gt_dist, gt_depth, gt_bits, gt_per, gt_codes, gt_cells, gt_key = goal
     d = state[_S_DEPTH]
     thresh = state[_S_THRESH]
     nxt = state[_S_NEXT]
@@ -694,6 +671,30 @@ class Searcher:
         st = self._start(board)
         return st.h0
 
+    def _tables(self) -> tuple:
+        """The kernel's read-only arrays: the shape's neighbours and estimates, every
+        lookup's table base, cell map, ranking weights and tile slots, and the parity
+        of each blank cell's distance from its goal cell."""
+        h = self.h
+        return (
+            self.nbr,
+            self.ndeg,
+            h.md,
+            h.rowkey,
+            h.colkey,
+            self.shape.width,
+            self.shape.height,
+            h.use_lc,
+            self.lk_base,
+            self.lk_pk,
+            self.lk_cellmap,
+            self.lk_w,
+            self.tile_lk,
+            self.tile_slot,
+            self.ngroups,
+            self.bpar,
+        )
+
     def _start(self, board: Board) -> _Root:
         """The root's arrays and estimate, as the kernel keeps them up to date."""
         shape = self.shape
@@ -804,6 +805,9 @@ class Searcher:
         stk_old = np.zeros((max_depth + 2, 4 + 2 * max(ngroups, 1)), dtype=np.int64)
         path = np.zeros(max_depth + 2, dtype=np.int64)
         state = np.zeros(8, dtype=np.int64)
+        stack = (stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_kh, stk_ci, stk_cv, stk_old, path)
+        root = (st.cells, st.pos, st.lk_val, st.group_sum, st.lc_lines, st.lk_rank, st.lk_used, st.lk_slotof, st.buf)
+        tables = self._tables()
         thresh = h0
         nodes = 0
         while True:
@@ -825,46 +829,13 @@ class Searcher:
                     _BUDGET
                     if budget <= 0
                     else _search(
-                        st.cells,
-                        st.pos,
-                        self.nbr,
-                        self.ndeg,
-                        self.h.md,
-                        self.h.rowkey,
-                        self.h.colkey,
-                        self.shape.width,
-                        self.shape.height,
-                        self.h.use_lc,
-                        self.lk_base,
-                        self.lk_pk,
-                        self.lk_cellmap,
-                        self.lk_w,
-                        self.tile_lk,
-                        self.tile_slot,
-                        ngroups,
-                        st.lk_val,
-                        st.group_sum,
-                        st.lc_lines,
-                        st.lk_rank,
-                        st.lk_used,
-                        st.lk_slotof,
-                        stk_blank,
-                        stk_it,
-                        stk_n,
-                        stk_ch,
-                        stk_ck,
-                        stk_h,
-                        stk_kh,
-                        stk_ci,
-                        stk_cv,
-                        stk_old,
-                        path,
+                        root,
+                        tables,
+                        stack,
                         state,
                         budget,
-                        st.buf,
                         self.bpmx and weight == 100,
-                        *self.goal,
-                        self.bpar,
+                        self.goal,
                         weight,
                     )
                 )
