@@ -3,9 +3,13 @@
 * A table built for the board's own shape reads it directly.
 * A table built for the wall-free shape of the same size and goal reads a walled
   board with each wall as the tile whose home it is, fixed on that cell.
-* For square shapes whose walls are symmetric under the main diagonal, a second
-  reading goes through the reflection (Korf & Felner 2002): tile u on cell c
-  reads as tile T'(u) on cell T(c), T'(u) the tile whose home is T(home(u)).
+* For square shapes whose goal blank lies on the main diagonal, a second reading
+  goes through the reflection (Korf & Felner 2002): tile u on cell c reads as tile
+  T'(u) on cell T(c), T'(u) the tile whose home is T(home(u)).  Wall-free tables
+  read every walled layout that way: the reflected board is a board of the
+  reflected layout, its walls again tiles fixed at home, which the same wall-free
+  table serves.  An exact-layout table needs walls symmetric under the diagonal
+  (its cells are the layout's free cells).
 
 ``evaluate`` is the slow, obvious Python evaluator (coverage reports, verify,
 tests); the solver's kernel does the same with the arrays of
@@ -47,11 +51,12 @@ def serves(db_shape: Shape, shape: Shape) -> str | None:
 
 def lookups_for(shape: Shape, db_shape: Shape, tables, group: int, reflect: bool) -> list[Lookup]:
     """Lookups reading ``tables`` ((tiles, data) or (tiles, data, packed) built for
-    ``db_shape``) on ``shape``."""
+    ``db_shape``) on ``shape``; ``reflect``: through the diagonal reflection of
+    ``db_shape`` (which must have one)."""
     dbcell = np.full(db_shape.n, -1, dtype=np.int64)
     for j, c in enumerate(db_shape.free_cells):
         dbcell[c] = j
-    tmap = np.array(shape.transpose_map if reflect else range(shape.n), dtype=np.int64)
+    tmap = np.array(db_shape.transpose_map if reflect else range(shape.n), dtype=np.int64)
     cellmap = dbcell[tmap]
     out = []
     for tiles, data, *packed in tables:
@@ -69,10 +74,10 @@ def group_lookups(shape: Shape, databases, reflect: bool = True) -> tuple[list[L
     reflected reading too where the shape allows it), and a name for each group."""
     lookups: list[Lookup] = []
     names: list[str] = []
-    readings = (False, True) if reflect and shape.transpose_map is not None else (False,)
     for role, db in databases:
         if db.kind != "pdb" or serves(db.shape, shape) != role:
             continue
+        readings = (False, True) if reflect and db.shape.transpose_map is not None else (False,)
         tables = [(t.tiles, t.data, t.packed) for t in db.tables]
         name = f"{role} {db.attrs.get('partition-name')} ({db.path.name})"
         for reflected in readings:

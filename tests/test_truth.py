@@ -29,6 +29,8 @@ def _searcher(shape, folder):
     s = Searcher(h)
     assert h.lookups and all(n.startswith("wall-free") or "wall-free" in n for n in h.names), h.names
     assert any(p is not None for p in s.packed)  # the search reads the two-bit copies
+    if shape.width == shape.height:  # every layout, symmetric or not, also read through the reflection
+        assert any(n.endswith("reflected") for n in h.names), h.names
     return s
 
 
