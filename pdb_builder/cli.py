@@ -122,10 +122,8 @@ def build(
         import numba
 
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    if no_pdb and goal_depth is None:
-        raise click.UsageError("--no-pdb needs --goal-depth")
-    if goal_depth is not None and goal_depth != "auto":
-        if not goal_depth.isdigit() or not 1 <= int(goal_depth) <= 254:
+    if goal_depth is not None and goal_depth != "auto":  # its range, and --no-pdb without it: build_reports
+        if not goal_depth.isdigit():
             raise click.BadParameter(f"{goal_depth!r}: a depth from 1 to 254, or auto", param_hint="--goal-depth")
         goal_depth = int(goal_depth)
     quiet = logging.getLogger().level >= logging.ERROR

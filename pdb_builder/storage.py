@@ -500,6 +500,9 @@ def _s(v) -> str | None:
     return v.decode() if isinstance(v, bytes) else v
 
 
+CHECKSUM_DIGITS = 16  # a table's sha256 as records name it (journals, certificates): this many hex digits
+
+
 def stored_checksums(path) -> list[str]:
     """The sha256 attributes of a database file's arrays, in the order of
     :attr:`Database.checksums`, read without loading or checking the arrays."""

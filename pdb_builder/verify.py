@@ -18,7 +18,7 @@ from .board import BLANK, Board, Shape
 from .errors import DatabaseError
 from .lookup import evaluate, lookups_for
 from .lowering import check_packed, check_packed_full
-from .packed import neighbour_ranks
+from .packed import MAX_LOWERING, neighbour_ranks
 from .storage import open_database
 
 
@@ -138,6 +138,11 @@ def verify(path, samples: int = 2000, bfs_states: int = 400_000, seed: int = 0, 
     return res
 
 
+def _neighbour_values(shape: Shape, k: int, r: int, stored) -> str:
+    """``rank: value`` of placement ``r``'s abstract neighbours, for an error message."""
+    return ", ".join(f"{q}: {int(stored[q])}" for q in neighbour_ranks(shape, k, r))
+
+
 def _verify_table(path, db, i: int) -> tuple[str | None, str]:
     """Table ``i`` of ``db`` in full (see :func:`verify`): (the error or None, the
     line that reports what was checked and how long it took)."""
@@ -151,7 +156,7 @@ def _verify_table(path, db, i: int) -> tuple[str | None, str]:
     differ = np.flatnonzero(stored != fresh)
     if differ.size:
         r = int(differ[0])
-        near = ", ".join(f"{q}: {int(stored[q])}" for q in neighbour_ranks(db.shape, k, r))
+        near = _neighbour_values(db.shape, k, r, stored)
         what = "above its exact cost: inadmissible" if stored[r] > fresh[r] else "below its exact cost"
         return (
             f"{path}: dataset tables/{i}: rank {r} holds {int(stored[r])}, {what} {int(fresh[r])} (a fresh "
@@ -161,9 +166,10 @@ def _verify_table(path, db, i: int) -> tuple[str | None, str]:
     line = f"tables/{i} ({k} tiles): {stored.size:,} entries equal a fresh BFS ({time.perf_counter() - t0:.1f} s)"
     if t.packed is not None:
         t1 = time.perf_counter()
-        bad = check_packed_full(stored, np.asarray(t.packed), db.shape, k, int(t.attrs.get("max-lowering", 6)))
+        lowering = int(t.attrs.get("max-lowering", MAX_LOWERING))
+        bad = check_packed_full(stored, np.asarray(t.packed), db.shape, k, lowering)
         if bad >= 0:
-            near = ", ".join(f"{q}: {int(stored[q])}" for q in neighbour_ranks(db.shape, k, bad))
+            near = _neighbour_values(db.shape, k, bad, stored)
             return (
                 f"{path}: dataset packed/{i}: rank {bad} (full value {int(stored[bad])}; neighbours {near}) "
                 f"does not decode from its neighbours or is lowered too far; rebuild it"

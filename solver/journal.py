@@ -45,7 +45,7 @@ def current_checksums(db_dir=None):
     """``name -> [16-hex sha256 of each table]`` of the database files in ``db_dir`` now
     (None for a file that is gone or unreadable), read from each file's attributes
     once: what a journal's ``tables`` are held against."""
-    from pdb_builder.storage import stored_checksums
+    from pdb_builder.storage import CHECKSUM_DIGITS, stored_checksums
 
     folder = default_db_dir(db_dir)
     seen: dict[str, list[str] | None] = {}
@@ -53,7 +53,7 @@ def current_checksums(db_dir=None):
     def now(name: str) -> list[str] | None:
         if name not in seen:
             try:
-                seen[name] = [c[:16] for c in stored_checksums(folder / name)]
+                seen[name] = [c[:CHECKSUM_DIGITS] for c in stored_checksums(folder / name)]
             except (OSError, DatabaseError):
                 seen[name] = None
         return seen[name]

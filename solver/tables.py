@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pdb_builder.board import Shape
 from pdb_builder.lookup import group_lookups, serves
-from pdb_builder.storage import Database, DatabaseCache, default_db_dir
+from pdb_builder.storage import CHECKSUM_DIGITS, Database, DatabaseCache, default_db_dir
 
 from .heuristic import Heuristic, manhattan_tables
 
@@ -63,7 +63,7 @@ def heuristic_for(
         if db.kind == "goal-table" and db.shape == shape and (h.goal_table is None or db.depth > h.goal_table.depth):
             h.goal_table = db
     read = [db for _, db in databases] + ([h.goal_table] if h.goal_table is not None else [])
-    h.checksums = {db.path.name: [c[:16] for c in db.checksums] for db in read}
+    h.checksums = {db.path.name: [c[:CHECKSUM_DIGITS] for c in db.checksums] for db in read}
     if h.goal_table is not None:
         h.goal_name = f"goal table depth {h.goal_table.depth} ({h.goal_table.path.name})"
     if h.lookups:
