@@ -33,7 +33,7 @@ def test_solve_is_optimal_and_matches_the_cli(db):
             assert isinstance(r, Result) and r.status == "solved" and r.optimal
             assert r.length == len(r.moves) == dist[tuple(_cells(board))]
             assert check(board, r.moves).reaches_goal and r.certificate["length"] == r.length
-            cli = json.loads(CliRunner().invoke(main, ["solve", "--json", "--db-dir", str(db), board]).output)
+            cli = json.loads(CliRunner().invoke(main, ["solve", "--json", "--db-dir", str(db), board]).stdout)
             assert {k: cli[k] for k in ("status", "length", "optimal", "tables")} == {
                 "status": r.status,
                 "length": r.length,

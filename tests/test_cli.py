@@ -32,7 +32,7 @@ def test_help_lists_commands():
 def test_exit_0_valid_and_solved():
     assert run("check", "3,3,123456708").exit_code == 0
     r = run("solve", "--json", "3,3,1=3456708")
-    rec = json.loads(r.output)
+    rec = json.loads(r.stdout)
     assert r.exit_code == 0 and rec["status"] == "solved" and rec["optimal"] and rec["length"] == 1
     board = read_board_arg(rec["board"]).records[0].board
     assert check_moves(board, rec["moves"]).ok
@@ -47,20 +47,20 @@ def test_exit_2_bad_input_one_line_no_traceback():
 
 def test_exit_3_unsolvable():
     r = run("check", "--json", "3,3,213456780")
-    assert r.exit_code == 3 and json.loads(r.output)["status"] == "unsolvable"
+    assert r.exit_code == 3 and json.loads(r.stdout)["status"] == "unsolvable"
     assert run("solve", "3,3,213456780").exit_code == 3
 
 
 def test_exit_4_limit():
     board = "14 13 15 7 11 12 9 5 6 0 2 1 4 8 10 3"
     r = run("solve", "--json", "--node-limit", "1000", "--no-fallback", board)
-    rec = json.loads(r.output)
+    rec = json.loads(r.stdout)
     assert r.exit_code == 4 and rec["status"] == "limit" and rec["optimal"] is False and rec["moves"] is None
 
 
 def test_exit_5_bad_moves():
     r = run("check", "--json", "3,3,123456708", "RR")
-    rec = json.loads(r.output)
+    rec = json.loads(r.stdout)
     assert r.exit_code == 5 and rec["status"] == "illegal" and rec["move_index"] == 1
     assert run("check", "3,3,123456708", "L").exit_code == 5  # legal, but not the goal
     assert run("check", "3,3,123456708", "R").exit_code == 0
@@ -87,7 +87,7 @@ def test_solve_file_writes_answer_file(tmp_path):
 
 def test_stdin_numeric_with_size():
     r = run("check", "--json", "--size", "3x2", "-", input="1 2 0 3 4 5\n")
-    assert r.exit_code == 0 and json.loads(r.output)["status"] == "valid"
+    assert r.exit_code == 0 and json.loads(r.stdout)["status"] == "valid"
 
 
 def test_python_dash_m_solver():
@@ -98,7 +98,7 @@ def test_python_dash_m_solver():
 def test_fallback_gives_a_valid_unproven_answer():
     board = "14 13 15 7 11 12 9 5 6 0 2 1 4 8 10 3"  # Korf #1, optimal 57
     r = run("solve", "--json", "--node-limit", "20000", "--no-db", board)
-    rec = json.loads(r.output)
+    rec = json.loads(r.stdout)
     assert r.exit_code == 0 and rec["status"] == "solved" and rec["optimal"] is False
     assert rec["fallback"].startswith(("beam", "weighted")) and rec["lower_bound"] <= 57 <= rec["length"]
     assert check_moves(read_board_arg(board).records[0].board, rec["moves"]).ok
@@ -107,7 +107,7 @@ def test_fallback_gives_a_valid_unproven_answer():
 def test_weighted_fallback_when_no_beam_answers(monkeypatch):
     monkeypatch.setattr("solver.fallback.BEAM_WIDTHS", ())
     board = "14 13 15 7 11 12 9 5 6 0 2 1 4 8 10 3"  # Korf #1, optimal 57
-    rec = json.loads(run("solve", "--json", "--node-limit", "20000", "--no-db", board).output)
+    rec = json.loads(run("solve", "--json", "--node-limit", "20000", "--no-db", board).stdout)
     assert rec["status"] == "solved" and rec["fallback"].startswith("weighted IDA*")
     weight = float(rec["fallback"].split(",")[0].split()[-1])  # "weighted IDA* 1.5[, polished]"
     assert weight > 1 and rec["lower_bound"] <= 57 <= rec["length"] <= weight * 57  # weighted IDA*'s bound
@@ -120,7 +120,7 @@ def test_staged_fallback_when_every_other_search_fails(monkeypatch):
     monkeypatch.setattr("solver.fallback.layout_searcher", lambda *a, **k: None)
     board = walk(Shape.devquiz(5, 5, [6, 13]), steps=3000, seed=3)  # too far for Manhattan alone
     # a node limit, not seconds: the staged search needs about 0.7M nodes here, on any machine's load
-    rec = json.loads(run("solve", "--json", "--node-limit", "2000000", "--no-db", board).output)
+    rec = json.loads(run("solve", "--json", "--node-limit", "2000000", "--no-db", board).stdout)
     assert rec["status"] == "solved" and rec["fallback"].startswith("staged") and rec["optimal"] is False
     assert check_moves(read_board_arg(board).records[0].board, rec["moves"]).ok
 
@@ -128,7 +128,7 @@ def test_staged_fallback_when_every_other_search_fails(monkeypatch):
 def test_every_search_of_a_board_counts_against_its_node_limit():
     board = walk(Shape.devquiz(5, 5), steps=3000, seed=5)  # far from the goal: Manhattan alone is slow
     r = run("solve", "--json", "--node-limit", "300000", "--no-db", board)
-    rec = json.loads(r.output)
+    rec = json.loads(r.stdout)
     # the optimal search's budget, FALLBACK_SHARE more for beam, weighted, staged and polishing,
     # and at most one beam level (4 children for each of the first beam's states) over
     assert rec["nodes"] <= (1 + FALLBACK_SHARE) * 300000 + 4 * BEAM_WIDTHS[0]

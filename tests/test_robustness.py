@@ -145,7 +145,7 @@ def test_a_time_limit_bounds_the_whole_board():
     t0 = time.perf_counter()
     r = run("solve", "--json", "--no-db", "--time-limit", str(limit), "5,5,B234017==N6=KF5G=IDELMJOA")
     wall = time.perf_counter() - t0
-    rec = json.loads(r.output.splitlines()[0])
+    rec = json.loads(r.stdout.splitlines()[0])
     assert rec["status"] in ("solved", "limit")
     assert wall < (1 + FALLBACK_SHARE) * limit + 15, wall  # was several minutes: staged search had no deadline
 
