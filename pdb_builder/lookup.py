@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .board import WALL, Shape
-from .ranking import rank_py
+from .entries import rank_py
 
 
 @dataclass
@@ -38,6 +38,8 @@ class Lookup:
     ncells: int  # free cells of the table's shape
     group: int
     packed: np.ndarray | None = None  # the table's two-bit copy (packed.py), if its file has one
+    guard: object = None  # table / packed not checked yet (pdb_builder.integrity.Guard), opened lazily
+    packed_guard: object = None
 
 
 def serves(db_shape: Shape, shape: Shape) -> str | None:
@@ -50,21 +52,21 @@ def serves(db_shape: Shape, shape: Shape) -> str | None:
 
 
 def lookups_for(shape: Shape, db_shape: Shape, tables, group: int, reflect: bool) -> list[Lookup]:
-    """Lookups reading ``tables`` ((tiles, data) or (tiles, data, packed) built for
-    ``db_shape``) on ``shape``; ``reflect``: through the diagonal reflection of
-    ``db_shape`` (which must have one)."""
+    """Lookups reading ``tables`` ((tiles, data), or (tiles, data, packed, guard,
+    packed_guard) as Lookup names them, built for ``db_shape``) on ``shape``;
+    ``reflect``: through the diagonal reflection of ``db_shape`` (which must have one)."""
     dbcell = np.full(db_shape.n, -1, dtype=np.int64)
     for j, c in enumerate(db_shape.free_cells):
         dbcell[c] = j
     tmap = np.array(db_shape.transpose_map if reflect else range(shape.n), dtype=np.int64)
     cellmap = dbcell[tmap]
     out = []
-    for tiles, data, *packed in tables:
+    for tiles, data, *rest in tables:
         slots = []
         for s in tiles:
             src = int(tmap[db_shape.home[s]])  # the board cell whose owner reads as s
             slots.append(-(src + 1) if shape.goal[src] == WALL else shape.goal[src])
-        out.append(Lookup(data, tuple(slots), cellmap, len(db_shape.free_cells), group, *packed))
+        out.append(Lookup(data, tuple(slots), cellmap, len(db_shape.free_cells), group, *rest))
     return out
 
 
@@ -78,7 +80,7 @@ def group_lookups(shape: Shape, databases, reflect: bool = True) -> tuple[list[L
         if db.kind != "pdb" or serves(db.shape, shape) != role:
             continue
         readings = (False, True) if reflect and db.shape.transpose_map is not None else (False,)
-        tables = [(t.tiles, t.data, t.packed) for t in db.tables]
+        tables = [(t.tiles, t.data, t.packed, t.guard, t.packed_guard) for t in db.tables]
         name = f"{role} {db.attrs.get('partition-name')} ({db.path.name})"
         for reflected in readings:
             lookups += lookups_for(shape, db.shape, tables, len(names), reflect=reflected)

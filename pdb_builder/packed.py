@@ -27,13 +27,10 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from . import entries
 from .board import Shape
+from .entries import ENCODING, MAX_LOWERING, SLACK, UNSEEN  # noqa: F401
 from .ranking import rank_delta, trailing_zeros, unrank_kernel, weights
-
-ENCODING = "mod8-relative-v1"
-SLACK = 3  # after relax, every move changes a value by at most this
-MAX_LOWERING = 6  # root_value needs the full value minus the relaxed one below 8
-UNSEEN = 255
 
 
 def compact_neighbours(shape: Shape) -> tuple[np.ndarray, np.ndarray]:
@@ -98,23 +95,10 @@ def _next_placement(pos, used, slot_of, n, k):
     return used
 
 
-@nb.njit(cache=True, inline="always")
-def bits_at(packed_byte, r):
-    """Entry ``r``'s two bits, from the byte that holds it."""
-    return (packed_byte >> ((r & 3) << 1)) & 3
-
-
-@nb.njit(cache=True, inline="always")
-def decode(q, parent):
-    """The child's value: the one of parent - 3, - 1, + 1, + 3 whose bits are ``q``."""
-    lo = parent - SLACK
-    return lo + 2 * ((q - (lo >> 1)) & 3)
-
-
-@nb.njit(cache=True, inline="always")
-def root_value(full, q):
-    """The relaxed value from the full one (at most MAX_LOWERING above it, same parity)."""
-    return full - 2 * (((full >> 1) - q) & 3)
+# the entry arithmetic of pdb_builder.entries, compiled for the kernels
+bits_at = nb.njit(cache=True, inline="always")(entries.bits_at)
+decode = nb.njit(cache=True, inline="always")(entries.decode)
+root_value = nb.njit(cache=True, inline="always")(entries.root_value)
 
 
 @nb.njit(cache=True)

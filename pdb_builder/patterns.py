@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .board import LABELS, Shape, label
+from .entries import num_placements
 from .errors import BoardError
-from .ranking import num_placements
 
 MAX_PATTERN_TILES = 16  # the solver's lookups hold at most this many tiles
 MAX_FREE_NONPATTERN = 32  # the BFS keeps 2 bits per non-pattern cell in 64 bits

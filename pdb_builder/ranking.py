@@ -21,48 +21,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-RANKING_NAME = "lex-kperm"
-RANKING_VERSION = 1
-
-
-def num_placements(n: int, k: int) -> int:
-    """n! / (n-k)!"""
-    out = 1
-    for i in range(k):
-        out *= n - i
-    return out
-
-
-def weights(n: int, k: int) -> np.ndarray:
-    """W_i = (n-1-i)!/(n-k)! for i < k, as int64."""
-    w = np.ones(k, dtype=np.int64)
-    for i in range(k - 2, -1, -1):
-        w[i] = w[i + 1] * (n - 1 - i)
-    return w
-
-
-# -- pure Python reference (tests compare the kernels with these) --------------------
-
-
-def rank_py(positions, n: int) -> int:
-    k = len(positions)
-    w = weights(n, k)
-    r = 0
-    for i, p in enumerate(positions):
-        d = p - sum(1 for q in positions[:i] if q < p)
-        r += d * int(w[i])
-    return r
-
-
-def unrank_py(r: int, n: int, k: int) -> tuple[int, ...]:
-    w = weights(n, k)
-    free = list(range(n))
-    out = []
-    for i in range(k):
-        d = (r // int(w[i])) % (n - i)
-        out.append(free.pop(d))
-    return tuple(out)
-
+from .entries import RANKING_NAME, RANKING_VERSION, num_placements, rank_py, unrank_py, weights  # noqa: F401
 
 # -- numba ----------------------------------------------------------------------------
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import errno
-import hashlib
 import json
 import os
 import time
@@ -40,13 +39,13 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from . import __version__
+from . import __version__, integrity
 from .atomic import atomic_path
 from .board import Shape
+from .entries import ENCODING as PACKED_ENCODING
+from .entries import MAX_LOWERING, RANKING_NAME, RANKING_VERSION, num_placements
 from .errors import DatabaseError
-from .packed import ENCODING as PACKED_ENCODING
-from .packed import MAX_LOWERING
-from .ranking import RANKING_NAME, RANKING_VERSION, num_placements
+from .integrity import BLOCK_HASH, Guard, block_digests, checksum_error, rebuild_hint, sha256
 
 MAGIC = "slidepdb"
 FORMAT_VERSION = 1
@@ -81,17 +80,22 @@ def goal_filename(shape: Shape, depth: int) -> str:
     return f"{shape.key}.goal.d{depth}.h5"
 
 
-def sha256(arr: np.ndarray) -> str:
-    h = hashlib.sha256()
-    flat = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
-    step = 1 << 26
-    for i in range(0, flat.size, step):
-        h.update(flat[i : i + step])
-    return h.hexdigest()
+_rebuild_hint = rebuild_hint
 
 
-def _rebuild_hint(path) -> str:
-    return f"delete it and rebuild with `slidepdb build` (file {path})"
+def seal(f: h5py.File, dsname: str, arr: np.ndarray) -> None:
+    """Write ``dsname``'s checksums for its bytes ``arr``: the sha256 attribute and
+    the block digests (``blocks/DSNAME``, see :mod:`pdb_builder.integrity`), the
+    digests covered by a sha256 of their own.  Replaces any there."""
+    f[dsname].attrs["sha256"] = sha256(arr)
+    block = integrity.BLOCK_SIZE
+    digests = block_digests(arr, block)
+    if f"blocks/{dsname}" in f:
+        del f[f"blocks/{dsname}"]
+    bds = f.create_dataset(f"blocks/{dsname}", data=digests)
+    bds.attrs["block-size"] = block
+    bds.attrs["hash"] = BLOCK_HASH
+    bds.attrs["sha256"] = sha256(digests)
 
 
 def _write_provenance(f: h5py.File, kind: str, shape: Shape, seconds: float, metadata: dict, extra: dict) -> None:
@@ -133,6 +137,8 @@ class PdbTable:
     data: np.ndarray  # uint8, possibly a read-only memory map
     attrs: dict = field(default_factory=dict)
     packed: np.ndarray | None = None  # two bits an entry (packed.py), when the file has them
+    guard: Guard | None = None  # data not checked yet (opened lazily; integrity.py)
+    packed_guard: Guard | None = None
 
 
 @dataclass
@@ -146,6 +152,7 @@ class Database:
     dist: np.ndarray | None = None
     depth: int = 0
     goal_sha256: tuple[str, ...] = ()  # goal-table: the sha256 attributes of keys and dist
+    guards: dict = field(default_factory=dict)  # goal-table: "keys"/"dist" -> Guard, when opened lazily
 
     @property
     def checksums(self) -> list[str]:
@@ -193,7 +200,7 @@ def write_pdb(
                 ds = _dataset(grp, str(i), table, layout)
                 ds.attrs["tiles"] = np.array(st.tiles, dtype=np.int16)
                 ds.attrs["cells"] = len(shape.free_cells)
-                ds.attrs["sha256"] = sha256(table)
+                seal(f, f"tables/{i}", table)
                 ds.attrs["mean"] = float(st.mean)
                 ds.attrs["max"] = int(st.max)
                 ds.attrs["histogram"] = np.array(st.histogram, dtype=np.int64)
@@ -203,7 +210,7 @@ def write_pdb(
                 if pk is not None:  # the two-bit copy the solver reads (packed.py)
                     pds = _dataset(f, f"packed/{i}", pk, layout)
                     pds.attrs["encoding"] = PACKED_ENCODING
-                    pds.attrs["sha256"] = sha256(pk)
+                    seal(f, f"packed/{i}", pk)
                     pds.attrs["max-lowering"] = lowering
                     packed_ids.append(i)
                     del pk
@@ -255,8 +262,8 @@ def write_goal_table(
                 {"depth": int(depth), "key-words": int(keys.shape[1]), "layout": layout},
             )
             for name, arr in (("keys", keys), ("dist", dist)):
-                ds = _dataset(f, name, arr.reshape(-1), layout)
-                ds.attrs["sha256"] = sha256(arr)
+                _dataset(f, name, arr.reshape(-1), layout)
+                seal(f, name, arr)
             f["keys"].attrs["shape"] = np.array(keys.shape, dtype=np.int64)
         open_database(tmp, verify=True, mmap=False, _final=path)
     return path
@@ -269,8 +276,13 @@ def _read_array(path: Path, ds: h5py.Dataset, mmap: bool) -> np.ndarray:
     return ds[()]
 
 
-def open_database(path, verify: bool = True, mmap: bool = True, _final=None) -> Database:
-    """Open and check a database file; raises DatabaseError with a one-line reason."""
+def open_database(path, verify: bool = True, mmap: bool = True, _final=None, lazy: bool = False) -> Database:
+    """Open and check a database file; raises DatabaseError with a one-line reason.
+
+    ``verify`` checks every array against its checksums now; with ``lazy`` too, a
+    memory-mapped array that has block digests is left unread and gets a
+    :class:`~pdb_builder.integrity.Guard`, which its reader must use before it
+    reports anything that rests on the array."""
     path = Path(path)
     name = _final or path
     if not path.exists():
@@ -283,7 +295,7 @@ def open_database(path, verify: bool = True, mmap: bool = True, _final=None) -> 
         raise DatabaseError(f"{name}: not a readable HDF5 file ({exc}); {_rebuild_hint(name)}") from None
     try:
         with f:
-            return _read_database(f, path, name, verify, mmap, _final)
+            return _read_database(f, path, name, verify, mmap, _final, lazy)
     except DatabaseError:
         raise
     except OSError as exc:
@@ -334,8 +346,9 @@ class DatabaseCache:
     a run over hundreds of layouts keeps what it uses, not every file it met.  A
     dropped database closes when nothing else holds it."""
 
-    def __init__(self, budget: int | None = None):
+    def __init__(self, budget: int | None = None, lazy: bool = False):
         self.budget = budget
+        self.lazy = lazy  # open with lazy checks (open_database)
         self._open: OrderedDict[tuple[str, bool], tuple[Database, int, tuple]] = OrderedDict()
 
     def get(self, path, verify: bool = True) -> Database:
@@ -351,7 +364,7 @@ class DatabaseCache:
             self._open.move_to_end(key)
             return self._open[key][0]
         self._open.pop(key, None)
-        db = open_database(path, verify=verify, mmap=True)
+        db = open_database(path, verify=verify, mmap=True, lazy=self.lazy)
         self._open[key] = (db, descriptors(db), ident)
         budget = descriptor_budget() if self.budget is None else self.budget
         while len(self._open) > 1 and self.held() > budget:
@@ -418,7 +431,44 @@ def _check_pdb_structure(name, shape: Shape, groups, f: h5py.File, packed_tables
         raise DatabaseError(f"{name}: tables {', '.join(extra)} are not in the partition; {_rebuild_hint(name)}")
 
 
-def _read_database(f: h5py.File, path: Path, name, verify: bool, mmap: bool, _final) -> Database:
+def _read_checked(f: h5py.File, path: Path, name, dsname: str, mmap: bool, verify: bool, lazy: bool):
+    """Dataset ``dsname`` as an array, and its Guard when its check is left to the
+    reader (``lazy``, memory-mapped, with block digests); otherwise checked now."""
+    ds = f[dsname]
+    data = _read_array(path, ds, mmap)
+    if not verify:
+        return data, None
+    sha = _s(ds.attrs.get("sha256"))
+    digests, block = _read_block_digests(f, name, dsname, data)
+    if lazy and digests is not None and isinstance(data, np.memmap):
+        return data, Guard(name, dsname, data, sha, digests, block, ds.id.get_offset())
+    if sha256(data) != sha:
+        raise checksum_error(name, dsname)
+    if digests is not None and not np.array_equal(block_digests(data, block), digests):
+        raise checksum_error(name, dsname, "block digests")
+    return data, None
+
+
+def _read_block_digests(f: h5py.File, name, dsname: str, data: np.ndarray):
+    """(digests, block size) of ``dsname``, or (None, 0) when the file has none (or
+    of a hash this slidepdb does not know); damaged ones raise DatabaseError."""
+    bds = f.get(f"blocks/{dsname}")
+    if bds is None or _s(bds.attrs.get("hash")) != BLOCK_HASH:
+        return None, 0
+    digests = bds[()]
+    block = int(bds.attrs.get("block-size", 0))
+    if (
+        block < 1
+        or block & (block - 1)
+        or digests.dtype != np.uint64
+        or digests.shape != (-(-data.nbytes // block),)
+        or sha256(digests) != _s(bds.attrs.get("sha256"))
+    ):
+        raise DatabaseError(f"{name}: dataset blocks/{dsname} is damaged; {_rebuild_hint(name)}")
+    return digests, block
+
+
+def _read_database(f: h5py.File, path: Path, name, verify: bool, mmap: bool, _final, lazy: bool) -> Database:
     a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
     if a.get("magic") != MAGIC:
         raise DatabaseError(f"{name}: not a slidepdb database (no magic string); {_rebuild_hint(name)}")
@@ -455,45 +505,29 @@ def _read_database(f: h5py.File, path: Path, name, verify: bool, mmap: bool, _fi
                 raise DatabaseError(f"{name}: dataset tables/{i} missing; {_rebuild_hint(name)}")
         _check_pdb_structure(name, shape, groups, f, a.get("packed-tables"))
         for i, tiles in enumerate(groups):
-            dsname = f"tables/{i}"
-            ds = f[dsname]
-            data = _read_array(path, ds, mmap)
+            ds = f[f"tables/{i}"]
             tattrs = {k: ds.attrs[k] for k in ds.attrs}
-            if verify and sha256(data) != _s(tattrs.get("sha256")):
-                raise DatabaseError(f"{name}: dataset {dsname} fails its sha256 checksum; {_rebuild_hint(name)}")
-            packed = _read_packed(f, path, name, i, mmap, verify)
-            if packed is not None:
+            data, guard = _read_checked(f, path, name, f"tables/{i}", mmap, verify, lazy)
+            packed, packed_guard = None, None
+            pk = f.get(f"packed/{i}")  # read only in the encoding this slidepdb knows (checked with the table)
+            if pk is not None and _s(pk.attrs.get("encoding")) == PACKED_ENCODING:
+                packed, packed_guard = _read_checked(f, path, name, f"packed/{i}", mmap, verify, lazy)
                 tattrs["max-lowering"] = int(f[f"packed/{i}"].attrs["max-lowering"])
-            db.tables.append(PdbTable(tuple(int(t) for t in tiles), data, tattrs, packed))
+            db.tables.append(PdbTable(tuple(int(t) for t in tiles), data, tattrs, packed, guard, packed_guard))
     elif db.kind == "goal-table":
         db.depth = int(a["depth"])
         for dsname in ("keys", "dist"):
             if dsname not in f:
                 raise DatabaseError(f"{name}: dataset {dsname} missing; {_rebuild_hint(name)}")
-        keys = _read_array(path, f["keys"], mmap)
-        dist = _read_array(path, f["dist"], mmap)
-        if verify:
-            for dsname, arr in (("keys", keys), ("dist", dist)):
-                if sha256(arr) != _s(f[dsname].attrs.get("sha256")):
-                    raise DatabaseError(f"{name}: dataset {dsname} fails its sha256 checksum; {_rebuild_hint(name)}")
+        keys, db.guards["keys"] = _read_checked(f, path, name, "keys", mmap, verify, lazy)
+        dist, db.guards["dist"] = _read_checked(f, path, name, "dist", mmap, verify, lazy)
+        db.guards = {k: g for k, g in db.guards.items() if g is not None}
         db.keys = keys.reshape(-1, int(a["key-words"]))
         db.dist = dist
         db.goal_sha256 = tuple(str(_s(f[dsname].attrs.get("sha256")) or "") for dsname in ("keys", "dist"))
     else:
         raise DatabaseError(f"{name}: unknown kind {db.kind!r}; {_rebuild_hint(name)}")
     return db
-
-
-def _read_packed(f: h5py.File, path: Path, name, i: int, mmap: bool, verify: bool) -> np.ndarray | None:
-    """Table i's two-bit copy, or None: absent (files written before it) or in an
-    encoding this slidepdb does not read (the solver then reads the full table)."""
-    dsname = f"packed/{i}"
-    if dsname not in f:  # (its encoding and size were checked with the table's)
-        return None
-    data = _read_array(path, f[dsname], mmap)
-    if verify and sha256(data) != _s(f[dsname].attrs.get("sha256")):
-        raise DatabaseError(f"{name}: dataset {dsname} fails its sha256 checksum; {_rebuild_hint(name)}")
-    return data
 
 
 def _s(v) -> str | None:

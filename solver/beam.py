@@ -17,7 +17,8 @@ from pdb_builder.board import Board
 from pdb_builder.ranking import rank_kernel
 
 from .budget import Budget
-from .ida import Searcher, _init_groups, _load_byte
+from .ida import Searcher
+from .ida_kernel import _init_groups, _load_byte
 
 _EMPTY = np.uint64(0)
 
@@ -184,6 +185,7 @@ class Beam:
 
     def __init__(self, searcher: Searcher, board: Board, width: int = 4096, max_depth: int = 1000, seed: int = 0):
         self.searcher, self.board, self.width, self.max_depth = searcher, board, width, max_depth
+        searcher.reads.everything()  # a beam reads the one-byte tables at every node
         self.moves: str | None = None
         self.done = board.cells == searcher.shape.goal
         if self.done:

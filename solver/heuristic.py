@@ -49,6 +49,50 @@ class Heuristic:
         return len(self.names)
 
 
+class TableReads:
+    """The checks a search owes the memory-mapped tables it reads (files opened
+    lazily, :mod:`pdb_builder.integrity`), paid before it reports anything.
+
+    With a two-bit copy in use, the search reads the one-byte table only at the
+    root: :meth:`at_root` checks the blocks of the entries read there.  The arrays
+    it reads anywhere (two-bit copies, tables without one, goal tables) are hashed
+    whole in background threads from :meth:`begin`; :meth:`everything` adds the
+    one-byte tables (a beam reads them at every node).  :meth:`wait` waits for the
+    hashes and raises DatabaseError naming the file on any mismatch."""
+
+    def __init__(self, h: Heuristic, packed_used):
+        self.root = []  # (lookup index, guard of its one-byte table)
+        anywhere = []
+        for i, (lk, pk) in enumerate(zip(h.lookups, packed_used)):
+            if pk and lk.guard is not None:
+                self.root.append((i, lk.guard))
+            anywhere.append(lk.packed_guard if pk else lk.guard)
+        if h.goal_table is not None:
+            anywhere += list(getattr(h.goal_table, "guards", {}).values())
+        self.anywhere = [g for g in anywhere if g is not None]
+        self.started: dict[int, object] = {}  # the hashes begun, by id
+
+    def begin(self) -> None:
+        self._start(self.anywhere)
+
+    def at_root(self, ranks) -> None:
+        for i, g in self.root:
+            g.check((int(ranks[i]),))
+
+    def everything(self) -> None:
+        self._start(self.anywhere + [g for _, g in self.root])
+
+    def _start(self, guards) -> None:
+        for g in guards:
+            if id(g) not in self.started:
+                self.started[id(g)] = g
+                g.start()
+
+    def wait(self) -> None:
+        for g in list(self.started.values()):
+            g.wait()
+
+
 def manhattan_tables(shape: Shape) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Wall-aware distance of every tile from every cell, and linear-conflict keys."""
     n, w = shape.n, shape.width
@@ -102,7 +146,7 @@ def kernel_arrays(h: Heuristic):
     lk_group = np.zeros(max(nl, 1), dtype=np.int64)
     tile_lk = np.full((shape.max_tile + 1, max(h.ngroups, 1)), -1, dtype=np.int64)
     tile_slot = np.zeros((shape.max_tile + 1, max(h.ngroups, 1)), dtype=np.int64)
-    from pdb_builder.ranking import weights
+    from pdb_builder.entries import weights
 
     for i, lk in enumerate(h.lookups):
         k = len(lk.tiles)

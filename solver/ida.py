@@ -10,40 +10,41 @@ threshold is a proven lower bound.
 began at the threshold every earlier completed iteration proved, with an
 admissible heuristic: the first solution at threshold f is optimal.
 
-The kernel is not recursive (a cached recursive kernel segfaults when reloaded:
-numba issue 6061), is compiled once per argument type set and cached on disk.
+The kernel (:mod:`solver.ida_kernel`) is imported at a search's first need; a
+board that :mod:`solver.quick` answers in plain Python never loads numba.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 
-import numba as nb
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.extending import intrinsic
 
 from pdb_builder.board import MOVES, Board
-from pdb_builder.goal_table import find_key
-from pdb_builder.packed import bits_at, decode, root_value
-from pdb_builder.ranking import rank_delta, rank_kernel
+from pdb_builder.entries import bits_at, root_value
 from pdb_builder.solvability import decide
 
-from .heuristic import MAX_LOOKUP_TILES, Heuristic, board_arrays, goal_arrays, kernel_arrays, manhattan_heuristic
+from .heuristic import (
+    MAX_LOOKUP_TILES,
+    Heuristic,
+    TableReads,
+    board_arrays,
+    goal_arrays,
+    kernel_arrays,
+    manhattan_heuristic,
+)
+from .quick import kernel_loaded, quick_search
 
 MAX_DEPTH = 1000  # deepest path the kernel keeps; longer thresholds stop as a limit
-SLICE_NODES = 2_000_000  # nodes per kernel call between time checks
-INF = 1 << 30
 
-# kernel status codes
-_FOUND = 1
-_ITERATION_DONE = 2
-_BUDGET = 3
 
-# indices into the kernel's int64 state vector
-_S_DEPTH, _S_THRESH, _S_NEXT, _S_NODES, _S_MD, _S_LC = range(6)
+def _kernel():
+    """solver.ida_kernel, imported (and numba with it) at the first search that needs it."""
+    from . import ida_kernel
+
+    return ida_kernel
 
 
 @dataclass
@@ -57,539 +58,6 @@ class SearchResult:
     status: str  # "solved", "limit" or "unsolvable" (from :func:`ida_star` only)
     heuristic: list[str] = field(default_factory=list)
     h0: int = 0
-
-
-@nb.njit(cache=True, inline="always")
-def _line_conflicts(cells, keytab, start, step, length, buf):
-    m = 0
-    for j in range(length):
-        c = start + j * step
-        t = cells[c]
-        if t > 0:
-            key = keytab[t, c]
-            if key >= 0:
-                buf[m] = key
-                m += 1
-    if m < 2:
-        return 0
-    # longest increasing run (subsequence) of goal keys: O(m^2), m <= line length
-    best = 0
-    for i in range(m):
-        v = 1
-        for j in range(i):
-            if buf[j] < buf[i] and buf[m + j] + 1 > v:
-                v = buf[m + j] + 1
-        buf[m + i] = v
-        if v > best:
-            best = v
-    return 2 * (m - best)
-
-
-@nb.njit(cache=True, nogil=True)
-def _lc_total(cells, rowkey, colkey, width, height, lc_lines, buf):
-    total = 0
-    for r in range(height):
-        v = _line_conflicts(cells, rowkey, r * width, 1, width, buf)
-        lc_lines[r] = v
-        total += v
-    for c in range(width):
-        v = _line_conflicts(cells, colkey, c, width, height, buf)
-        lc_lines[height + c] = v
-        total += v
-    return total
-
-
-@nb.njit(cache=True, inline="always")
-def _placement(i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, place):
-    """Lookup ``i``'s table cell per slot into ``place[:k]``; returns ``k``."""
-    k = lk_k[i]
-    for j in range(k):
-        f = lk_fixed[i, j]
-        if f >= 0:
-            place[j] = f
-        else:
-            place[j] = lk_cellmap[i, pos[lk_slots[i, j]]]
-    return k
-
-
-@nb.njit(cache=True, nogil=True)
-def _init_ranks(pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, nlookups, lk_rank, lk_used, lk_slotof, place):
-    """Each lookup's rank, mask of taken table cells and slot per taken cell: the
-    state the kernel keeps up to date move by move (``rank_delta``)."""
-    for i in range(nlookups):
-        k = _placement(i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, place)
-        lk_used[i] = 0
-        for j in range(k):
-            lk_used[i] |= np.uint64(1) << np.uint64(place[j])
-            lk_slotof[i, place[j]] = j
-        lk_rank[i] = rank_kernel(place, k, lk_w[i])
-
-
-@nb.njit(cache=True, inline="always")
-def _goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells, key):
-    """Exact distance of the arrangement from the goal table, or -1 when absent."""
-    for w in range(key.shape[0]):
-        key[w] = 0
-    for j in range(gt_cells.shape[0]):
-        t = cells[gt_cells[j]]
-        key[j // gt_per] |= np.uint64(gt_codes[t]) << np.uint64((j % gt_per) * gt_bits)
-    r = find_key(gt_keys, key)
-    return -1 if r < 0 else np.int64(gt_dist[r])
-
-
-@nb.njit(cache=True, inline="always")
-def _parity_up(h, parity):
-    """``h`` rounded up to ``parity``: every solution length has the parity of the
-    blank's distance from its goal cell (the grid is bipartite), so this stays admissible."""
-    return h + ((h ^ parity) & 1)
-
-
-@intrinsic
-def _load_byte(typingctx, addr):
-    """The unsigned byte at address ``addr`` (an int64 taken from a live array's
-    ``ctypes.data`` plus an index inside it).  Reading the tables through their base
-    addresses spares the kernel a switch over a tuple of arrays on every read."""
-    sig = types.int64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        ptr = builder.inttoptr(args[0], ir.PointerType(ir.IntType(8)))
-        return builder.zext(builder.load(ptr), ir.IntType(64))
-
-    return sig, codegen
-
-
-@nb.njit(cache=True, nogil=True)
-def _init_groups(
-    lk_full, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups, lk_val, group_sum, place
-):
-    """Each lookup's value (from its one-byte table, at base address ``lk_full[i]``)
-    into ``lk_val`` and each group's sum into ``group_sum``."""
-    group_sum[:] = 0
-    for i in range(nlookups):
-        k = _placement(i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, place)
-        v = _load_byte(lk_full[i] + rank_kernel(place, k, lk_w[i]))
-        lk_val[i] = v
-        group_sum[lk_group[i]] += v
-
-
-@nb.njit(cache=True, inline="always")
-def _child_values(
-    cells,
-    b,
-    d,
-    ndeg,
-    nbr,
-    skip,
-    lk_base,
-    lk_pk,
-    lk_cellmap,
-    lk_w,
-    tile_lk,
-    tile_slot,
-    ngroups,
-    lk_rank,
-    lk_used,
-    lk_slotof,
-    lk_val,
-    stk_ci,
-    stk_cv,
-):
-    """Table index and value of every child of the node at depth ``d`` (blank on
-    ``b``) into ``stk_ci[d, k, g]`` and ``stk_cv[d, k, g]``: the moved tile's lookup
-    in each group, its rank updated for the one slot that moves (``rank_delta``).
-    No value decides anything here, so the reads of all children are independent
-    and the memory system overlaps them.  A packed lookup (``lk_pk[i]``) reads the
-    byte holding the child's two bits and decodes them against ``lk_val[i]``."""
-    for k in range(ndeg[b]):
-        c = nbr[b, k]
-        if c == skip:
-            continue
-        t = cells[c]
-        for g in range(ngroups):
-            i = tile_lk[t, g]
-            if i >= 0:
-                r = lk_rank[i] + rank_delta(
-                    tile_slot[t, g], lk_cellmap[i, c], lk_cellmap[i, b], lk_used[i], lk_slotof[i], lk_w[i]
-                )
-                stk_ci[d, k, g] = r
-                if lk_pk[i]:  # two bits an entry: the value relative to this node's (packed.py)
-                    stk_cv[d, k, g] = decode(bits_at(_load_byte(lk_base[i] + (r >> 2)), r), lk_val[i])
-                else:
-                    stk_cv[d, k, g] = _load_byte(lk_base[i] + r)
-
-
-@nb.njit(cache=True, inline="always")
-def _lc_delta(cells, b, c, rowkey, colkey, width, height, lc_lines, buf):
-    """Lines whose conflicts change when the blank on ``b`` takes the tile from ``c``
-    (the board already shows the move): (line 1, its new value, line 2, its new value)."""
-    if c // width == b // width:  # horizontal move: the columns of b and c change
-        l1 = height + b % width
-        l2 = height + c % width
-        v1 = _line_conflicts(cells, colkey, b % width, width, height, buf)
-        v2 = _line_conflicts(cells, colkey, c % width, width, height, buf)
-    else:  # vertical move: the rows of b and c change
-        l1 = b // width
-        l2 = c // width
-        v1 = _line_conflicts(cells, rowkey, l1 * width, 1, width, buf)
-        v2 = _line_conflicts(cells, rowkey, l2 * width, 1, width, buf)
-    return l1, v1, l2, v2
-
-
-@nb.njit(cache=True, inline="always")
-def _apply(
-    cells,
-    pos,
-    b,
-    c,
-    rowkey,
-    colkey,
-    width,
-    height,
-    use_lc,
-    lk_cellmap,
-    tile_lk,
-    tile_slot,
-    ngroups,
-    lk_val,
-    group_sum,
-    lc_lines,
-    stk_old,
-    d1,
-    lk_rank,
-    lk_used,
-    lk_slotof,
-    buf,
-    idx,
-    vals,
-):
-    """Move the tile on ``c`` into the blank on ``b``, with the table indices
-    ``idx[g]`` and values ``vals[g]`` already read for that child; what changed is
-    kept in ``stk_old[d1]``.  Returns the linear-conflict sum's change."""
-    t = cells[c]
-    cells[b] = t
-    cells[c] = 0
-    pos[t] = b
-    pos[0] = c
-    dlc = 0
-    if use_lc:
-        l1, v1, l2, v2 = _lc_delta(cells, b, c, rowkey, colkey, width, height, lc_lines, buf)
-        stk_old[d1, 0] = l1
-        stk_old[d1, 1] = lc_lines[l1]
-        stk_old[d1, 2] = l2
-        stk_old[d1, 3] = lc_lines[l2]
-        dlc = v1 + v2 - lc_lines[l1] - lc_lines[l2]
-        lc_lines[l1] = v1
-        lc_lines[l2] = v2
-    for g in range(ngroups):
-        i = tile_lk[t, g]
-        if i >= 0:
-            lk_used[i] ^= (np.uint64(1) << np.uint64(lk_cellmap[i, b])) | (np.uint64(1) << np.uint64(lk_cellmap[i, c]))
-            lk_slotof[i, lk_cellmap[i, b]] = tile_slot[t, g]
-            stk_old[d1, 4 + ngroups + g] = lk_rank[i]
-            lk_rank[i] = idx[g]
-            stk_old[d1, 4 + g] = lk_val[i]
-            group_sum[g] += vals[g] - lk_val[i]
-            lk_val[i] = vals[g]
-    return dlc
-
-
-@nb.njit(cache=True, inline="always")
-def _retract(
-    cells,
-    pos,
-    b,
-    c,
-    lk_cellmap,
-    tile_lk,
-    tile_slot,
-    ngroups,
-    lk_val,
-    group_sum,
-    lc_lines,
-    stk_old,
-    d1,
-    use_lc,
-    lk_rank,
-    lk_used,
-    lk_slotof,
-):
-    """Reverse :func:`_apply`: the tile on ``b`` goes back to ``c``."""
-    t = cells[b]
-    cells[c] = t
-    cells[b] = 0
-    pos[t] = c
-    pos[0] = b
-    if use_lc:
-        lc_lines[stk_old[d1, 0]] = stk_old[d1, 1]
-        lc_lines[stk_old[d1, 2]] = stk_old[d1, 3]
-    for g in range(ngroups):
-        i = tile_lk[t, g]
-        if i >= 0:
-            lk_used[i] ^= (np.uint64(1) << np.uint64(lk_cellmap[i, b])) | (np.uint64(1) << np.uint64(lk_cellmap[i, c]))
-            lk_slotof[i, lk_cellmap[i, c]] = tile_slot[t, g]
-            lk_rank[i] = stk_old[d1, 4 + ngroups + g]
-            old = stk_old[d1, 4 + g]
-            group_sum[g] += old - lk_val[i]
-            lk_val[i] = old
-
-
-@nb.njit(cache=True, _nrt=False)  # holds the GIL: with nogil Korf's 100 ran slower
-def _search(root, tables, stack, state, budget, bpmx, goal, weight):
-    """Run IDA* from the state vector for at most ``budget`` generated nodes.
-
-    Its arrays come in four groups: ``root`` (the board and the incremental state of
-    its estimate, :class:`_Root`), ``tables`` (:meth:`Searcher._tables`: the shape's
-    neighbours and every lookup's arrays), ``stack`` (one row per depth) and ``goal``
-    (the goal table, :func:`~solver.heuristic.goal_arrays`).
-
-    At its first visit (``stk_it[d] == -1``) a node generates all its children
-    (each counted once): first every child's table values (:func:`_child_values`,
-    reads that overlap in memory), then each child's estimate, the max of
-    Manhattan (+ linear conflicts) and every group's sum.  It prunes those over the
-    threshold and keeps the rest in ``stk_ck[d]`` sorted by estimate, so the final
-    iteration meets the goal early; then it descends into them one by one, reusing
-    the values read (``stk_cv``, ``stk_kh``).  ``stk_h[d]`` is the node's estimate,
-    raised by BPMX: neighbours differ by one move, so a child's h - 1 bounds the
-    parent too (Felner et al. 2005), and a raise that prunes the parent skips its
-    remaining children.
-
-    With a goal table of depth D (``gt_depth >= 0``), a child whose remaining
-    budget is at most D is settled by one lookup: present, its distance is exact
-    (and a solution if it fits the threshold: the rest of the path is read off the
-    table by greedy descent); absent, it is at least D + 1 away."""
-    cells, pos, lk_val, group_sum, lc_lines, lk_rank, lk_used, lk_slotof, buf = root
-    (
-        nbr,
-        ndeg,
-        md,
-        rowkey,
-        colkey,
-        width,
-        height,
-        use_lc,
-        lk_base,
-        lk_pk,
-        lk_cellmap,
-        lk_w,
-        tile_lk,
-        tile_slot,
-        ngroups,
-        bpar,
-    ) = tables
-    stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_kh, stk_ci, stk_cv, stk_old, path = stack
-    gt_keys, gt_dist, gt_depth, gt_bits, gt_per, gt_codes, gt_cells, gt_key = goal
-    d = state[_S_DEPTH]
-    thresh = state[_S_THRESH]
-    nxt = state[_S_NEXT]
-    nodes = state[_S_NODES]
-    mdsum = state[_S_MD]
-    lcsum = state[_S_LC]
-    stop = nodes + budget
-    status = _ITERATION_DONE
-    while True:
-        b = stk_blank[d]
-        goal_k = -1
-        if stk_it[d] < 0:
-            if nodes >= stop:
-                status = _BUDGET
-                break
-            skip = stk_blank[d - 1] if d > 0 else -1  # never undo the previous move
-            _child_values(
-                cells,
-                b,
-                d,
-                ndeg,
-                nbr,
-                skip,
-                lk_base,
-                lk_pk,
-                lk_cellmap,
-                lk_w,
-                tile_lk,
-                tile_slot,
-                ngroups,
-                lk_rank,
-                lk_used,
-                lk_slotof,
-                lk_val,
-                stk_ci,
-                stk_cv,
-            )
-            cnt = 0
-            goal_e = 0
-            for k in range(ndeg[b]):
-                c = nbr[b, k]
-                if c == skip:
-                    continue
-                nodes += 1
-                t = cells[c]
-                nmd = mdsum + md[t, b] - md[t, c]
-                h = nmd
-                for g in range(ngroups):
-                    i = tile_lk[t, g]
-                    s = group_sum[g] if i < 0 else group_sum[g] + stk_cv[d, k, g] - lk_val[i]
-                    if s > h:
-                        h = s
-                shown = use_lc or gt_depth >= 0
-                if shown:
-                    cells[b] = t  # show the move for the line and goal-table reads
-                    cells[c] = 0
-                if use_lc:
-                    l1, v1, l2, v2 = _lc_delta(cells, b, c, rowkey, colkey, width, height, lc_lines, buf)
-                    hm = nmd + lcsum + v1 + v2 - lc_lines[l1] - lc_lines[l2]
-                    if hm > h:
-                        h = hm
-                if weight == 100:
-                    h = _parity_up(h, bpar[c])
-                else:
-                    h = (h * weight) // 100  # weighted search: inflated, so answers are not proven optimal
-                gt_e = -2
-                if gt_depth >= 0 and d + 1 + h <= thresh and thresh - (d + 1) <= gt_depth:
-                    gt_e = _goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells, gt_key)
-                    if gt_e >= 0:
-                        h = gt_e  # exact (and >= h, which is admissible)
-                    elif gt_depth + 1 > h:
-                        h = _parity_up(gt_depth + 1, bpar[c])  # absent: farther than the table reaches
-                if shown:
-                    cells[c] = t
-                    cells[b] = 0
-                stk_kh[d, k] = h
-                f = d + 1 + h
-                if gt_e >= 0 and f <= thresh:
-                    goal_k = k  # the table holds a path within the threshold
-                    goal_e = gt_e
-                    break
-                if f > thresh:
-                    if f < nxt:
-                        nxt = f
-                    if bpmx and h - 1 > stk_h[d]:
-                        stk_h[d] = h - 1
-                    continue
-                if h == 0:
-                    goal_k = k
-                    goal_e = 0
-                    break
-                j = cnt  # insertion sort by estimate; ties keep L R U D order
-                while j > 0 and stk_ch[d, j - 1] > h:
-                    stk_ch[d, j] = stk_ch[d, j - 1]
-                    stk_ck[d, j] = stk_ck[d, j - 1]
-                    j -= 1
-                stk_ch[d, j] = h
-                stk_ck[d, j] = k
-                cnt += 1
-            if goal_k < 0:
-                stk_n[d] = cnt
-                stk_it[d] = 0
-                if bpmx and d + stk_h[d] > thresh:
-                    if d + stk_h[d] < nxt:
-                        nxt = d + stk_h[d]
-                    stk_it[d] = cnt  # BPMX cut: no child is worth a visit
-                continue
-            k = goal_k  # descend into the goal (or the goal table's path) below
-        elif stk_it[d] >= stk_n[d]:
-            if d == 0:
-                status = _ITERATION_DONE
-                break
-            # undo the move that led to depth d: the tile now on stk_blank[d-1] goes back
-            pb = stk_blank[d - 1]
-            t = cells[pb]
-            mdsum += md[t, b] - md[t, pb]
-            if use_lc:
-                lcsum += stk_old[d, 1] - lc_lines[stk_old[d, 0]] + stk_old[d, 3] - lc_lines[stk_old[d, 2]]
-            _retract(
-                cells,
-                pos,
-                pb,
-                b,
-                lk_cellmap,
-                tile_lk,
-                tile_slot,
-                ngroups,
-                lk_val,
-                group_sum,
-                lc_lines,
-                stk_old,
-                d,
-                use_lc,
-                lk_rank,
-                lk_used,
-                lk_slotof,
-            )
-            up = stk_h[d] - 1  # BPMX upwards: what the child learnt bounds the parent
-            d -= 1
-            if bpmx and up > stk_h[d]:
-                stk_h[d] = up
-                if d + up > thresh:
-                    if d + up < nxt:
-                        nxt = d + up
-                    stk_it[d] = stk_n[d]
-            continue
-        else:
-            k = stk_ck[d, stk_it[d]]
-            stk_it[d] += 1
-        c = nbr[b, k]
-        mdsum += md[cells[c], b] - md[cells[c], c]
-        lcsum += _apply(
-            cells,
-            pos,
-            b,
-            c,
-            rowkey,
-            colkey,
-            width,
-            height,
-            use_lc,
-            lk_cellmap,
-            tile_lk,
-            tile_slot,
-            ngroups,
-            lk_val,
-            group_sum,
-            lc_lines,
-            stk_old,
-            d + 1,
-            lk_rank,
-            lk_used,
-            lk_slotof,
-            buf,
-            stk_ci[d, k],
-            stk_cv[d, k],
-        )
-        path[d] = k
-        stk_blank[d + 1] = c
-        stk_it[d + 1] = -1
-        stk_h[d + 1] = stk_kh[d, k]
-        d += 1
-        if goal_k >= 0:
-            # read the rest off the goal table (goal_e == 0 at the goal): some neighbour is one closer
-            while goal_e > 0:
-                b2 = stk_blank[d]
-                for k2 in range(ndeg[b2]):
-                    c2 = nbr[b2, k2]
-                    t2 = cells[c2]
-                    cells[b2] = t2
-                    cells[c2] = 0
-                    if (
-                        _goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells, gt_key)
-                        == goal_e - 1
-                    ):
-                        pos[t2] = b2
-                        pos[0] = c2
-                        path[d] = k2
-                        d += 1
-                        stk_blank[d] = c2
-                        goal_e -= 1
-                        break
-                    cells[c2] = t2
-                    cells[b2] = 0
-            status = _FOUND
-            break
-    state[_S_DEPTH] = d
-    state[_S_NEXT] = nxt
-    state[_S_NODES] = nodes
-    state[_S_MD] = mdsum
-    state[_S_LC] = lcsum
-    return status
 
 
 def neighbour_arrays(shape):
@@ -661,11 +129,17 @@ class Searcher:
         for i, p in enumerate(self.packed):
             if p is not None:
                 self.lk_base[i] = p.ctypes.data
-        self.goal = goal_arrays(heuristic)
         g = self.shape.goal_blank
         self.bpar = np.array([max(self.shape.distances[g][c], 0) & 1 for c in range(self.shape.n)], dtype=np.int64)
         self.nlookups = len(heuristic.lookups)
         self.ngroups = heuristic.ngroups
+        self.reads = TableReads(heuristic, [p is not None for p in self.packed])
+        self.quick = True  # plain-Python search first while the kernel is not loaded (solver.quick)
+
+    @cached_property
+    def goal(self) -> tuple:
+        """The goal table as the kernel's arguments (built at the kernel's first use)."""
+        return goal_arrays(self.h)
 
     def initial_h(self, board: Board) -> int:
         st = self._start(board)
@@ -697,6 +171,7 @@ class Searcher:
 
     def _start(self, board: Board) -> _Root:
         """The root's arrays and estimate, as the kernel keeps them up to date."""
+        K = _kernel()
         shape = self.shape
         cells, pos = board_arrays(shape, board.cells)
         buf = np.zeros(2 * max(shape.width, shape.height) + 2, dtype=np.int64)
@@ -706,7 +181,7 @@ class Searcher:
         group_sum = np.zeros(max(self.ngroups, 1), dtype=np.int64)
         md = int(sum(self.h.md[t, c] for c, t in enumerate(board.cells) if t > 0))
         lc = (
-            int(_lc_total(cells, self.h.rowkey, self.h.colkey, shape.width, shape.height, lc_lines, buf))
+            int(K._lc_total(cells, self.h.rowkey, self.h.colkey, shape.width, shape.height, lc_lines, buf))
             if self.h.use_lc
             else 0
         )
@@ -714,7 +189,7 @@ class Searcher:
         lk_rank = np.zeros(nl, dtype=np.int64)
         lk_used = np.zeros(nl, dtype=np.uint64)
         lk_slotof = np.zeros((nl, 64), dtype=np.int64)  # a table has at most 64 cells (one 64-bit mask)
-        _init_ranks(
+        K._init_ranks(
             pos,
             self.lk_k,
             self.lk_slots,
@@ -727,8 +202,9 @@ class Searcher:
             lk_slotof,
             place,
         )
+        self.reads.at_root(lk_rank)
         if self.nlookups:
-            _init_groups(
+            K._init_groups(
                 self.lk_full,
                 pos,
                 self.lk_k,
@@ -751,9 +227,9 @@ class Searcher:
         h0 = max([md + lc] + [int(v) for v in group_sum[: self.ngroups]])
         keys, dist, depth, bits, per, codes, gcells, key = self.goal
         if depth >= 0:
-            e = int(_goal_distance(cells, keys, dist, bits, per, codes, gcells, key))
+            e = int(K._goal_distance(cells, keys, dist, bits, per, codes, gcells, key))
             h0 = max(h0, depth + 1) if e < 0 else e
-        h0 = int(_parity_up(h0, int(self.bpar[board.blank])))
+        h0 = int(K._parity_up(h0, int(self.bpar[board.blank])))
         return _Root(
             cells=cells,
             pos=pos,
@@ -779,9 +255,31 @@ class Searcher:
     ) -> SearchResult:
         """IDA* for ``board``.  ``weight`` (percent, >= 100) inflates the estimate for
         a faster, bounded-suboptimal search (weighted IDA*: at most weight/100 times
-        the optimal length); only ``weight == 100`` can claim optimality."""
+        the optimal length); only ``weight == 100`` can claim optimality.  Returns only
+        once the tables it read have passed their checksums (:class:`TableReads`).
+
+        Until the kernel is loaded in this process, the first :data:`solver.quick.QUICK_NODES`
+        nodes are searched in plain Python (:mod:`solver.quick`); their nodes and time
+        count against the limits."""
         if weight < 100:
             raise ValueError("weight must be at least 100 (percent)")
+        t0 = time.perf_counter()
+        spent = 0
+        if weight == 100 and self.quick and not kernel_loaded():
+            quick = quick_search(self, board, node_limit)
+            if not isinstance(quick, tuple):
+                return quick
+            spent = quick[1]
+        self.reads.begin()  # the arrays the kernel reads anywhere, hashed while it loads and runs
+        left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 0.0)
+        result = self._solve(board, left, None if node_limit is None else node_limit - spent, max_depth, weight)
+        result.nodes += spent
+        result.seconds = time.perf_counter() - t0
+        self.reads.wait()
+        return result
+
+    def _solve(self, board: Board, time_limit, node_limit, max_depth: int, weight: int) -> SearchResult:
+        K = _kernel()
         t0 = time.perf_counter()
         st = self._start(board)
         h0 = st.h0
@@ -816,19 +314,19 @@ class Searcher:
             stk_it[0] = -1
             stk_h[0] = h0
             state[:] = 0
-            state[_S_THRESH] = thresh
-            state[_S_NEXT] = INF
-            state[_S_NODES] = nodes
-            state[_S_MD] = st.md
-            state[_S_LC] = st.lc
+            state[K._S_THRESH] = thresh
+            state[K._S_NEXT] = K.INF
+            state[K._S_NODES] = nodes
+            state[K._S_MD] = st.md
+            state[K._S_LC] = st.lc
             while True:
-                budget = SLICE_NODES
+                budget = K.SLICE_NODES
                 if node_limit is not None:
-                    budget = min(budget, node_limit - int(state[_S_NODES]))
+                    budget = min(budget, node_limit - int(state[K._S_NODES]))
                 status = (
-                    _BUDGET
+                    K._BUDGET
                     if budget <= 0
-                    else _search(
+                    else K._search(
                         root,
                         tables,
                         stack,
@@ -839,9 +337,9 @@ class Searcher:
                         weight,
                     )
                 )
-                nodes = int(state[_S_NODES])
-                if status == _FOUND:
-                    depth = int(state[_S_DEPTH])
+                nodes = int(state[K._S_NODES])
+                if status == K._FOUND:
+                    depth = int(state[K._S_DEPTH])
                     moves = "".join(self.letters[stk_blank[i], path[i]] for i in range(depth))
                     optimal = weight == 100
                     return SearchResult(
@@ -855,7 +353,7 @@ class Searcher:
                         names,
                         st.h0,
                     )
-                if status == _ITERATION_DONE:
+                if status == K._ITERATION_DONE:
                     break
                 out_of_nodes = node_limit is not None and nodes >= node_limit
                 out_of_time = time_limit is not None and time.perf_counter() - t0 >= time_limit
@@ -871,7 +369,7 @@ class Searcher:
                         names,
                         st.h0,
                     )
-            nxt = int(state[_S_NEXT])
+            nxt = int(state[K._S_NEXT])
             if nxt >= max_depth:
                 # Thresholds stay below max_depth, so the stack never overflows and no
                 # depth cut can hide a solution; past it the board stays unsolved.

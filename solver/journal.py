@@ -13,7 +13,6 @@ from pdb_builder.errors import (
     DatabaseError,
 )
 from pdb_builder.moves import check_moves
-from pdb_builder.storage import default_db_dir
 
 from .one_board import Outcome, settle_by_bound
 
@@ -45,7 +44,7 @@ def current_checksums(db_dir=None):
     """``name -> [16-hex sha256 of each table]`` of the database files in ``db_dir`` now
     (None for a file that is gone or unreadable), read from each file's attributes
     once: what a journal's ``tables`` are held against."""
-    from pdb_builder.storage import CHECKSUM_DIGITS, stored_checksums
+    from pdb_builder.storage import CHECKSUM_DIGITS, default_db_dir, stored_checksums  # (h5py, imported late)
 
     folder = default_db_dir(db_dir)
     seen: dict[str, list[str] | None] = {}

@@ -28,10 +28,8 @@ from pdb_builder.formats import Record
 from pdb_builder.moves import check_moves
 from pdb_builder.solvability import decide
 
-from .fallback import fallback_search
 from .heuristic import manhattan_heuristic
 from .ida import Searcher
-from .tables import heuristic_for
 
 STATUS_EXIT = {
     "valid": EXIT_OK,
@@ -115,6 +113,8 @@ class SolverPool:
             self._searchers.move_to_end(key)
             return self._searchers[key]
         if self.use_db:
+            from .tables import heuristic_for  # (h5py: not imported by a --no-db process)
+
             h = heuristic_for(board.shape, self.db_dir, verify=self.verify)
         else:
             h = manhattan_heuristic(board.shape)
@@ -165,8 +165,11 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     moves = result.moves
     how = None
     if result.status != "solved" and fallback and (time_limit is not None or node_limit is not None):
+        from .fallback import fallback_search  # (beams, staged search: compiled kernels, loaded when needed)
+
         moves, how, more = fallback_search(searcher, board, time_limit, node_limit, bound)
         nodes += more
+        searcher.reads.wait()  # nothing reported before the tables read have passed their checksums
     extra = {
         "size": board.shape.size_text,
         "walls": len(board.shape.walls),

@@ -27,7 +27,7 @@ from .heuristic import Heuristic, manhattan_tables
 
 log = logging.getLogger("slidepdb.solve")
 
-_CACHE = DatabaseCache()
+_CACHE = DatabaseCache(lazy=True)  # checksums paid where the search reads (TableReads)
 
 
 def load(path, verify: bool = True) -> Database:

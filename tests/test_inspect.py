@@ -161,9 +161,7 @@ def test_verify_ok_and_flipped_byte(folder, tmp_path):
 def test_verify_catches_inadmissible_values(folder, tmp_path):
     import shutil
 
-    import numpy as np
-
-    from pdb_builder.storage import sha256
+    from pdb_builder.storage import seal
 
     bad = tmp_path / "3x3-devquiz.pdb.4-4.h5"
     shutil.copy(folder / "3x3-devquiz.pdb.4-4.h5", bad)
@@ -171,7 +169,7 @@ def test_verify_catches_inadmissible_values(folder, tmp_path):
         data = f["tables/1"][()]
         data[data < 255] += 3  # every value too large, checksum made consistent
         f["tables/1"][...] = data
-        f["tables/1"].attrs["sha256"] = sha256(np.asarray(data))
+        seal(f, "tables/1", data)
     r = verify(bad, full=False)  # the spot check against exact distances
     assert not r.ok and "tables/1" in r.error and "inadmissible" in r.error
     r = verify(bad)
@@ -180,19 +178,17 @@ def test_verify_catches_inadmissible_values(folder, tmp_path):
 
 def _tamper(src, dst, dataset, change):
     """``dst``: a copy of ``src`` with ``change(array)`` applied to ``dataset`` and its
-    sha256 attribute rewritten to match, so that only a content check can tell."""
+    checksums rewritten to match, so that only a content check can tell."""
     import shutil
 
-    import numpy as np
-
-    from pdb_builder.storage import sha256
+    from pdb_builder.storage import seal
 
     shutil.copy(src, dst)
     with h5py.File(dst, "r+") as f:
         data = f[dataset][()]
         change(data)
         f[dataset][...] = data
-        f[dataset].attrs["sha256"] = sha256(np.asarray(data))
+        seal(f, dataset, data)
     return dst
 
 
@@ -244,7 +240,7 @@ def test_full_verify_certifies_goal_tables(folder, tmp_path, how):
     removed, checksums rewritten) fails it."""
     import numpy as np
 
-    from pdb_builder.storage import sha256
+    from pdb_builder.storage import seal
 
     src = folder / "3x3-devquiz.goal.d8.h5"
     r = verify(src)
@@ -267,6 +263,6 @@ def test_full_verify_certifies_goal_tables(folder, tmp_path, how):
             dist[row] = int(dist[row]) + (2 if how == "raise" else -2)
             f["dist"][...] = dist
         for name, arr in (("dist", dist), ("keys", keys)):
-            f[name].attrs["sha256"] = sha256(np.asarray(arr))
+            seal(f, name, arr)
     r = run("verify", str(bad))
     assert r.exit_code == 1 and "breaks the BFS certificate" in r.output, r.output

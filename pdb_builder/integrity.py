@@ -1,0 +1,153 @@
+"""Checksums a reader pays for only where it reads.
+
+Every array of a database file has a ``sha256`` of its bytes and, in files written
+since block digests exist, a ``blocks/NAME`` dataset: the first 8 bytes of the
+sha256 of each :data:`BLOCK_SIZE` bytes, itself covered by a ``sha256`` attribute.
+
+``open_database(..., lazy=True)`` (the solver's way) leaves a memory-mapped array
+unread and gives it a :class:`Guard`; the solver then
+
+* checks the blocks holding the entries it reads only at the root (the one-byte
+  tables behind two-bit copies: a 1-move board reads four entries of 720 MB), and
+* hashes the arrays the search reads anywhere (the two-bit copies, goal tables) in
+  a background thread while it loads its kernels and searches,
+
+and reports nothing before both are done: a result never rests on an unchecked
+byte.  The whole-array hash reads the file with ``pread`` into a small buffer, so
+the process's resident memory grows with what the search touches, not with the
+file.  ``slidepdb verify`` and every build still check every array whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+
+import numpy as np
+
+from .errors import DatabaseError
+
+BLOCK_SIZE = 1 << 16  # bytes a block digest covers
+BLOCK_HASH = "sha256-64"  # the first 8 bytes of each block's sha256, little-endian
+_READ = 1 << 23  # bytes a whole-array hash reads at a time
+
+
+def sha256(arr: np.ndarray) -> str:
+    h = hashlib.sha256()
+    flat = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
+    for i in range(0, flat.size, _READ):
+        h.update(flat[i : i + _READ])
+    return h.hexdigest()
+
+
+def _block_digest(data) -> int:
+    return int.from_bytes(hashlib.sha256(data).digest()[:8], "little")
+
+
+def block_digests(arr: np.ndarray, block: int | None = None) -> np.ndarray:
+    """The digest of each ``block`` (default :data:`BLOCK_SIZE`) bytes of ``arr``
+    (the last block may be shorter)."""
+    block = block or BLOCK_SIZE
+    flat = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
+    n = -(-flat.size // block)
+    return np.fromiter((_block_digest(flat[i * block : (i + 1) * block]) for i in range(n)), np.uint64, n)
+
+
+def rebuild_hint(path) -> str:
+    return f"delete it and rebuild with `slidepdb build` (file {path})"
+
+
+def checksum_error(name, dsname, what: str = "sha256 checksum") -> DatabaseError:
+    return DatabaseError(f"{name}: dataset {dsname} fails its {what}; {rebuild_hint(name)}")
+
+
+class Guard:
+    """One memory-mapped array whose bytes have not been checked yet.
+
+    ``check(positions)`` checks, at once, the blocks holding those byte positions;
+    ``start()`` hashes the whole array in a background thread and ``wait()`` waits
+    for it, raising :class:`DatabaseError` (file and dataset named) on a mismatch.
+    Thread-safe; a process forked while a hash ran hashes again itself."""
+
+    def __init__(self, name, dsname: str, arr: np.ndarray, sha: str, digests: np.ndarray, block: int, offset: int):
+        self.name, self.dsname = name, dsname
+        self.arr = arr
+        self.flat = arr.reshape(-1).view(np.uint8)
+        self.sha = sha
+        self.digests = digests
+        self.block = block
+        self.offset = offset  # of the array's bytes in the file
+        st = os.stat(arr.filename) if isinstance(arr, np.memmap) and arr.filename else None
+        self.file = (arr.filename, st.st_dev, st.st_ino) if st else None
+        self._checked = np.zeros(len(digests), dtype=np.bool_)
+        self._whole = False  # the whole array matched its sha256
+        self._error: DatabaseError | None = None
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._pid = 0
+
+    @property
+    def ok(self) -> bool:
+        return self._whole
+
+    def check(self, positions) -> None:
+        """Check the blocks holding byte ``positions`` of the array (not yet checked)."""
+        if self._whole:
+            return
+        with self._lock:
+            for b in {int(p) // self.block for p in positions}:
+                if not self._checked[b]:
+                    if _block_digest(self.flat[b * self.block : (b + 1) * self.block]) != int(self.digests[b]):
+                        raise checksum_error(self.name, self.dsname, f"block digest (bytes from {b * self.block})")
+                    self._checked[b] = True
+
+    def start(self) -> None:
+        """Hash the whole array in a background thread (once)."""
+        with self._lock:
+            if self._whole or self._error is not None or (self._thread is not None and self._pid == os.getpid()):
+                return
+            self._pid = os.getpid()
+            self._thread = threading.Thread(target=self._hash, name=f"slidepdb-check {self.dsname}", daemon=True)
+            self._thread.start()
+
+    def wait(self) -> None:
+        """Wait for :meth:`start`'s hash (starting it if it never ran in this process)."""
+        if not self._whole and self._error is None:
+            if self._thread is None or self._pid != os.getpid():
+                self.start()
+            self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+    def _hash(self) -> None:
+        try:
+            ok = self._file_sha256() == self.sha
+        except OSError:
+            ok = sha256(self.flat) == self.sha  # the file moved away: hash the mapped bytes
+        with self._lock:
+            self._whole = ok
+            if not ok:
+                self._error = checksum_error(self.name, self.dsname)
+
+    def _file_sha256(self) -> str:
+        """The sha256 of the array's bytes read from its file (not through the mapping,
+        which would make them resident); OSError when the file there is another now."""
+        if self.file is None:
+            raise OSError("not memory-mapped")
+        path, dev, ino = self.file
+        h = hashlib.sha256()
+        buf = bytearray(min(_READ, max(self.flat.size, 1)))
+        view = memoryview(buf)
+        with open(path, "rb", buffering=0) as fh:
+            st = os.fstat(fh.fileno())
+            if (st.st_dev, st.st_ino) != (dev, ino):
+                raise OSError("replaced")
+            done = 0
+            while done < self.flat.size:
+                n = os.preadv(fh.fileno(), [view[: min(len(buf), self.flat.size - done)]], self.offset + done)
+                if n <= 0:
+                    raise OSError("short read")
+                h.update(view[:n])
+                done += n
+        return h.hexdigest()

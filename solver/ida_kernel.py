@@ -1,0 +1,563 @@
+"""The IDA* kernel and its helpers, compiled by numba (:mod:`solver.ida` drives them
+and imports this module only when a search needs it, so a process that answers a
+board in plain Python never loads numba).
+
+The kernel is not recursive (a cached recursive kernel segfaults when reloaded:
+numba issue 6061), is compiled once per argument type set and cached on disk.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+from pdb_builder.goal_table import find_key
+from pdb_builder.packed import bits_at, decode
+from pdb_builder.ranking import rank_delta, rank_kernel
+
+SLICE_NODES = 2_000_000  # nodes per kernel call between time checks
+INF = 1 << 30
+
+# kernel status codes
+_FOUND = 1
+_ITERATION_DONE = 2
+_BUDGET = 3
+
+# indices into the kernel's int64 state vector
+_S_DEPTH, _S_THRESH, _S_NEXT, _S_NODES, _S_MD, _S_LC = range(6)
+
+
+@nb.njit(cache=True, inline="always")
+def _line_conflicts(cells, keytab, start, step, length, buf):
+    m = 0
+    for j in range(length):
+        c = start + j * step
+        t = cells[c]
+        if t > 0:
+            key = keytab[t, c]
+            if key >= 0:
+                buf[m] = key
+                m += 1
+    if m < 2:
+        return 0
+    # longest increasing run (subsequence) of goal keys: O(m^2), m <= line length
+    best = 0
+    for i in range(m):
+        v = 1
+        for j in range(i):
+            if buf[j] < buf[i] and buf[m + j] + 1 > v:
+                v = buf[m + j] + 1
+        buf[m + i] = v
+        if v > best:
+            best = v
+    return 2 * (m - best)
+
+
+@nb.njit(cache=True, nogil=True)
+def _lc_total(cells, rowkey, colkey, width, height, lc_lines, buf):
+    total = 0
+    for r in range(height):
+        v = _line_conflicts(cells, rowkey, r * width, 1, width, buf)
+        lc_lines[r] = v
+        total += v
+    for c in range(width):
+        v = _line_conflicts(cells, colkey, c, width, height, buf)
+        lc_lines[height + c] = v
+        total += v
+    return total
+
+
+@nb.njit(cache=True, inline="always")
+def _placement(i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, place):
+    """Lookup ``i``'s table cell per slot into ``place[:k]``; returns ``k``."""
+    k = lk_k[i]
+    for j in range(k):
+        f = lk_fixed[i, j]
+        if f >= 0:
+            place[j] = f
+        else:
+            place[j] = lk_cellmap[i, pos[lk_slots[i, j]]]
+    return k
+
+
+@nb.njit(cache=True, nogil=True)
+def _init_ranks(pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, nlookups, lk_rank, lk_used, lk_slotof, place):
+    """Each lookup's rank, mask of taken table cells and slot per taken cell: the
+    state the kernel keeps up to date move by move (``rank_delta``)."""
+    for i in range(nlookups):
+        k = _placement(i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, place)
+        lk_used[i] = 0
+        for j in range(k):
+            lk_used[i] |= np.uint64(1) << np.uint64(place[j])
+            lk_slotof[i, place[j]] = j
+        lk_rank[i] = rank_kernel(place, k, lk_w[i])
+
+
+@nb.njit(cache=True, inline="always")
+def _goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells, key):
+    """Exact distance of the arrangement from the goal table, or -1 when absent."""
+    for w in range(key.shape[0]):
+        key[w] = 0
+    for j in range(gt_cells.shape[0]):
+        t = cells[gt_cells[j]]
+        key[j // gt_per] |= np.uint64(gt_codes[t]) << np.uint64((j % gt_per) * gt_bits)
+    r = find_key(gt_keys, key)
+    return -1 if r < 0 else np.int64(gt_dist[r])
+
+
+@nb.njit(cache=True, inline="always")
+def _parity_up(h, parity):
+    """``h`` rounded up to ``parity``: every solution length has the parity of the
+    blank's distance from its goal cell (the grid is bipartite), so this stays admissible."""
+    return h + ((h ^ parity) & 1)
+
+
+@intrinsic
+def _load_byte(typingctx, addr):
+    """The unsigned byte at address ``addr`` (an int64 taken from a live array's
+    ``ctypes.data`` plus an index inside it).  Reading the tables through their base
+    addresses spares the kernel a switch over a tuple of arrays on every read."""
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        ptr = builder.inttoptr(args[0], ir.PointerType(ir.IntType(8)))
+        return builder.zext(builder.load(ptr), ir.IntType(64))
+
+    return sig, codegen
+
+
+@nb.njit(cache=True, nogil=True)
+def _init_groups(
+    lk_full, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups, lk_val, group_sum, place
+):
+    """Each lookup's value (from its one-byte table, at base address ``lk_full[i]``)
+    into ``lk_val`` and each group's sum into ``group_sum``."""
+    group_sum[:] = 0
+    for i in range(nlookups):
+        k = _placement(i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, place)
+        v = _load_byte(lk_full[i] + rank_kernel(place, k, lk_w[i]))
+        lk_val[i] = v
+        group_sum[lk_group[i]] += v
+
+
+@nb.njit(cache=True, inline="always")
+def _child_values(
+    cells,
+    b,
+    d,
+    ndeg,
+    nbr,
+    skip,
+    lk_base,
+    lk_pk,
+    lk_cellmap,
+    lk_w,
+    tile_lk,
+    tile_slot,
+    ngroups,
+    lk_rank,
+    lk_used,
+    lk_slotof,
+    lk_val,
+    stk_ci,
+    stk_cv,
+):
+    """Table index and value of every child of the node at depth ``d`` (blank on
+    ``b``) into ``stk_ci[d, k, g]`` and ``stk_cv[d, k, g]``: the moved tile's lookup
+    in each group, its rank updated for the one slot that moves (``rank_delta``).
+    No value decides anything here, so the reads of all children are independent
+    and the memory system overlaps them.  A packed lookup (``lk_pk[i]``) reads the
+    byte holding the child's two bits and decodes them against ``lk_val[i]``."""
+    for k in range(ndeg[b]):
+        c = nbr[b, k]
+        if c == skip:
+            continue
+        t = cells[c]
+        for g in range(ngroups):
+            i = tile_lk[t, g]
+            if i >= 0:
+                r = lk_rank[i] + rank_delta(
+                    tile_slot[t, g], lk_cellmap[i, c], lk_cellmap[i, b], lk_used[i], lk_slotof[i], lk_w[i]
+                )
+                stk_ci[d, k, g] = r
+                if lk_pk[i]:  # two bits an entry: the value relative to this node's (packed.py)
+                    stk_cv[d, k, g] = decode(bits_at(_load_byte(lk_base[i] + (r >> 2)), r), lk_val[i])
+                else:
+                    stk_cv[d, k, g] = _load_byte(lk_base[i] + r)
+
+
+@nb.njit(cache=True, inline="always")
+def _lc_delta(cells, b, c, rowkey, colkey, width, height, lc_lines, buf):
+    """Lines whose conflicts change when the blank on ``b`` takes the tile from ``c``
+    (the board already shows the move): (line 1, its new value, line 2, its new value)."""
+    if c // width == b // width:  # horizontal move: the columns of b and c change
+        l1 = height + b % width
+        l2 = height + c % width
+        v1 = _line_conflicts(cells, colkey, b % width, width, height, buf)
+        v2 = _line_conflicts(cells, colkey, c % width, width, height, buf)
+    else:  # vertical move: the rows of b and c change
+        l1 = b // width
+        l2 = c // width
+        v1 = _line_conflicts(cells, rowkey, l1 * width, 1, width, buf)
+        v2 = _line_conflicts(cells, rowkey, l2 * width, 1, width, buf)
+    return l1, v1, l2, v2
+
+
+@nb.njit(cache=True, inline="always")
+def _apply(
+    cells,
+    pos,
+    b,
+    c,
+    rowkey,
+    colkey,
+    width,
+    height,
+    use_lc,
+    lk_cellmap,
+    tile_lk,
+    tile_slot,
+    ngroups,
+    lk_val,
+    group_sum,
+    lc_lines,
+    stk_old,
+    d1,
+    lk_rank,
+    lk_used,
+    lk_slotof,
+    buf,
+    idx,
+    vals,
+):
+    """Move the tile on ``c`` into the blank on ``b``, with the table indices
+    ``idx[g]`` and values ``vals[g]`` already read for that child; what changed is
+    kept in ``stk_old[d1]``.  Returns the linear-conflict sum's change."""
+    t = cells[c]
+    cells[b] = t
+    cells[c] = 0
+    pos[t] = b
+    pos[0] = c
+    dlc = 0
+    if use_lc:
+        l1, v1, l2, v2 = _lc_delta(cells, b, c, rowkey, colkey, width, height, lc_lines, buf)
+        stk_old[d1, 0] = l1
+        stk_old[d1, 1] = lc_lines[l1]
+        stk_old[d1, 2] = l2
+        stk_old[d1, 3] = lc_lines[l2]
+        dlc = v1 + v2 - lc_lines[l1] - lc_lines[l2]
+        lc_lines[l1] = v1
+        lc_lines[l2] = v2
+    for g in range(ngroups):
+        i = tile_lk[t, g]
+        if i >= 0:
+            lk_used[i] ^= (np.uint64(1) << np.uint64(lk_cellmap[i, b])) | (np.uint64(1) << np.uint64(lk_cellmap[i, c]))
+            lk_slotof[i, lk_cellmap[i, b]] = tile_slot[t, g]
+            stk_old[d1, 4 + ngroups + g] = lk_rank[i]
+            lk_rank[i] = idx[g]
+            stk_old[d1, 4 + g] = lk_val[i]
+            group_sum[g] += vals[g] - lk_val[i]
+            lk_val[i] = vals[g]
+    return dlc
+
+
+@nb.njit(cache=True, inline="always")
+def _retract(
+    cells,
+    pos,
+    b,
+    c,
+    lk_cellmap,
+    tile_lk,
+    tile_slot,
+    ngroups,
+    lk_val,
+    group_sum,
+    lc_lines,
+    stk_old,
+    d1,
+    use_lc,
+    lk_rank,
+    lk_used,
+    lk_slotof,
+):
+    """Reverse :func:`_apply`: the tile on ``b`` goes back to ``c``."""
+    t = cells[b]
+    cells[c] = t
+    cells[b] = 0
+    pos[t] = c
+    pos[0] = b
+    if use_lc:
+        lc_lines[stk_old[d1, 0]] = stk_old[d1, 1]
+        lc_lines[stk_old[d1, 2]] = stk_old[d1, 3]
+    for g in range(ngroups):
+        i = tile_lk[t, g]
+        if i >= 0:
+            lk_used[i] ^= (np.uint64(1) << np.uint64(lk_cellmap[i, b])) | (np.uint64(1) << np.uint64(lk_cellmap[i, c]))
+            lk_slotof[i, lk_cellmap[i, c]] = tile_slot[t, g]
+            lk_rank[i] = stk_old[d1, 4 + ngroups + g]
+            old = stk_old[d1, 4 + g]
+            group_sum[g] += old - lk_val[i]
+            lk_val[i] = old
+
+
+@nb.njit(cache=True, _nrt=False)  # holds the GIL: with nogil Korf's 100 ran slower
+def _search(root, tables, stack, state, budget, bpmx, goal, weight):
+    """Run IDA* from the state vector for at most ``budget`` generated nodes.
+
+    Its arrays come in four groups: ``root`` (the board and the incremental state of
+    its estimate, :class:`_Root`), ``tables`` (:meth:`Searcher._tables`: the shape's
+    neighbours and every lookup's arrays), ``stack`` (one row per depth) and ``goal``
+    (the goal table, :func:`~solver.heuristic.goal_arrays`).
+
+    At its first visit (``stk_it[d] == -1``) a node generates all its children
+    (each counted once): first every child's table values (:func:`_child_values`,
+    reads that overlap in memory), then each child's estimate, the max of
+    Manhattan (+ linear conflicts) and every group's sum.  It prunes those over the
+    threshold and keeps the rest in ``stk_ck[d]`` sorted by estimate, so the final
+    iteration meets the goal early; then it descends into them one by one, reusing
+    the values read (``stk_cv``, ``stk_kh``).  ``stk_h[d]`` is the node's estimate,
+    raised by BPMX: neighbours differ by one move, so a child's h - 1 bounds the
+    parent too (Felner et al. 2005), and a raise that prunes the parent skips its
+    remaining children.
+
+    With a goal table of depth D (``gt_depth >= 0``), a child whose remaining
+    budget is at most D is settled by one lookup: present, its distance is exact
+    (and a solution if it fits the threshold: the rest of the path is read off the
+    table by greedy descent); absent, it is at least D + 1 away."""
+    cells, pos, lk_val, group_sum, lc_lines, lk_rank, lk_used, lk_slotof, buf = root
+    (
+        nbr,
+        ndeg,
+        md,
+        rowkey,
+        colkey,
+        width,
+        height,
+        use_lc,
+        lk_base,
+        lk_pk,
+        lk_cellmap,
+        lk_w,
+        tile_lk,
+        tile_slot,
+        ngroups,
+        bpar,
+    ) = tables
+    stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_kh, stk_ci, stk_cv, stk_old, path = stack
+    gt_keys, gt_dist, gt_depth, gt_bits, gt_per, gt_codes, gt_cells, gt_key = goal
+    d = state[_S_DEPTH]
+    thresh = state[_S_THRESH]
+    nxt = state[_S_NEXT]
+    nodes = state[_S_NODES]
+    mdsum = state[_S_MD]
+    lcsum = state[_S_LC]
+    stop = nodes + budget
+    status = _ITERATION_DONE
+    while True:
+        b = stk_blank[d]
+        goal_k = -1
+        if stk_it[d] < 0:
+            if nodes >= stop:
+                status = _BUDGET
+                break
+            skip = stk_blank[d - 1] if d > 0 else -1  # never undo the previous move
+            _child_values(
+                cells,
+                b,
+                d,
+                ndeg,
+                nbr,
+                skip,
+                lk_base,
+                lk_pk,
+                lk_cellmap,
+                lk_w,
+                tile_lk,
+                tile_slot,
+                ngroups,
+                lk_rank,
+                lk_used,
+                lk_slotof,
+                lk_val,
+                stk_ci,
+                stk_cv,
+            )
+            cnt = 0
+            goal_e = 0
+            for k in range(ndeg[b]):
+                c = nbr[b, k]
+                if c == skip:
+                    continue
+                nodes += 1
+                t = cells[c]
+                nmd = mdsum + md[t, b] - md[t, c]
+                h = nmd
+                for g in range(ngroups):
+                    i = tile_lk[t, g]
+                    s = group_sum[g] if i < 0 else group_sum[g] + stk_cv[d, k, g] - lk_val[i]
+                    if s > h:
+                        h = s
+                shown = use_lc or gt_depth >= 0
+                if shown:
+                    cells[b] = t  # show the move for the line and goal-table reads
+                    cells[c] = 0
+                if use_lc:
+                    l1, v1, l2, v2 = _lc_delta(cells, b, c, rowkey, colkey, width, height, lc_lines, buf)
+                    hm = nmd + lcsum + v1 + v2 - lc_lines[l1] - lc_lines[l2]
+                    if hm > h:
+                        h = hm
+                if weight == 100:
+                    h = _parity_up(h, bpar[c])
+                else:
+                    h = (h * weight) // 100  # weighted search: inflated, so answers are not proven optimal
+                gt_e = -2
+                if gt_depth >= 0 and d + 1 + h <= thresh and thresh - (d + 1) <= gt_depth:
+                    gt_e = _goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells, gt_key)
+                    if gt_e >= 0:
+                        h = gt_e  # exact (and >= h, which is admissible)
+                    elif gt_depth + 1 > h:
+                        h = _parity_up(gt_depth + 1, bpar[c])  # absent: farther than the table reaches
+                if shown:
+                    cells[c] = t
+                    cells[b] = 0
+                stk_kh[d, k] = h
+                f = d + 1 + h
+                if gt_e >= 0 and f <= thresh:
+                    goal_k = k  # the table holds a path within the threshold
+                    goal_e = gt_e
+                    break
+                if f > thresh:
+                    if f < nxt:
+                        nxt = f
+                    if bpmx and h - 1 > stk_h[d]:
+                        stk_h[d] = h - 1
+                    continue
+                if h == 0:
+                    goal_k = k
+                    goal_e = 0
+                    break
+                j = cnt  # insertion sort by estimate; ties keep L R U D order
+                while j > 0 and stk_ch[d, j - 1] > h:
+                    stk_ch[d, j] = stk_ch[d, j - 1]
+                    stk_ck[d, j] = stk_ck[d, j - 1]
+                    j -= 1
+                stk_ch[d, j] = h
+                stk_ck[d, j] = k
+                cnt += 1
+            if goal_k < 0:
+                stk_n[d] = cnt
+                stk_it[d] = 0
+                if bpmx and d + stk_h[d] > thresh:
+                    if d + stk_h[d] < nxt:
+                        nxt = d + stk_h[d]
+                    stk_it[d] = cnt  # BPMX cut: no child is worth a visit
+                continue
+            k = goal_k  # descend into the goal (or the goal table's path) below
+        elif stk_it[d] >= stk_n[d]:
+            if d == 0:
+                status = _ITERATION_DONE
+                break
+            # undo the move that led to depth d: the tile now on stk_blank[d-1] goes back
+            pb = stk_blank[d - 1]
+            t = cells[pb]
+            mdsum += md[t, b] - md[t, pb]
+            if use_lc:
+                lcsum += stk_old[d, 1] - lc_lines[stk_old[d, 0]] + stk_old[d, 3] - lc_lines[stk_old[d, 2]]
+            _retract(
+                cells,
+                pos,
+                pb,
+                b,
+                lk_cellmap,
+                tile_lk,
+                tile_slot,
+                ngroups,
+                lk_val,
+                group_sum,
+                lc_lines,
+                stk_old,
+                d,
+                use_lc,
+                lk_rank,
+                lk_used,
+                lk_slotof,
+            )
+            up = stk_h[d] - 1  # BPMX upwards: what the child learnt bounds the parent
+            d -= 1
+            if bpmx and up > stk_h[d]:
+                stk_h[d] = up
+                if d + up > thresh:
+                    if d + up < nxt:
+                        nxt = d + up
+                    stk_it[d] = stk_n[d]
+            continue
+        else:
+            k = stk_ck[d, stk_it[d]]
+            stk_it[d] += 1
+        c = nbr[b, k]
+        mdsum += md[cells[c], b] - md[cells[c], c]
+        lcsum += _apply(
+            cells,
+            pos,
+            b,
+            c,
+            rowkey,
+            colkey,
+            width,
+            height,
+            use_lc,
+            lk_cellmap,
+            tile_lk,
+            tile_slot,
+            ngroups,
+            lk_val,
+            group_sum,
+            lc_lines,
+            stk_old,
+            d + 1,
+            lk_rank,
+            lk_used,
+            lk_slotof,
+            buf,
+            stk_ci[d, k],
+            stk_cv[d, k],
+        )
+        path[d] = k
+        stk_blank[d + 1] = c
+        stk_it[d + 1] = -1
+        stk_h[d + 1] = stk_kh[d, k]
+        d += 1
+        if goal_k >= 0:
+            # read the rest off the goal table (goal_e == 0 at the goal): some neighbour is one closer
+            while goal_e > 0:
+                b2 = stk_blank[d]
+                for k2 in range(ndeg[b2]):
+                    c2 = nbr[b2, k2]
+                    t2 = cells[c2]
+                    cells[b2] = t2
+                    cells[c2] = 0
+                    if (
+                        _goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells, gt_key)
+                        == goal_e - 1
+                    ):
+                        pos[t2] = b2
+                        pos[0] = c2
+                        path[d] = k2
+                        d += 1
+                        stk_blank[d] = c2
+                        goal_e -= 1
+                        break
+                    cells[c2] = t2
+                    cells[b2] = 0
+            status = _FOUND
+            break
+    state[_S_DEPTH] = d
+    state[_S_NEXT] = nxt
+    state[_S_NODES] = nodes
+    state[_S_MD] = mdsum
+    state[_S_LC] = lcsum
+    return status
