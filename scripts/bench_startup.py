@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Start-up benchmark: what one ``slidepdb solve`` process costs before and around its
+search; prints a markdown table for docs/benchmarks.md.
+
+    .venv/bin/python scripts/bench_startup.py --db-dir DIR [--old-db-dir DIR2] [--repeat 7]
+
+``DIR`` holds ``4x4-korf.pdb.7-8.h5`` (``slidepdb build 4x4 --partition 7-8``);
+``DIR2``, optional, the same tables in a file without block digests (checked whole
+when opened, as every file was before them).  Each case runs as a fresh process,
+the cases taking turns ``--repeat`` times (one warm-up round first, untimed, so the
+page cache and numba's cache are warm); the table gives the median wall time and
+the median peak resident memory.  "kernel at once" cases start the compiled kernel
+directly (no plain-Python first search), to show what that tier saves.  The
+Korf's 100 row solves the 100 in one process: its wall time against the sum of the
+searches' own seconds (``--json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+ONE_MOVE = "1 0 2 3 4 5 6 7 8 9 10 11 12 13 14 15"
+# a process running the CLI, optionally with the plain-Python first search off
+RUN = "import sys, solver.quick as q; q.QUICK_NODES = int(sys.argv.pop(1)); from solver.cli import main; main()"
+
+
+def run(args, quick=True):
+    """(wall seconds, peak RSS MB, stdout) of one CLI process."""
+    cmd = [sys.executable, "-c", RUN, str(3000 if quick else 0), *args]
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
+    out = p.stdout.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"failed: {' '.join(args)}")
+    return wall, usage.ru_maxrss / 1024, out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--db-dir", required=True)
+    ap.add_argument("--old-db-dir")
+    ap.add_argument("--repeat", type=int, default=7)
+    a = ap.parse_args()
+    cases = {
+        "1-move 15-puzzle, 7-8 tables": (["solve", "--db-dir", a.db_dir, ONE_MOVE], True),
+        "1-move 15-puzzle, 7-8 tables, kernel at once": (["solve", "--db-dir", a.db_dir, ONE_MOVE], False),
+        "1-move 15-puzzle, --no-db": (["solve", "--no-db", ONE_MOVE], True),
+        "1-move 15-puzzle, --no-db, kernel at once": (["solve", "--no-db", ONE_MOVE], False),
+    }
+    if a.old_db_dir:
+        old = ["solve", "--db-dir", a.old_db_dir, ONE_MOVE]
+        cases["1-move 15-puzzle, 7-8 file without block digests"] = (old, True)
+    korf = ["solve", "--json", "--workers", "1", "--db-dir", a.db_dir, str(DATA / "korf100.txt")]
+    results: dict[str, list] = {k: [] for k in cases}
+    korf_runs = []
+    for rnd in range(a.repeat + 1):
+        for name, (args, quick) in cases.items():
+            r = run(args, quick)
+            if rnd:
+                results[name].append(r)
+        wall, rss, out = run(korf)
+        if rnd:
+            recs = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
+            assert len(recs) == 100 and all(r["optimal"] for r in recs)
+            korf_runs.append((wall, rss, sum(r["seconds"] for r in recs)))
+        print(f"round {rnd}{' (warm-up)' if not rnd else ''} done", file=sys.stderr)
+    print(f"`{' '.join(sys.argv)}`, {time.strftime('%Y-%m-%d')}, median of {a.repeat} alternating runs:\n")
+    print("| case | wall s | peak RSS MB |")
+    print("|---|---:|---:|")
+    for name, rs in results.items():
+        print(f"| {name} | {statistics.median(r[0] for r in rs):.2f} | {statistics.median(r[1] for r in rs):.0f} |")
+    wall = statistics.median(r[0] for r in korf_runs)
+    search = statistics.median(r[2] for r in korf_runs)
+    rss = statistics.median(r[1] for r in korf_runs)
+    print(
+        f"| Korf's 100 in one process, 7-8 tables: wall {wall:.2f} s, searches {search:.2f} s, "
+        f"the rest {wall - search:.2f} s | {wall:.2f} | {rss:.0f} |"
+    )
+
+
+if __name__ == "__main__":
+    main()
