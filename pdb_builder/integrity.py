@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import weakref
 
 import numpy as np
 
@@ -62,6 +63,17 @@ def checksum_error(name, dsname, what: str = "sha256 checksum") -> DatabaseError
     return DatabaseError(f"{name}: dataset {dsname} fails its {what}; {rebuild_hint(name)}")
 
 
+_GUARDS: weakref.WeakSet = weakref.WeakSet()
+
+
+def _after_fork() -> None:  # a lock held by a hashing thread at the fork would stay held in the child
+    for g in list(_GUARDS):
+        g._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork)
+
+
 class Guard:
     """One memory-mapped array whose bytes have not been checked yet.
 
@@ -86,6 +98,7 @@ class Guard:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._pid = 0
+        _GUARDS.add(self)
 
     @property
     def ok(self) -> bool:

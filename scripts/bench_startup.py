@@ -35,7 +35,7 @@ RUN = "import sys, solver.quick as q; q.QUICK_NODES = int(sys.argv.pop(1)); from
 
 def run(args, quick=True):
     """(wall seconds, peak RSS MB, stdout) of one CLI process."""
-    cmd = [sys.executable, "-c", RUN, str(3000 if quick else 0), *args]
+    cmd = [sys.executable, "-c", RUN, str(1000 if quick else 0), *args]
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
     out = p.stdout.read()

@@ -23,7 +23,7 @@ import time
 from pdb_builder.board import Board
 from pdb_builder.entries import weights
 
-QUICK_NODES = 3000  # nodes tried here before the kernel takes over (about 0.05-0.15 s)
+QUICK_NODES = 1000  # nodes tried here before the kernel takes over (at most about 0.05 s)
 
 
 def kernel_loaded() -> bool:

@@ -192,3 +192,26 @@ def test_files_without_block_digests_are_checked_whole_at_open(tmp_path):
     with pytest.raises(DatabaseError, match="tables/1 fails its sha256"):
         storage.open_database(bad, lazy=True)
     assert all(t.guard is None and t.packed_guard is None for t in storage.open_database(FIXTURE, lazy=True).tables)
+
+
+def test_a_hash_begun_before_a_fork_is_done_again_in_the_child(small_blocks, monkeypatch):
+    """Batch workers are forked: a whole-array hash a parent's thread began does not
+    exist in the child, which hashes again rather than waiting for it forever."""
+    import os
+    import time
+
+    slow = integrity.Guard._file_sha256
+    monkeypatch.setattr(integrity.Guard, "_file_sha256", lambda self: time.sleep(0.5) or slow(self))
+    g = storage.open_database(small_blocks, lazy=True).tables[0].packed_guard
+    g.start()
+    assert not g.ok  # still hashing at the fork
+    pid = os.fork()
+    if pid == 0:  # the child
+        try:
+            g.wait()
+            os._exit(0 if g.ok else 3)
+        except BaseException:
+            os._exit(4)
+    _, status = os.waitpid(pid, 0)
+    g.wait()
+    assert g.ok and os.waitstatus_to_exitcode(status) == 0
