@@ -194,6 +194,7 @@ def test_files_without_block_digests_are_checked_whole_at_open(tmp_path):
     assert all(t.guard is None and t.packed_guard is None for t in storage.open_database(FIXTURE, lazy=True).tables)
 
 
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # the point of the test
 def test_a_hash_begun_before_a_fork_is_done_again_in_the_child(small_blocks, monkeypatch):
     """Batch workers are forked: a whole-array hash a parent's thread began does not
     exist in the child, which hashes again rather than waiting for it forever."""
