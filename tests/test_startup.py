@@ -85,6 +85,26 @@ def test_quick_search_is_optimal(shape, with_tables, tmp_path):
     assert answered >= 3
 
 
+def test_quick_search_reads_wall_free_tables_on_walled_boards(tmp_path):
+    """Walls read as tiles fixed at home (and through the reflection): still optimal."""
+    free = Shape.devquiz(3, 3)
+    build_pdb(free, named_partition(free, "4-4"), tmp_path)
+    rng = random.Random(3)
+    answered = 0
+    for walls in ([4], [0], [2, 6]):
+        shape = Shape.devquiz(3, 3, walls)
+        h = tables.heuristic_for(shape, tmp_path)
+        assert h.lookups and all(lk.guard is not None for lk in h.lookups)
+        s = Searcher(h)
+        for moves in (5, 9, 13):
+            board = _walk(shape, moves, rng)
+            res = quick_search(s, board)
+            if not isinstance(res, tuple):
+                answered += 1
+                assert res.optimal and res.length == distance(shape, board.cells), board
+    assert answered >= 5
+
+
 def test_handover_counts_the_quick_nodes(monkeypatch):
     """A board past QUICK_NODES: the kernel finishes it, with the plain-Python nodes
     counted; a node limit below QUICK_NODES stops it there with a lower bound."""
