@@ -40,6 +40,7 @@ import numba as nb
 import numpy as np
 
 from pdb_builder.board import MOVE_DELTA, OPPOSITE, WALL, Board, Shape
+from pdb_builder.packed import compact_neighbours
 from pdb_builder.solvability import decide
 
 from .budget import Budget
@@ -220,13 +221,9 @@ def _place(
     the states stored are spent from, runs out between table sizes)."""
     region = [c for c in shape.free_cells if c not in frozen]
     sub = _region_shape(shape, set(region))
-    local = {c: i for i, c in enumerate(region)}
+    local = {c: i for i, c in enumerate(region)}  # region is sub's free cells, in their order
     nfree = len(region)
-    nbr = np.zeros((nfree, 4), dtype=np.int64)
-    ndeg = np.array([len(sub.neighbours[c]) for c in region], dtype=np.int64)
-    for c in region:
-        for k, d in enumerate(sub.neighbours[c]):
-            nbr[local[c], k] = local[d]
+    nbr, ndeg = compact_neighbours(sub)
     where = {t: c for c, t in enumerate(cells)}
     start = np.array([local[where[t]] for t in group] + [local[cells.index(0)]], dtype=np.int64)
     homes = np.array([local[shape.home[t]] for t in group], dtype=np.int64)
