@@ -156,10 +156,11 @@ class Guard:
             st = os.fstat(fh.fileno())
             if (st.st_dev, st.st_ino) != (dev, ino):
                 raise OSError("replaced")
+            fh.seek(self.offset)
             done = 0
             while done < self.flat.size:
-                n = os.preadv(fh.fileno(), [view[: min(len(buf), self.flat.size - done)]], self.offset + done)
-                if n <= 0:
+                n = fh.readinto(view[: min(len(buf), self.flat.size - done)])
+                if not n:
                     raise OSError("short read")
                 h.update(view[:n])
                 done += n
