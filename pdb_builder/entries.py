@@ -37,9 +37,11 @@ def weights(n: int, k: int) -> np.ndarray:
     return w
 
 
-def rank_py(positions, n: int) -> int:
+def rank_py(positions, n: int, w=None) -> int:
+    """The rank of ``positions`` among k-permutations of n cells (``w``: their
+    :func:`weights`, when the caller keeps them)."""
     k = len(positions)
-    w = weights(n, k)
+    w = weights(n, k) if w is None else w
     r = 0
     for i, p in enumerate(positions):
         d = p - sum(1 for q in positions[:i] if q < p)

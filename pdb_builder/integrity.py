@@ -13,7 +13,7 @@ unread and gives it a :class:`Guard`; the solver then
   a background thread while it loads its kernels and searches,
 
 and reports nothing before both are done: a result never rests on an unchecked
-byte.  The whole-array hash reads the file with ``pread`` into a small buffer, so
+byte.  The whole-array hash reads the file into a small buffer, not the map, so
 the process's resident memory grows with what the search touches, not with the
 file.  ``slidepdb verify`` and every build still check every array whole.
 """
@@ -46,13 +46,19 @@ def _block_digest(data) -> int:
     return int.from_bytes(hashlib.sha256(data).digest()[:8], "little")
 
 
-def block_digests(arr: np.ndarray, block: int | None = None) -> np.ndarray:
-    """The digest of each ``block`` (default :data:`BLOCK_SIZE`) bytes of ``arr``
-    (the last block may be shorter)."""
+def digests(arr: np.ndarray, block: int | None = None) -> tuple[str, np.ndarray]:
+    """In one pass over ``arr``: its sha256, and the digest of each ``block`` (default
+    :data:`BLOCK_SIZE`) bytes of it (the last block may be shorter)."""
     block = block or BLOCK_SIZE
     flat = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
     n = -(-flat.size // block)
-    return np.fromiter((_block_digest(flat[i * block : (i + 1) * block]) for i in range(n)), np.uint64, n)
+    whole = hashlib.sha256()
+    out = np.empty(n, dtype=np.uint64)
+    for i in range(n):
+        part = flat[i * block : (i + 1) * block]
+        whole.update(part)
+        out[i] = _block_digest(part)
+    return whole.hexdigest(), out
 
 
 def rebuild_hint(path) -> str:
@@ -84,7 +90,6 @@ class Guard:
 
     def __init__(self, name, dsname: str, arr: np.ndarray, sha: str, digests: np.ndarray, block: int, offset: int):
         self.name, self.dsname = name, dsname
-        self.arr = arr
         self.flat = arr.reshape(-1).view(np.uint8)
         self.sha = sha
         self.digests = digests

@@ -45,7 +45,7 @@ from .board import Shape
 from .entries import ENCODING as PACKED_ENCODING
 from .entries import MAX_LOWERING, RANKING_NAME, RANKING_VERSION, num_placements
 from .errors import DatabaseError
-from .integrity import BLOCK_HASH, Guard, block_digests, checksum_error, rebuild_hint, sha256
+from .integrity import BLOCK_HASH, Guard, checksum_error, digests, rebuild_hint, sha256
 
 MAGIC = "slidepdb"
 FORMAT_VERSION = 1
@@ -80,22 +80,19 @@ def goal_filename(shape: Shape, depth: int) -> str:
     return f"{shape.key}.goal.d{depth}.h5"
 
 
-_rebuild_hint = rebuild_hint
-
-
 def seal(f: h5py.File, dsname: str, arr: np.ndarray) -> None:
     """Write ``dsname``'s checksums for its bytes ``arr``: the sha256 attribute and
     the block digests (``blocks/DSNAME``, see :mod:`pdb_builder.integrity`), the
     digests covered by a sha256 of their own.  Replaces any there."""
-    f[dsname].attrs["sha256"] = sha256(arr)
     block = integrity.BLOCK_SIZE
-    digests = block_digests(arr, block)
+    whole, blocks = digests(arr, block)
+    f[dsname].attrs["sha256"] = whole
     if f"blocks/{dsname}" in f:
         del f[f"blocks/{dsname}"]
-    bds = f.create_dataset(f"blocks/{dsname}", data=digests)
+    bds = f.create_dataset(f"blocks/{dsname}", data=blocks)
     bds.attrs["block-size"] = block
     bds.attrs["hash"] = BLOCK_HASH
-    bds.attrs["sha256"] = sha256(digests)
+    bds.attrs["sha256"] = sha256(blocks)
 
 
 def _write_provenance(f: h5py.File, kind: str, shape: Shape, seconds: float, metadata: dict, extra: dict) -> None:
@@ -292,7 +289,7 @@ def open_database(path, verify: bool = True, mmap: bool = True, _final=None, laz
     except OSError as exc:
         if _out_of_descriptors(exc):
             raise DatabaseError(f"{name}: cannot open: {too_many_open_files()}") from None
-        raise DatabaseError(f"{name}: not a readable HDF5 file ({exc}); {_rebuild_hint(name)}") from None
+        raise DatabaseError(f"{name}: not a readable HDF5 file ({exc}); {rebuild_hint(name)}") from None
     try:
         with f:
             return _read_database(f, path, name, verify, mmap, _final, lazy)
@@ -302,10 +299,10 @@ def open_database(path, verify: bool = True, mmap: bool = True, _final=None, laz
         if _out_of_descriptors(exc):
             raise DatabaseError(f"{name}: cannot map its tables: {too_many_open_files()}") from None
         # h5py raises OSError for damaged data (e.g. a fletcher32 mismatch)
-        raise DatabaseError(f"{name}: damaged data ({exc}); {_rebuild_hint(name)}") from None
+        raise DatabaseError(f"{name}: damaged data ({exc}); {rebuild_hint(name)}") from None
     except (KeyError, ValueError, TypeError, IndexError, RuntimeError) as exc:
         # a damaged object header or attribute: h5py's KeyError "Unable to open object", bad JSON, ...
-        raise DatabaseError(f"{name}: damaged metadata ({type(exc).__name__}: {exc}); {_rebuild_hint(name)}") from None
+        raise DatabaseError(f"{name}: damaged metadata ({type(exc).__name__}: {exc}); {rebuild_hint(name)}") from None
 
 
 def _out_of_descriptors(exc: OSError) -> bool:
@@ -384,7 +381,7 @@ def _check_pdb_structure(name, shape: Shape, groups, f: h5py.File, packed_tables
     attributes are outside the checksums, so a damaged one must not pair a table
     with the wrong tiles (an inadmissible read) or go unnoticed."""
     if not isinstance(groups, list) or not groups:
-        raise DatabaseError(f"{name}: partition attribute is not a list of tile groups; {_rebuild_hint(name)}")
+        raise DatabaseError(f"{name}: partition attribute is not a list of tile groups; {rebuild_hint(name)}")
     tiles = set(shape.tiles)
     seen: set[int] = set()
     n = len(shape.free_cells)
@@ -400,35 +397,35 @@ def _check_pdb_structure(name, shape: Shape, groups, f: h5py.File, packed_tables
         ):
             raise DatabaseError(
                 f"{name}: partition attribute is not a partition of the shape's tiles "
-                f"(group {i}: {group!r}); {_rebuild_hint(name)}"
+                f"(group {i}: {group!r}); {rebuild_hint(name)}"
             )
         seen |= set(group)
         if [int(t) for t in ds.attrs.get("tiles", [])] != group:
             raise DatabaseError(
                 f"{name}: dataset tables/{i} has tiles {list(ds.attrs.get('tiles', []))}, the "
-                f"partition says {group}; {_rebuild_hint(name)}"
+                f"partition says {group}; {rebuild_hint(name)}"
             )
         if int(ds.attrs.get("cells", -1)) != n or ds.shape != (num_placements(n, len(group)),) or ds.dtype != np.uint8:
             raise DatabaseError(
                 f"{name}: dataset tables/{i} is {ds.shape} {ds.dtype} for {ds.attrs.get('cells')} "
                 f"cells, not one uint8 entry per placement of {len(group)} tiles on {n} cells; "
-                f"{_rebuild_hint(name)}"
+                f"{rebuild_hint(name)}"
             )
         pk = f.get(f"packed/{i}")
         if pk is not None and _s(pk.attrs.get("encoding")) == PACKED_ENCODING:  # (others are skipped)
             if pk.shape != ((ds.shape[0] + 3) // 4,) or not 0 <= int(pk.attrs.get("max-lowering", -1)) <= MAX_LOWERING:
                 raise DatabaseError(
-                    f"{name}: dataset packed/{i} does not fit tables/{i} (size or max-lowering); {_rebuild_hint(name)}"
+                    f"{name}: dataset packed/{i} does not fit tables/{i} (size or max-lowering); {rebuild_hint(name)}"
                 )
     packed = [i for i in range(len(groups)) if f"packed/{i}" in f]
     if packed_tables is not None and sorted(int(i) for i in packed_tables) != packed:
         raise DatabaseError(
             f"{name}: the two-bit copies present ({packed}) are not the ones written "
-            f"({[int(i) for i in packed_tables]}); {_rebuild_hint(name)}"
+            f"({[int(i) for i in packed_tables]}); {rebuild_hint(name)}"
         )
     extra = [k for k in f.get("tables", {}) if not (k.isdigit() and int(k) < len(groups))]
     if extra:
-        raise DatabaseError(f"{name}: tables {', '.join(extra)} are not in the partition; {_rebuild_hint(name)}")
+        raise DatabaseError(f"{name}: tables {', '.join(extra)} are not in the partition; {rebuild_hint(name)}")
 
 
 def _read_checked(f: h5py.File, path: Path, name, dsname: str, mmap: bool, verify: bool, lazy: bool):
@@ -439,12 +436,13 @@ def _read_checked(f: h5py.File, path: Path, name, dsname: str, mmap: bool, verif
     if not verify:
         return data, None
     sha = _s(ds.attrs.get("sha256"))
-    digests, block = _read_block_digests(f, name, dsname, data)
-    if lazy and digests is not None and isinstance(data, np.memmap):
-        return data, Guard(name, dsname, data, sha, digests, block, ds.id.get_offset())
-    if sha256(data) != sha:
+    stored, block = _read_block_digests(f, name, dsname, data)
+    if lazy and stored is not None and isinstance(data, np.memmap):
+        return data, Guard(name, dsname, data, sha, stored, block, ds.id.get_offset())
+    whole, blocks = digests(data, block) if stored is not None else (sha256(data), None)
+    if whole != sha:
         raise checksum_error(name, dsname)
-    if digests is not None and not np.array_equal(block_digests(data, block), digests):
+    if stored is not None and not np.array_equal(blocks, stored):
         raise checksum_error(name, dsname, "block digests")
     return data, None
 
@@ -464,14 +462,14 @@ def _read_block_digests(f: h5py.File, name, dsname: str, data: np.ndarray):
         or digests.shape != (-(-data.nbytes // block),)
         or sha256(digests) != _s(bds.attrs.get("sha256"))
     ):
-        raise DatabaseError(f"{name}: dataset blocks/{dsname} is damaged; {_rebuild_hint(name)}")
+        raise DatabaseError(f"{name}: dataset blocks/{dsname} is damaged; {rebuild_hint(name)}")
     return digests, block
 
 
 def _read_database(f: h5py.File, path: Path, name, verify: bool, mmap: bool, _final, lazy: bool) -> Database:
     a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
     if a.get("magic") != MAGIC:
-        raise DatabaseError(f"{name}: not a slidepdb database (no magic string); {_rebuild_hint(name)}")
+        raise DatabaseError(f"{name}: not a slidepdb database (no magic string); {rebuild_hint(name)}")
     version = int(a.get("format-version", -1))
     if version > FORMAT_VERSION:
         raise DatabaseError(
@@ -479,30 +477,30 @@ def _read_database(f: h5py.File, path: Path, name, verify: bool, mmap: bool, _fi
             f"({FORMAT_VERSION}); upgrade slidepdb (pip install -U slidepdb)"
         )
     if version < OLDEST_SUPPORTED:
-        raise DatabaseError(f"{name}: format version {version} is no longer supported; {_rebuild_hint(name)}")
+        raise DatabaseError(f"{name}: format version {version} is no longer supported; {rebuild_hint(name)}")
     if version < FORMAT_VERSION:
         warnings.warn(
             f"{name}: format version {version} is older than {FORMAT_VERSION}; rebuilding is advised", stacklevel=2
         )
     missing = [k for k in REQUIRED_ROOT if k not in a]
     if missing:
-        raise DatabaseError(f"{name}: attributes {', '.join(missing)} missing; {_rebuild_hint(name)}")
+        raise DatabaseError(f"{name}: attributes {', '.join(missing)} missing; {rebuild_hint(name)}")
     goal = tuple(int(x) for x in a["shape-goal"])
     shape = Shape(int(a["shape-width"]), int(a["shape-height"]), goal, a["shape-goal-kind"])
     if shape.key != a["shape-key"]:
-        raise DatabaseError(f"{name}: shape attributes disagree with shape-key; {_rebuild_hint(name)}")
+        raise DatabaseError(f"{name}: shape attributes disagree with shape-key; {rebuild_hint(name)}")
     db = Database(path if _final is None else Path(_final), a["kind"], shape, a)
     if db.kind == "pdb":
         if (a.get("ranking-name"), int(a.get("ranking-version", -1))) != (RANKING_NAME, RANKING_VERSION):
             raise DatabaseError(
                 f"{name}: ranking {a.get('ranking-name')} v{a.get('ranking-version')} "
                 f"is not this slidepdb's {RANKING_NAME} v{RANKING_VERSION}; "
-                f"{_rebuild_hint(name)}"
+                f"{rebuild_hint(name)}"
             )
         groups = json.loads(a["partition"])
         for i in range(len(groups) if isinstance(groups, list) else 0):
             if f"tables/{i}" not in f:
-                raise DatabaseError(f"{name}: dataset tables/{i} missing; {_rebuild_hint(name)}")
+                raise DatabaseError(f"{name}: dataset tables/{i} missing; {rebuild_hint(name)}")
         _check_pdb_structure(name, shape, groups, f, a.get("packed-tables"))
         for i, tiles in enumerate(groups):
             ds = f[f"tables/{i}"]
@@ -512,13 +510,13 @@ def _read_database(f: h5py.File, path: Path, name, verify: bool, mmap: bool, _fi
             pk = f.get(f"packed/{i}")  # read only in the encoding this slidepdb knows (checked with the table)
             if pk is not None and _s(pk.attrs.get("encoding")) == PACKED_ENCODING:
                 packed, packed_guard = _read_checked(f, path, name, f"packed/{i}", mmap, verify, lazy)
-                tattrs["max-lowering"] = int(f[f"packed/{i}"].attrs["max-lowering"])
+                tattrs["max-lowering"] = int(pk.attrs["max-lowering"])
             db.tables.append(PdbTable(tuple(int(t) for t in tiles), data, tattrs, packed, guard, packed_guard))
     elif db.kind == "goal-table":
         db.depth = int(a["depth"])
         for dsname in ("keys", "dist"):
             if dsname not in f:
-                raise DatabaseError(f"{name}: dataset {dsname} missing; {_rebuild_hint(name)}")
+                raise DatabaseError(f"{name}: dataset {dsname} missing; {rebuild_hint(name)}")
         keys, db.guards["keys"] = _read_checked(f, path, name, "keys", mmap, verify, lazy)
         dist, db.guards["dist"] = _read_checked(f, path, name, "dist", mmap, verify, lazy)
         db.guards = {k: g for k, g in db.guards.items() if g is not None}
@@ -526,7 +524,7 @@ def _read_database(f: h5py.File, path: Path, name, verify: bool, mmap: bool, _fi
         db.dist = dist
         db.goal_sha256 = tuple(str(_s(f[dsname].attrs.get("sha256")) or "") for dsname in ("keys", "dist"))
     else:
-        raise DatabaseError(f"{name}: unknown kind {db.kind!r}; {_rebuild_hint(name)}")
+        raise DatabaseError(f"{name}: unknown kind {db.kind!r}; {rebuild_hint(name)}")
     return db
 
 

@@ -68,7 +68,7 @@ class TableReads:
                 self.root.append((i, lk.guard))
             anywhere.append(lk.packed_guard if pk else lk.guard)
         if h.goal_table is not None:
-            anywhere += list(getattr(h.goal_table, "guards", {}).values())
+            anywhere += list(h.goal_table.guards.values())
         self.anywhere = [g for g in anywhere if g is not None]
         self.started: dict[int, object] = {}  # the hashes begun, by id
 

@@ -134,7 +134,6 @@ class Searcher:
         self.nlookups = len(heuristic.lookups)
         self.ngroups = heuristic.ngroups
         self.reads = TableReads(heuristic, [p is not None for p in self.packed])
-        self.quick = True  # plain-Python search first while the kernel is not loaded (solver.quick)
 
     @cached_property
     def goal(self) -> tuple:
@@ -265,7 +264,7 @@ class Searcher:
             raise ValueError("weight must be at least 100 (percent)")
         t0 = time.perf_counter()
         spent = 0
-        if weight == 100 and self.quick and not kernel_loaded():
+        if weight == 100 and not kernel_loaded():
             quick = quick_search(self, board, node_limit)
             if not isinstance(quick, tuple):
                 return quick

@@ -21,7 +21,7 @@ import sys
 import time
 
 from pdb_builder.board import Board
-from pdb_builder.entries import weights
+from pdb_builder.entries import rank_py, weights
 
 QUICK_NODES = 1000  # nodes tried here before the kernel takes over (at most about 0.05 s)
 
@@ -37,13 +37,15 @@ class _Estimate:
     def __init__(self, searcher, cells):
         h = searcher.h
         self.md = h.md.tolist()
-        self.lookups = []  # (slots: board tile or -1 for a fixed cell, fixed cells, cellmap, weights, table, group)
+        self.lookups = []  # (slots: board tile or -1 for a fixed cell, fixed cells, cellmap, cells, weights, table)
+        self.group = [lk.group for lk in h.lookups]
         self.of_tile: dict[int, list[int]] = {}
         for i, lk in enumerate(h.lookups):
             k = len(lk.tiles)
             slots = [t if t > 0 and t in searcher.shape.home else -1 for t in lk.tiles]
             fixed = [int(lk.cellmap[-t - 1]) if s < 0 else -1 for s, t in zip(slots, lk.tiles)]
-            self.lookups.append((slots, fixed, lk.cellmap.tolist(), weights(lk.ncells, k).tolist(), lk.table, lk.group))
+            w = weights(lk.ncells, k).tolist()
+            self.lookups.append((slots, fixed, lk.cellmap.tolist(), lk.ncells, w, lk.table))
             for t in slots:
                 if t > 0:
                     self.of_tile.setdefault(t, []).append(i)
@@ -53,14 +55,11 @@ class _Estimate:
         self.val = [self._value(i) for i in range(len(self.lookups))]
         self.sums = [0] * max(h.ngroups, 1)
         for i, v in enumerate(self.val):
-            self.sums[self.lookups[i][5]] += v
+            self.sums[self.group[i]] += v
 
     def _value(self, i: int) -> int:
-        slots, fixed, cellmap, w, table, _ = self.lookups[i]
-        place = [cellmap[self.pos[t]] if t > 0 else f for t, f in zip(slots, fixed)]
-        r = 0
-        for j, p in enumerate(place):
-            r += (p - sum(1 for q in place[:j] if q < p)) * w[j]
+        slots, fixed, cellmap, ncells, w, table = self.lookups[i]
+        r = rank_py([cellmap[self.pos[t]] if t > 0 else f for t, f in zip(slots, fixed)], ncells, w)
         self.reads[i].add(r)
         return int(table[r])
 
@@ -75,7 +74,7 @@ class _Estimate:
         for i in self.of_tile.get(t, ()):
             v = self._value(i)
             old.append((i, self.val[i]))
-            self.sums[self.lookups[i][5]] += v - self.val[i]
+            self.sums[self.group[i]] += v - self.val[i]
             self.val[i] = v
         return old
 
@@ -83,14 +82,14 @@ class _Estimate:
         self.pos[t] = a
         self.mdsum -= self.md[t][b] - self.md[t][a]
         for i, v in old:
-            self.sums[self.lookups[i][5]] += v - self.val[i]
+            self.sums[self.group[i]] += v - self.val[i]
             self.val[i] = v
 
 
 def quick_search(searcher, board: Board, node_limit: int | None = None):
     """IDA* for ``board`` on ``searcher``'s tables in plain Python: the
     :class:`~solver.ida.SearchResult` when it ends within :data:`QUICK_NODES` nodes
-    (solved, or stopped by ``node_limit``), else (None, nodes spent, threshold proven)."""
+    (solved, or stopped by ``node_limit``), else (None, nodes spent)."""
     from .ida import SearchResult
 
     t0 = time.perf_counter()
@@ -152,7 +151,7 @@ def quick_search(searcher, board: Board, node_limit: int | None = None):
             if node_limit is not None and nodes >= node_limit:
                 result = SearchResult(None, None, False, thresh, nodes, time.perf_counter() - t0, "limit", names, h0)
             else:
-                return None, nodes, thresh
+                return None, nodes
         else:
             thresh = r
     for lk, ranks in zip(searcher.h.lookups, est.reads):
