@@ -65,6 +65,7 @@ def solve(
     node_limit: int | None = None,
     fallback: bool = True,
     goal: str = "korf",
+    threads: int | None = None,
 ) -> Result:
     """Solve one board: solvability decided first, then IDA* on every database of
     ``db_dir`` that serves its shape (default ``$SLIDEPDB_DB_DIR`` or ``./databases``;
@@ -75,7 +76,8 @@ def solve(
     8 0"``, goal ``goal``) or a :class:`~pdb_builder.board.Board`.  Raises
     :class:`~pdb_builder.errors.BoardError` for a board that does not parse and
     :class:`~pdb_builder.errors.DatabaseError` for a damaged table (the CLI's exit
-    codes 2 and 1); every other outcome is in the result."""
+    codes 2 and 1); every other outcome is in the result.  ``threads``: threads for the
+    optimal search (default: every core this process may use; :mod:`solver.parallel`)."""
     from .one_board import SolverPool, solve_record
 
     b = _board(board, goal)
@@ -86,6 +88,13 @@ def solve(
     pool = _POOLS.get(key)
     if pool is None:
         pool = _POOLS[key] = SolverPool(db_dir, use_db)
+    if threads is None:
+        from .parallel import default_threads
+
+        threads = default_threads()
+    if not (isinstance(threads, int) and threads >= 1):
+        raise BoardError(f"threads: expected a positive whole number, not {threads!r}")
+    pool.threads = threads
     out = solve_record(Record(1, str(b), b), pool, time_limit, node_limit, fallback)
     e = out.extra
     return Result(

@@ -35,6 +35,7 @@ def run_batch(
     time_limit=None,
     node_limit=None,
     workers: int = 1,
+    threads: int = 1,
     out_path=None,
     resume: bool = False,
     on_outcome=None,
@@ -56,7 +57,8 @@ def run_batch(
     default is beside ``out_path``).  ``held`` and ``prepare``: records (indices) to
     solve only once ``prepare`` releases them, see :class:`Feed`.  ``retry``: indices
     solved again although the journal has them; the better outcome (:func:`better`)
-    is kept and journalled."""
+    is kept and journalled.  ``threads``: threads for each board's optimal search
+    (local processes only)."""
     t0 = time.perf_counter()
     if journal is None and out_path:
         journal = journal_path(out_path)
@@ -76,7 +78,7 @@ def run_batch(
     if scheduler is not None:
         outcomes = _dask_outcomes(feed, db_dir, use_db, time_limit, node_limit, fallback, scheduler)
     else:
-        outcomes = _local_outcomes(feed, db_dir, use_db, time_limit, node_limit, fallback, workers)
+        outcomes = _local_outcomes(feed, db_dir, use_db, time_limit, node_limit, fallback, workers, threads)
     jf = open(journal, "a", encoding="utf-8") if journal is not None else None
     try:
         for out in outcomes:

@@ -376,6 +376,12 @@ def finish_run(
 )
 @click.option("--time-limit", type=Seconds(), default=None, help="Seconds per board before it is reported as a limit.")
 @click.option("--no-db", is_flag=True, help="Ignore databases: wall-aware Manhattan + linear conflicts only.")
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Threads for each board's optimal search (default: every core for one board, 1 for several).",
+)
 @solve_options
 def solve(
     board,
@@ -391,6 +397,7 @@ def solve(
     workers,
     scheduler,
     no_db,
+    threads,
     no_fallback,
     compare_paths,
 ):
@@ -411,6 +418,10 @@ def solve(
         warn_missing_db_dir(db_dir)
     if workers is None:
         workers = (os.cpu_count() or 1) if len(boards.records) > 1 else 1
+    if threads is None:
+        from solver.parallel import default_threads
+
+        threads = default_threads() if len(boards.records) == 1 else 1
     result = run_batch(
         boards.records,
         db_dir=db_dir,
@@ -418,6 +429,7 @@ def solve(
         time_limit=time_limit,
         node_limit=node_limit,
         workers=workers,
+        threads=threads,
         out_path=out_path,
         resume=resume,
         on_outcome=(shown := progressive(boards, as_json, human_solved(boards))),

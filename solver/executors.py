@@ -25,12 +25,12 @@ from .one_board import Outcome, SolverPool, solve_record
 _WORKER_POOL: SolverPool | None = None
 
 
-def _worker_init(db_dir, use_db, verify):
+def _worker_init(db_dir, use_db, verify, threads=1):
     global _WORKER_POOL
     import signal
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent decides when a batch stops
-    _WORKER_POOL = SolverPool(db_dir, use_db=use_db, verify=verify)
+    _WORKER_POOL = SolverPool(db_dir, use_db=use_db, verify=verify, threads=threads)
 
 
 def _worker_solve(rec: Record, time_limit, node_limit, fallback) -> Outcome:
@@ -156,12 +156,12 @@ def _stop_pool(ex) -> None:
         p.kill()  # not terminate: a worker forked from the CLI turns SIGTERM into KeyboardInterrupt
 
 
-def _local_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback, workers):
+def _local_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback, workers, threads=1):
     import multiprocessing as mp
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     if workers <= 1 or (feed.size <= 1 and not feed.prepares):
-        pool = SolverPool(db_dir, use_db=use_db)
+        pool = SolverPool(db_dir, use_db=use_db, threads=threads)
         feed.start()
         ended = False
         while not ended:
@@ -170,7 +170,9 @@ def _local_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback
                 yield solve_record(rec, pool, time_limit=time_limit, node_limit=node_limit, fallback=fallback)
         return
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init, initargs=(db_dir, use_db, True)) as ex:
+    with ProcessPoolExecutor(
+        workers, mp_context=ctx, initializer=_worker_init, initargs=(db_dir, use_db, True, threads)
+    ) as ex:
         wait([ex.submit(_warm_up) for _ in range(workers)])  # every worker forked before the feed's thread runs
         feed.start()
         yield from _drive(

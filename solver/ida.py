@@ -38,6 +38,7 @@ from .heuristic import (
 from .quick import kernel_loaded, quick_search
 
 MAX_DEPTH = 1000  # deepest path the kernel keeps; longer thresholds stop as a limit
+PARALLEL_AFTER = 200_000  # with threads: nodes of an iteration searched serially before it splits
 
 
 def _kernel():
@@ -96,6 +97,20 @@ class _Root:
     lc: int
     h0: int
 
+    def arrays(self) -> tuple:
+        """The kernel's ``root`` argument."""
+        return (
+            self.cells,
+            self.pos,
+            self.lk_val,
+            self.group_sum,
+            self.lc_lines,
+            self.lk_rank,
+            self.lk_used,
+            self.lk_slotof,
+            self.buf,
+        )
+
 
 class Searcher:
     """Prepared arrays for one shape and heuristic; solves many boards of that shape."""
@@ -141,10 +156,10 @@ class Searcher:
         return goal_arrays(self.h)
 
     def initial_h(self, board: Board) -> int:
-        st = self._start(board)
+        st = self.root_state(board)
         return st.h0
 
-    def _tables(self) -> tuple:
+    def kernel_tables(self) -> tuple:
         """The kernel's read-only arrays: the shape's neighbours and estimates, every
         lookup's table base, cell map, ranking weights and tile slots, and the parity
         of each blank cell's distance from its goal cell."""
@@ -168,7 +183,7 @@ class Searcher:
             self.bpar,
         )
 
-    def _start(self, board: Board) -> _Root:
+    def root_state(self, board: Board) -> _Root:
         """The root's arrays and estimate, as the kernel keeps them up to date."""
         K = _kernel()
         shape = self.shape
@@ -251,6 +266,7 @@ class Searcher:
         node_limit: int | None = None,
         max_depth: int = MAX_DEPTH,
         weight: int = 100,
+        threads: int = 1,
     ) -> SearchResult:
         """IDA* for ``board``.  ``weight`` (percent, >= 100) inflates the estimate for
         a faster, bounded-suboptimal search (weighted IDA*: at most weight/100 times
@@ -259,7 +275,11 @@ class Searcher:
 
         Until the kernel is loaded in this process, the first :data:`solver.quick.QUICK_NODES`
         nodes are searched in plain Python (:mod:`solver.quick`); their nodes and time
-        count against the limits."""
+        count against the limits.
+
+        ``threads > 1``: an iteration that outgrows one slice of nodes (and every
+        later one) is searched by that many threads (:mod:`solver.parallel`); the
+        answer's length is the same, proven the same way."""
         if weight < 100:
             raise ValueError("weight must be at least 100 (percent)")
         t0 = time.perf_counter()
@@ -271,42 +291,62 @@ class Searcher:
             spent = quick[1]
         self.reads.begin()  # the arrays the kernel reads anywhere, hashed while it loads and runs
         left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 0.0)
-        result = self._solve(board, left, None if node_limit is None else node_limit - spent, max_depth, weight)
+        result = self._solve(
+            board, left, None if node_limit is None else node_limit - spent, max_depth, weight, max(int(threads), 1)
+        )
         result.nodes += spent
         result.seconds = time.perf_counter() - t0
         self.reads.wait()
         return result
 
-    def _solve(self, board: Board, time_limit, node_limit, max_depth: int, weight: int) -> SearchResult:
+    def new_stack(self, max_depth: int) -> tuple:
+        """The kernel's ``stack`` argument: one row per depth up to ``max_depth``."""
+        rows, groups = max_depth + 2, max(self.ngroups, 1)
+        return (
+            np.zeros(rows, dtype=np.int64),  # stk_blank: the blank's cell
+            np.zeros(rows, dtype=np.int64),  # stk_it: next child to visit (-1: not expanded)
+            np.zeros(rows, dtype=np.int64),  # stk_n: children kept
+            np.zeros((rows, 4), dtype=np.int64),  # stk_ch: kept children's estimates, sorted
+            np.zeros((rows, 4), dtype=np.int64),  # stk_ck: kept children (neighbour index)
+            np.zeros(rows, dtype=np.int64),  # stk_h: the node's estimate (BPMX raises it)
+            np.zeros((rows, 4), dtype=np.int64),  # stk_kh: each child's estimate
+            np.zeros((rows, 4, groups), dtype=np.int64),  # stk_ci: each child's table index per group
+            np.zeros((rows, 4, groups), dtype=np.int64),  # stk_cv: and value
+            np.zeros((rows, 4 + 2 * groups), dtype=np.int64),  # stk_old: what a move changed
+            np.zeros(rows, dtype=np.int64),  # path: the child taken at each depth
+        )
+
+    def _solve(self, board: Board, time_limit, node_limit, max_depth: int, weight: int, threads: int) -> SearchResult:
         K = _kernel()
         t0 = time.perf_counter()
-        st = self._start(board)
+        st = self.root_state(board)
         h0 = st.h0
         if weight != 100:
             h0 = (h0 * weight) // 100
         names = list(self.h.names) or ["manhattan+lc" if self.h.use_lc else "manhattan"]
         if self.h.goal_name:
             names.append(self.h.goal_name)
+
+        def result(moves, thresh, nodes):
+            found = moves is not None
+            optimal = found and (weight == 100 or not moves)
+            bound = len(moves) if optimal else (thresh if weight == 100 else st.h0)
+            length = len(moves) if found else None
+            status = "solved" if found else "limit"
+            return SearchResult(moves, length, optimal, bound, nodes, time.perf_counter() - t0, status, names, st.h0)
+
         if h0 == 0:
-            return SearchResult("", 0, True, 0, 0, time.perf_counter() - t0, "solved", names, 0)
-        ngroups = self.ngroups
-        stk_blank = np.zeros(max_depth + 2, dtype=np.int64)
-        stk_it = np.zeros(max_depth + 2, dtype=np.int64)
-        stk_n = np.zeros(max_depth + 2, dtype=np.int64)
-        stk_ch = np.zeros((max_depth + 2, 4), dtype=np.int64)
-        stk_ck = np.zeros((max_depth + 2, 4), dtype=np.int64)
-        stk_h = np.zeros(max_depth + 2, dtype=np.int64)
-        stk_kh = np.zeros((max_depth + 2, 4), dtype=np.int64)
-        stk_ci = np.zeros((max_depth + 2, 4, max(ngroups, 1)), dtype=np.int64)
-        stk_cv = np.zeros((max_depth + 2, 4, max(ngroups, 1)), dtype=np.int64)
-        stk_old = np.zeros((max_depth + 2, 4 + 2 * max(ngroups, 1)), dtype=np.int64)
-        path = np.zeros(max_depth + 2, dtype=np.int64)
+            return result("", 0, 0)
+        stack = self.new_stack(max_depth)
+        stk_blank, stk_it, stk_h, path = stack[0], stack[1], stack[5], stack[-1]
         state = np.zeros(8, dtype=np.int64)
-        stack = (stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_kh, stk_ci, stk_cv, stk_old, path)
-        root = (st.cells, st.pos, st.lk_val, st.group_sum, st.lc_lines, st.lk_rank, st.lk_used, st.lk_slotof, st.buf)
-        tables = self._tables()
+        root = st.arrays()
+        tables = self.kernel_tables()
+        bpmx = self.bpmx and weight == 100
+        deadline = None if time_limit is None else t0 + time_limit
         thresh = h0
         nodes = 0
+        parallel = False  # once an iteration outgrew a slice, every later one runs on the threads
         while True:
             # a fresh iteration from the root
             stk_blank[0] = board.blank
@@ -318,71 +358,51 @@ class Searcher:
             state[K._S_NODES] = nodes
             state[K._S_MD] = st.md
             state[K._S_LC] = st.lc
-            while True:
-                budget = K.SLICE_NODES
+            state[K._S_SKIP] = -1
+            status = None
+            while not parallel:
+                budget = K.SLICE_NODES if threads == 1 else min(K.SLICE_NODES, PARALLEL_AFTER)
                 if node_limit is not None:
                     budget = min(budget, node_limit - int(state[K._S_NODES]))
                 status = (
-                    K._BUDGET
-                    if budget <= 0
-                    else K._search(
-                        root,
-                        tables,
-                        stack,
-                        state,
-                        budget,
-                        self.bpmx and weight == 100,
-                        self.goal,
-                        weight,
-                    )
+                    K._BUDGET if budget <= 0 else K._search(root, tables, stack, state, budget, bpmx, self.goal, weight)
                 )
                 nodes = int(state[K._S_NODES])
                 if status == K._FOUND:
                     depth = int(state[K._S_DEPTH])
-                    moves = "".join(self.letters[stk_blank[i], path[i]] for i in range(depth))
-                    optimal = weight == 100
-                    return SearchResult(
-                        moves,
-                        depth,
-                        optimal,
-                        depth if optimal else st.h0,
-                        nodes,
-                        time.perf_counter() - t0,
-                        "solved",
-                        names,
-                        st.h0,
-                    )
+                    return result("".join(self.letters[stk_blank[i], path[i]] for i in range(depth)), thresh, nodes)
                 if status == K._ITERATION_DONE:
                     break
-                out_of_nodes = node_limit is not None and nodes >= node_limit
-                out_of_time = time_limit is not None and time.perf_counter() - t0 >= time_limit
-                if out_of_nodes or out_of_time:
-                    return SearchResult(
-                        None,
-                        None,
-                        False,
-                        thresh if weight == 100 else st.h0,
-                        nodes,
-                        time.perf_counter() - t0,
-                        "limit",
-                        names,
-                        st.h0,
-                    )
+                if (node_limit is not None and nodes >= node_limit) or (
+                    deadline is not None and time.perf_counter() >= deadline
+                ):
+                    return result(None, thresh, nodes)
+                parallel = threads > 1
             nxt = int(state[K._S_NEXT])
+            if parallel:
+                from .parallel import run_iteration
+
+                out = run_iteration(
+                    self,
+                    board,
+                    threads,
+                    thresh,
+                    weight,
+                    bpmx,
+                    deadline,
+                    node_limit,
+                    nodes,
+                    (root, stack, state),
+                    max_depth,
+                )
+                nodes += out.nodes
+                if out.status != "done":
+                    return result(out.moves, thresh, nodes)
+                nxt = min(nxt, out.next_threshold)
             if nxt >= max_depth:
                 # Thresholds stay below max_depth, so the stack never overflows and no
                 # depth cut can hide a solution; past it the board stays unsolved.
-                return SearchResult(
-                    None,
-                    None,
-                    False,
-                    thresh if weight == 100 else st.h0,
-                    nodes,
-                    time.perf_counter() - t0,
-                    "limit",
-                    names,
-                    st.h0,
-                )
+                return result(None, thresh, nodes)
             thresh = nxt
 
 

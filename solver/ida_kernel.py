@@ -26,8 +26,9 @@ _FOUND = 1
 _ITERATION_DONE = 2
 _BUDGET = 3
 
-# indices into the kernel's int64 state vector
-_S_DEPTH, _S_THRESH, _S_NEXT, _S_NODES, _S_MD, _S_LC = range(6)
+# indices into the kernel's int64 state vector (_S_SKIP: the cell the root's blank
+# came from, never moved back to; -1 at the board's own root)
+_S_DEPTH, _S_THRESH, _S_NEXT, _S_NODES, _S_MD, _S_LC, _S_SKIP = range(7)
 
 
 @nb.njit(cache=True, inline="always")
@@ -355,6 +356,7 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
     nodes = state[_S_NODES]
     mdsum = state[_S_MD]
     lcsum = state[_S_LC]
+    skip0 = state[_S_SKIP]
     stop = nodes + budget
     status = _ITERATION_DONE
     while True:
@@ -364,7 +366,7 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
             if nodes >= stop:
                 status = _BUDGET
                 break
-            skip = stk_blank[d - 1] if d > 0 else -1  # never undo the previous move
+            skip = stk_blank[d - 1] if d > 0 else skip0  # never undo the previous move
             _child_values(
                 cells,
                 b,
@@ -561,3 +563,10 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
     state[_S_MD] = mdsum
     state[_S_LC] = lcsum
     return status
+
+
+@nb.njit(cache=True, nogil=True, _nrt=False)
+def _search_free(root, tables, stack, state, budget, bpmx, goal, weight):
+    """:func:`_search` without the GIL, for the threads of a parallel iteration
+    (:mod:`solver.parallel`): each runs its own subtree on its own arrays."""
+    return _search(root, tables, stack, state, budget, bpmx, goal, weight)

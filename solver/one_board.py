@@ -97,14 +97,16 @@ class SolverPool:
     holds the tables of a few at a time (see also :class:`pdb_builder.storage.DatabaseCache`).
 
     ``db_dir=None`` looks in the default database folder; ``use_db=False`` solves
-    with wall-aware Manhattan + linear conflicts only."""
+    with wall-aware Manhattan + linear conflicts only; ``threads``: threads for each
+    board's optimal search (:mod:`solver.parallel`)."""
 
     SEARCHERS = 8
 
-    def __init__(self, db_dir=None, use_db: bool = True, verify: bool = True):
+    def __init__(self, db_dir=None, use_db: bool = True, verify: bool = True, threads: int = 1):
         self.db_dir = db_dir
         self.use_db = use_db
         self.verify = verify
+        self.threads = threads  # for each board's optimal search (solver.parallel)
         self._searchers: OrderedDict = OrderedDict()
 
     def searcher(self, board: Board) -> Searcher:
@@ -160,7 +162,7 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     board = rec.board
     t0 = time.perf_counter()
     searcher = pool.searcher(board)
-    result = searcher.solve(board, time_limit=time_limit, node_limit=node_limit)
+    result = searcher.solve(board, time_limit=time_limit, node_limit=node_limit, threads=pool.threads)
     nodes, bound = result.nodes, result.lower_bound
     moves = result.moves
     how = None

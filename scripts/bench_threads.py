@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""One board on several threads (``solve --threads N``): each instance solved with
+every thread count in turn, in one process (tables loaded and kernels compiled
+first); prints a markdown table for docs/benchmarks.md.
+
+    .venv/bin/python scripts/bench_threads.py --db-dir DIR [--threads 1 2] [--sets depth80 korf24]
+                                              [--korf24 40 38] [--rounds 1]
+
+``DIR`` holds the 4x4 7-8 file (depth80) and the 5x5 6-6-6-6 file (korf24).  Per
+instance: the length (checked against the published one and simulated), nodes and
+seconds at each thread count, the speed-up against the first count and the nodes
+against it (the splitting's overhead: the last iteration stops wherever the threads
+are when one finds the goal).  With ``--rounds 2`` each instance is run twice, the
+thread counts alternating, and the table gives each round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--db-dir", required=True)
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--sets", nargs="+", default=["korf24", "depth80"], choices=["korf24", "depth80"])
+    ap.add_argument("--korf24", nargs="+", default=["40", "38"], help="24-puzzle instance numbers")
+    ap.add_argument("--rounds", type=int, default=1)
+    a = ap.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from pdb_builder.formats import read_file
+    from pdb_builder.moves import check_moves
+    from solver.ida import Searcher
+    from solver.tables import heuristic_for
+
+    work = []
+    if "korf24" in a.sets:
+        recs = {r.ident: r for r in read_file(str(DATA / "korf24.txt")).records}
+        work += [(f"24-puzzle #{i}", recs[i]) for i in a.korf24]
+    if "depth80" in a.sets:
+        work += [(f"depth 80 #{r.ident or r.index}", r) for r in read_file(str(DATA / "depth80_15puzzle.txt")).records]
+    searchers = {}
+    for _, rec in work:
+        shape = rec.board.shape
+        if shape not in searchers:
+            h = heuristic_for(shape, a.db_dir)
+            if not h.lookups:
+                print(f"no {shape.size_text} database in {a.db_dir}; build it first", file=sys.stderr)
+                return 1
+            searchers[shape] = Searcher(h)
+            for t in sorted(set(a.threads)):  # compile, map the tables, start the threads once
+                searchers[shape].solve(rec.board, node_limit=3_000_000, threads=t)
+    base = a.threads[0]
+    head = " | ".join(f"nodes {t}T | s {t}T" for t in a.threads)
+    ups = " | ".join(f"speed-up {t}T | nodes {t}T/{base}T" for t in a.threads[1:])
+    print(f"| instance | round | length | {head} | {ups} |")
+    print("|---|---|---|" + "---:|" * (2 * len(a.threads) + 2 * (len(a.threads) - 1)))
+    totals = {t: [0, 0.0] for t in a.threads}
+    logs = {t: [] for t in a.threads[1:]}
+    for name, rec in work:
+        s = searchers[rec.board.shape]
+        for rnd in range(a.rounds):
+            order = a.threads if rnd % 2 == 0 else a.threads[::-1]
+            got = {}
+            for t in order:
+                res = s.solve(rec.board, threads=t)
+                ok = res.optimal and res.length == rec.expected_length and check_moves(rec.board, res.moves).ok
+                if not ok:
+                    print(f"{name}: wrong answer at {t} threads: {res}", file=sys.stderr)
+                    return 1
+                got[t] = res
+                totals[t][0] += res.nodes
+                totals[t][1] += res.seconds
+                print(f"  {name} {t}T {res.nodes:,} nodes {res.seconds:.2f} s", file=sys.stderr, flush=True)
+            cells = " | ".join(f"{got[t].nodes:,} | {got[t].seconds:.2f}" for t in a.threads)
+            b = got[base]
+            rel = []
+            for t in a.threads[1:]:
+                up = b.seconds / got[t].seconds
+                logs[t].append(math.log(up))
+                rel.append(f"{up:.2f} | {got[t].nodes / b.nodes:.2f}")
+            print(f"| {name} | {rnd + 1} | {b.length} | {cells} | {' | '.join(rel)} |", flush=True)
+    cells = " | ".join(f"{totals[t][0]:,} | {totals[t][1]:.2f}" for t in a.threads)
+    rel = " | ".join(
+        f"{totals[base][1] / totals[t][1]:.2f} (geometric mean {math.exp(sum(logs[t]) / len(logs[t])):.2f}) | "
+        f"{totals[t][0] / totals[base][0]:.2f}"
+        for t in a.threads[1:]
+    )
+    print(f"| all | | | {cells} | {rel} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

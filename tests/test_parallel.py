@@ -1,0 +1,222 @@
+"""One board searched by several threads (solver.parallel): lengths against
+breadth-first search and published optima, never against the serial kernel alone;
+limits, errors and the CLI.  The ``split`` fixture makes every iteration past a few
+dozen nodes go parallel and hand work over every few nodes, so small boards
+exercise what a hard one does."""
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from click.testing import CliRunner
+
+import solver.ida_kernel as kernel
+import solver.parallel as parallel
+from pdb_builder.board import Board, Shape
+from pdb_builder.building import build_goal_table, build_pdb
+from pdb_builder.errors import DatabaseError
+from pdb_builder.formats import read_file
+from pdb_builder.moves import check_moves
+from pdb_builder.patterns import named_partition
+from solver.cli import main
+from solver.heuristic import manhattan_heuristic
+from solver.ida import Searcher
+from solver.tables import heuristic_for
+
+from .conftest import data_file
+from .naive import bfs_distances
+
+THREADS = (1, 2, 4)  # 4: more threads than this machine's cores
+
+
+@pytest.fixture
+def split(monkeypatch):
+    """Parallel after 40 nodes of an iteration, work handed over every 16 nodes and
+    children with any slack given away; counts the subtrees threads took."""
+    monkeypatch.setattr(kernel, "SLICE_NODES", 40)
+    monkeypatch.setattr(parallel, "PAR_SLICE", 16)
+    monkeypatch.setattr(parallel, "GIVE_SLACK", 0)
+    taken = []
+    begin = parallel.Iteration._begin
+
+    def counted(self, w, task):
+        taken.append(task.prefix)
+        return begin(self, w, task)
+
+    monkeypatch.setattr(parallel.Iteration, "_begin", counted)
+    return taken
+
+
+def _sample(shape, k, seed):
+    dist = bfs_distances(shape)
+    far = sorted(dist, key=lambda c: (-dist[c], c))[:3]  # the hardest states, plus a random sample
+    return dist, far + random.Random(seed).sample(sorted(dist), k)
+
+
+def _agree(searcher, shape, dist, states, threads):
+    for cells in states:
+        board = Board(shape, cells)
+        res = searcher.solve(board, threads=threads)
+        assert res.optimal and res.length == dist[cells], (str(board), threads, res.length, dist[cells])
+        assert check_moves(board, res.moves).ok
+        assert res.nodes > 0 or dist[cells] == 0
+
+
+@pytest.mark.parametrize("threads", THREADS)
+@pytest.mark.parametrize(
+    "shape",
+    [Shape.devquiz(3, 3), Shape.korf(3, 3, [2]), Shape.devquiz(3, 3, [0]), Shape.korf(4, 2)],
+    ids=lambda s: s.key,
+)
+def test_lengths_equal_bfs_on_every_thread_count(split, shape, threads):
+    dist, states = _sample(shape, 25, seed=threads)
+    _agree(Searcher(manhattan_heuristic(shape)), shape, dist, states, threads)
+    if threads > 1:
+        assert split, "no subtree was ever handed to a thread"
+
+
+@pytest.mark.parametrize("threads", THREADS)
+def test_tables_two_bit_copies_and_reflection_on_threads(split, tmp_path, threads):
+    wall_free = Shape.devquiz(3, 3)
+    build_pdb(wall_free, named_partition(wall_free, "4-4"), tmp_path)  # with two-bit copies
+    for shape in (wall_free, Shape.devquiz(3, 3, [2])):  # a walled layout reads them through its walls
+        s = Searcher(heuristic_for(shape, tmp_path))
+        assert s.h.lookups and any(p is not None for p in s.packed)
+        dist, states = _sample(shape, 20, seed=5)
+        _agree(s, shape, dist, states, threads)
+
+
+@pytest.mark.parametrize("threads", (2, 4))
+def test_goal_table_on_threads(split, tmp_path, threads):
+    shape = Shape.devquiz(3, 3)
+    build_goal_table(shape, 10, tmp_path)  # each thread needs its own scratch key for it
+    s = Searcher(heuristic_for(shape, tmp_path))
+    assert s.h.goal_table is not None
+    dist, states = _sample(shape, 30, seed=9)
+    _agree(s, shape, dist, states, threads)
+
+
+@pytest.mark.parametrize("threads", (2, 4))
+def test_korf_instances_at_published_lengths_on_threads(monkeypatch, threads):
+    monkeypatch.setattr(kernel, "SLICE_NODES", 20_000)
+    monkeypatch.setattr(parallel, "PAR_SLICE", 5_000)
+    monkeypatch.setattr(parallel, "GIVE_SLACK", 2)
+    recs = [r for r in read_file(str(data_file("korf100.txt"))).records if r.ident in {"2", "5", "9"}]
+    s = Searcher(manhattan_heuristic(recs[0].board.shape))
+    for rec in recs:
+        res = s.solve(rec.board, threads=threads)
+        assert res.optimal and res.length == rec.expected_length
+        assert check_moves(rec.board, res.moves).ok
+
+
+def test_weighted_search_on_threads_stays_valid(split):
+    shape = Shape.korf(3, 3, [2])
+    dist, states = _sample(shape, 10, seed=3)
+    s = Searcher(manhattan_heuristic(shape))
+    for cells in states:
+        res = s.solve(Board(shape, cells), weight=200, threads=2)
+        assert res.moves is not None and not (res.optimal and res.length > dist[cells])
+        assert dist[cells] <= res.length <= 2 * dist[cells] + 1
+        assert check_moves(Board(shape, cells), res.moves).ok
+
+
+def test_node_and_time_limits_stop_every_thread(monkeypatch):
+    monkeypatch.setattr(kernel, "SLICE_NODES", 20_000)
+    monkeypatch.setattr(parallel, "PAR_SLICE", 5_000)
+    rec = read_file(str(data_file("korf100.txt"))).records[0]  # about 1.5 G nodes on Manhattan distance
+    s = Searcher(manhattan_heuristic(rec.board.shape))
+    h0 = s.initial_h(rec.board)
+    res = s.solve(rec.board, node_limit=400_000, threads=2)
+    assert res.status == "limit" and res.moves is None and not res.optimal
+    assert h0 <= res.lower_bound <= rec.expected_length
+    assert 400_000 <= res.nodes <= 400_000 + 2 * 5_000 + 20_000
+    t0 = time.perf_counter()
+    res = s.solve(rec.board, time_limit=0.5, threads=2)
+    assert res.status == "limit" and time.perf_counter() - t0 < 5
+
+
+def test_an_error_in_a_thread_reaches_the_caller(split, monkeypatch):
+    shape = Shape.devquiz(3, 3)
+    s = Searcher(manhattan_heuristic(shape))
+    dist, states = _sample(shape, 0, seed=1)
+
+    def broken(board):
+        raise DatabaseError("t.h5: dataset x fails its block digest")
+
+    real = s.root_state
+    s.solve(Board(shape, states[0]), threads=2)  # the kernel loaded, the root read for real
+    monkeypatch.setattr(s, "root_state", lambda b: real(b) if b.cells == states[0] else broken(b))
+    with pytest.raises(DatabaseError, match="t.h5"):
+        s.solve(Board(shape, states[0]), threads=2)
+
+
+def test_cli_threads_reach_the_search(tmp_path, monkeypatch):
+    seen = []
+    solve = Searcher.solve
+
+    def spy(self, board, **kw):
+        seen.append(kw.get("threads"))
+        return solve(self, board, **kw)
+
+    monkeypatch.setattr(Searcher, "solve", spy)
+    run = CliRunner().invoke
+    r = run(
+        main,
+        [
+            "solve",
+            "--json",
+            "--no-db",
+            "--threads",
+            "3",
+            "--no-fallback",
+            "--node-limit",
+            "5000",
+            "4,4,123456789ABCDEF0",
+        ],
+    )
+    assert r.exit_code == 0 and seen == [3]
+    seen.clear()
+    r = run(main, ["solve", "--no-db", "3,3,123456708"])  # one board: every core by default
+    assert r.exit_code == 0 and seen == [parallel.default_threads()]
+    seen.clear()
+    two = tmp_path / "two.txt"
+    two.write_text("3,3,123456708\n3,3,123450786\n")
+    r = run(main, ["solve", "--no-db", "--workers", "1", str(two)])  # several boards: one thread each
+    assert r.exit_code == 0 and seen == [1, 1]
+    r = run(main, ["solve", "--threads", "0", "--no-db", "3,3,123456708"])
+    assert r.exit_code == 2 and "--threads" in r.output
+
+
+def test_a_killed_threaded_solve_leaves_no_answer_file(tmp_path):
+    """SIGTERM in the middle of a threaded iteration: the process ends and the answer
+    file is either absent or complete, never half-written."""
+    out = tmp_path / "a.txt"
+    board = "6,5,9304781Q2==5=S=INLPKGMC6ERHJ=O"  # far beyond Manhattan distance's reach
+    cmd = [
+        sys.executable,
+        "-m",
+        "solver",
+        "solve",
+        "--no-db",
+        "--no-fallback",
+        "--threads",
+        "2",
+        "--out",
+        str(out),
+        board,
+    ]
+    env = dict(os.environ, PYTHONPATH=os.getcwd())
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    time.sleep(4)  # well inside the threaded iterations
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        pytest.fail("a threaded search did not stop on SIGTERM")
+    assert not out.exists() or out.read_text() in ("\n", "")
+    assert not list(tmp_path.glob(".a.txt*")), list(tmp_path.iterdir())
