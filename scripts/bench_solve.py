@@ -3,11 +3,13 @@
 
     .venv/bin/python scripts/bench_solve.py --db-dir DIR [--sets korf100 depth80 korf24 manhattan devquiz-6x6]
                                             [--korf24-count 5] [--korf24-order length|gap] [--time-limit S]
-                                            [--node-limit N]
+                                            [--node-limit N] [--threads N]
 
 Needs the databases built first (``slidepdb build 4x4 --partition 7-8``;
 ``slidepdb build 5x5 --partition 6-6-6-6 --memory-limit 6G`` for korf24).  Runs
-on one core (the IDA* kernel is serial).  Tables are loaded and kernels compiled
+on one core unless ``--threads N`` (each board's search split between N threads,
+``solve --threads``; ``scripts/bench_threads.py`` compares thread counts).
+Tables are loaded and kernels compiled
 before timing starts; every answer is simulated and compared with the
 published optimal length.  ``devquiz-6x6`` (node rate on DevQuiz tables): the first
 four wall-free and first four walled 6x6 boards of the DevQuiz file, each with the
@@ -26,13 +28,15 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 
 
-def solve_set(records, searcher_for, time_limit=None, limit=None, node_limit=None):
+def solve_set(records, searcher_for, time_limit=None, limit=None, node_limit=None, threads=1):
     """Solve ``records[:limit]``, each with ``searcher_for(shape)`` (a prepared Searcher)."""
     from pdb_builder.moves import check_moves
 
     rows = []
     for rec in records[:limit]:
-        res = searcher_for(rec.board.shape).solve(rec.board, time_limit=time_limit, node_limit=node_limit)
+        res = searcher_for(rec.board.shape).solve(
+            rec.board, time_limit=time_limit, node_limit=node_limit, threads=threads
+        )
         ok = res.moves is not None and check_moves(rec.board, res.moves).ok
         rows.append((rec, res, ok))
         name = rec.ident or f"line {rec.index}"
@@ -82,6 +86,7 @@ def main() -> int:
     )
     ap.add_argument("--time-limit", type=float, default=None, help="seconds per instance")
     ap.add_argument("--node-limit", type=int, default=None, help="generated nodes per instance")
+    ap.add_argument("--threads", type=int, default=1, help="threads for each instance's search")
     ap.add_argument(
         "--full-tables",
         action="store_true",
@@ -112,7 +117,7 @@ def main() -> int:
             searcher = make(h)
             searcher.solve(recs[8].board if len(recs) > 8 else recs[0].board, node_limit=10_000)  # warm-up
             print(f"{name}: {', '.join(h.names) or ('manhattan+lc' if h.use_lc else 'manhattan')}", file=sys.stderr)
-            rows = solve_set(recs, lambda _: searcher, a.time_limit, node_limit=a.node_limit)
+            rows = solve_set(recs, lambda _: searcher, a.time_limit, node_limit=a.node_limit, threads=a.threads)
             label = {
                 "korf100": "Korf's 100",
                 "depth80": "17 at depth 80",
@@ -131,7 +136,7 @@ def main() -> int:
             gap = {r.index: r.expected_length - searcher.initial_h(r.board) for r in recs}
             recs.sort(key=lambda r: (gap[r.index], r.expected_length) if a.korf24_order == "gap" else r.expected_length)
             print(f"korf24: {', '.join(h.names)}", file=sys.stderr)
-            rows = solve_set(recs, lambda _: searcher, a.time_limit, a.korf24_count, a.node_limit)
+            rows = solve_set(recs, lambda _: searcher, a.time_limit, a.korf24_count, a.node_limit, a.threads)
             which = "shortest" if a.korf24_order == "length" else "smallest gap to h0"
             out.append(summary(f"Korf's 24-puzzles, {a.korf24_count} {which}", rows, " + ".join(h.names)))
         elif name == "devquiz-6x6":
@@ -151,7 +156,7 @@ def main() -> int:
                 for r in group:  # map the tables and compile before timing
                     searcher_for(r.board.shape).solve(r.board, node_limit=1000)
                 print(f"devquiz-6x6 {label}: lines {', '.join(str(r.index) for r in group)}", file=sys.stderr)
-                rows = solve_set(group, searcher_for, a.time_limit, node_limit=a.node_limit)
+                rows = solve_set(group, searcher_for, a.time_limit, node_limit=a.node_limit, threads=a.threads)
                 names = sorted({n for r in group for n in searcher_for(r.board.shape).h.names})
                 out.append(summary(f"DevQuiz 6x6, first 4 {label}", rows, "; ".join(names) or "Manhattan + LC"))
     print("| set | heuristic | proven optimal | at published length | total s | worst s | avg nodes | M nodes/s |")
