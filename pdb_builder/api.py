@@ -73,12 +73,12 @@ def build_reports(
     on_partition=None,
     on_invalid=None,
 ) -> list:
-    """:func:`build`, returning each file's :class:`~pdb_builder.building.BuildReport`
+    """:func:`build`, returning each file's :class:`~pdb_builder.make.building.BuildReport`
     (path, status built/skipped/rebuilt, entries, mean estimate, seconds).
     ``progress(name, pattern index, depth, placements valued, regions marked, seconds)``
     after each BFS layer; ``goal_progress(name, depth, layer, total, seconds)``;
     ``on_partition(shape, partition)`` before each database."""
-    from .building import build_goal_table, build_pdb, default_partition
+    from .make.building import build_goal_table, build_pdb, default_partition
     from .patterns import named_partition, parse_partition
 
     if goal_depth is not None and goal_depth != "auto" and not (isinstance(goal_depth, int) and 1 <= goal_depth <= 254):
@@ -199,8 +199,8 @@ def check(board: str | Board, moves: str | None = None, goal: str = "korf") -> C
 
 
 def inspect(db_dir: str | Path | None = None, verify: bool = True) -> list:
-    """One :class:`~pdb_builder.catalogue.DbRow` per database of ``db_dir``: shape,
+    """One :class:`~pdb_builder.make.catalogue.DbRow` per database of ``db_dir``: shape,
     kind, partition, entries, bytes, build time, estimates, checksum state."""
-    from .catalogue import list_databases
+    from .make.catalogue import list_databases
 
     return list_databases(db_dir, verify)

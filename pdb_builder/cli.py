@@ -229,7 +229,7 @@ def inspect(db, db_dir, problems, suggest, plot_png, no_verify, as_json):
     """
     import json
 
-    from . import catalogue as insp
+    from .make import catalogue as insp
     from .storage import default_db_dir
 
     if db and problems:
@@ -377,8 +377,8 @@ def verify(dbs, db_dir, samples, quick):
     rank when anything fails.
     """
     from .errors import EXIT_INTERNAL
+    from .make.verify import verify as verify_file
     from .storage import database_files, default_db_dir
-    from .verify import verify as verify_file
 
     paths = list(dbs) or [str(p) for p in database_files(db_dir)]
     if not paths:  # as inspect: an empty folder is not a failure

@@ -5,7 +5,7 @@ The abstract graph is bipartite (a subgraph of the grid), so every value has the
 parity of its placement and a move changes it by an odd amount.  Our tables are
 region-aware (``bfs.py``: the least cost over the blank's regions), which is not
 consistent: a move can change a value by 5 or more (about 0.03% of the moves on
-the 4x4 tables).  ``relax`` (:mod:`pdb_builder.lowering`) lowers the few entries concerned until every move
+the 4x4 tables).  ``relax`` (:mod:`pdb_builder.make.lowering`) lowers the few entries concerned until every move
 changes a value by 1 or 3 (the lowered table stays admissible: each value is
 still the cost of a path to the goal placement, plus nothing).  Then a child's
 value is its parent's plus one of -3, -1, +1, +3, four numbers that differ

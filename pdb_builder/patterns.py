@@ -10,7 +10,7 @@ still admissible.  Sources:
   ``5-5-5-5-5-5-5`` on 6x6, is grown as compact blocks (the most compact of
   :func:`compact_candidates`);
 * given: ``"1,2,3,4,5,6,7/8,9,10,11,12,13,14,15"`` (numbers or DevQuiz labels);
-* automatic: :func:`pdb_builder.building.auto_partition` picks the largest pattern size that fits a
+* automatic: :func:`pdb_builder.make.building.auto_partition` picks the largest pattern size that fits a
   memory budget, grows compact candidates, and keeps the one with the highest
   mean heuristic value when the candidates are cheap enough to build.
 """
@@ -53,7 +53,7 @@ _KORF_CELLS = {
 
 def bfs_memory(n: int, k: int) -> int:
     """Bytes the BFS needs for a k-tile pattern on n free cells (table + work words)."""
-    from .bfs import word_dtype
+    from .make.bfs import word_dtype
 
     return num_placements(n, k) * (1 + np.dtype(word_dtype(n, k)).itemsize)
 

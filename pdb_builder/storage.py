@@ -184,7 +184,7 @@ def write_pdb(
     temporary file as it comes and is dropped, so a build holds one table at a time
     (and, while its two-bit copy is made, one lowered copy of it).
     Returns the path, the stats, and the seconds spent producing the tables."""
-    from .lowering import packed_table  # build side: never loaded to read a file
+    from .make.lowering import packed_table  # build side: never loaded to read a file
 
     path = Path(path)
     stats = []

@@ -572,7 +572,7 @@ def run(
     human = human_solved(boards)
 
     def on_build(item):
-        from pdb_builder.building import BuildReport
+        from pdb_builder.make.building import BuildReport
 
         if isinstance(item, BuildReport):
             log.warning("  %s %s: %s, %.1f s", item.shape, item.name, item.status, item.seconds)

@@ -67,13 +67,13 @@ LADDER_DEPTH = (3, 60)  # step 2's beams stop at 3 x the lower bound + 60 moves 
 
 def layout_searcher(shape: Shape, budget: Budget) -> Searcher | None:
     """A searcher on wall-aware Manhattan plus additive tables of ``shape``'s exact
-    layout (:func:`pdb_builder.building.default_partition` within :data:`LAYOUT_MEMORY`
+    layout (:func:`pdb_builder.make.building.default_partition` within :data:`LAYOUT_MEMORY`
     a pattern), built in memory; None when no partition fits or ``budget`` runs out
     between patterns.  The placements the BFS valued are spent from ``budget``.  The
     BFS keeps to the calling thread: the tables are small, and a batch worker forked
     from a process that ran parallel kernels (``slidepdb run`` builds before it
     solves) must not start threads of its own."""
-    from pdb_builder.building import compute_pdb, default_partition
+    from pdb_builder.make.building import compute_pdb, default_partition
 
     try:
         part = default_partition(shape, LAYOUT_MEMORY, build=lambda s, g: compute_pdb(s, g, parallel=False))

@@ -109,6 +109,7 @@ class Iteration:
         self.deadline = deadline
         self.node_limit = node_limit
         self.nodes_before = nodes_before
+        self.reserved = 0  # nodes granted to slices running now (under a node limit)
         self.tables = searcher.kernel_tables()
         self.cond = threading.Condition()
         self.queue: list = []  # a heap of (key, sequence number, Subtree): the serial order first
@@ -193,14 +194,19 @@ class Iteration:
         while not self.stop:
             budget = PAR_SLICE
             if self.node_limit is not None:
-                left = self.node_limit - self.nodes_before - self.nodes()
-                if left <= 0:
-                    self._limit()
-                    return
-                budget = min(budget, max(left // self.threads, 1))
+                with self.cond:  # a node limit: each slice's budget reserved, so the threads never overrun it
+                    left = self.node_limit - self.nodes_before - self.nodes() - self.reserved
+                    budget = min(budget, max(left // self.threads, 1))
+                    if left <= 0:
+                        self._limit()
+                        return
+                    self.reserved += budget
             before = int(w.state[K._S_NODES])
             status = K._search_free(w.root, self.tables, w.stack, w.state, budget, self.bpmx, w.goal, self.weight)
-            w.nodes += int(w.state[K._S_NODES]) - before
+            with self.cond:
+                w.nodes += int(w.state[K._S_NODES]) - before
+                if self.node_limit is not None:
+                    self.reserved -= budget
             if status == K._FOUND:
                 depth = int(w.state[K._S_DEPTH])
                 stk_blank, path = w.stack[0], w.stack[-1]
@@ -255,7 +261,7 @@ class Iteration:
             self.cond.notify_all()
 
     def _limit(self) -> None:
-        with self.cond:
+        with self.cond:  # (a Condition's lock is reentrant)
             self.limited = True
             self.stop = True
             self.cond.notify_all()

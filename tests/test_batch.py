@@ -318,7 +318,7 @@ def test_every_optimal_answer_carries_its_certificate(tmp_path):
             assert o.extra["optimal"] and cert["length"] == cert["threshold"] == dist[rec.board.cells]
             assert cert["tables"] == tables and cert["how"] == "search"
     # a goal table read counts too: its keys' and distances' checksums
-    from pdb_builder.building import build_goal_table
+    from pdb_builder.make.building import build_goal_table
 
     goal = Path(build_goal_table(Shape.devquiz(3, 3), 6, db).path)
     gdb = open_database(goal)
@@ -335,7 +335,7 @@ def test_a_resume_reopens_proofs_whose_tables_changed(problems, tmp_path):
     import numpy as np
 
     from pdb_builder import __version__
-    from pdb_builder.building import build_pdb
+    from pdb_builder.make.building import build_pdb
     from pdb_builder.patterns import named_partition
 
     from .test_inspect import _tamper

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from pdb_builder.board import Board, Shape
-from pdb_builder.building import auto_partition, build_goal_table, build_pdb, compute_pdb, default_partition
 from pdb_builder.errors import BoardError
 from pdb_builder.goal_table import compute_goal_table, encode_board, find_key
+from pdb_builder.make.building import auto_partition, build_goal_table, build_pdb, compute_pdb, default_partition
 from pdb_builder.patterns import named_partition, parse_partition
 from pdb_builder.ranking import num_placements, rank_py, unrank_py, weights
 from solver.ida import Searcher
@@ -250,7 +250,7 @@ def test_partitions():
 def test_layout_partitions_are_distinct_named_cuts():
     """A layout's second (third) database: the same sizes cut another way, named
     SIZES.ORDER, and that name rebuilds the same partition."""
-    from pdb_builder.building import layout_partitions
+    from pdb_builder.make.building import layout_partitions
     from pdb_builder.patterns import GROW_ORDERS, _cells_to_tiles, grow_blocks
 
     shape = Shape.devquiz(6, 5, [8, 20])

@@ -8,13 +8,13 @@ import pytest
 from click.testing import CliRunner
 
 from pdb_builder.board import Board, Shape
-from pdb_builder.building import build_goal_table, build_pdb
-from pdb_builder.catalogue import coverage, coverage_summary, list_databases
 from pdb_builder.formats import read_lines
 from pdb_builder.lookup import evaluate
+from pdb_builder.make.building import build_goal_table, build_pdb
+from pdb_builder.make.catalogue import coverage, coverage_summary, list_databases
+from pdb_builder.make.verify import verify
 from pdb_builder.patterns import named_partition
 from pdb_builder.storage import open_database
-from pdb_builder.verify import verify
 from solver.cli import main
 from solver.ida import Searcher
 from solver.tables import heuristic_for

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from pdb_builder.board import Board, Shape
-from pdb_builder.building import build_pdb, compute_pdb
-from pdb_builder.lowering import check_packed, pack, relax
+from pdb_builder.make.building import build_pdb, compute_pdb
+from pdb_builder.make.lowering import check_packed, pack, relax
 from pdb_builder.packed import MAX_LOWERING, bits_at, decode, root_value
 from pdb_builder.patterns import named_partition
 from pdb_builder.ranking import rank_py, unrank_py
@@ -131,7 +131,7 @@ def test_check_packed_finds_a_wrong_entry():
 
 
 def test_verify_reports_the_two_bit_copies(tmp_path):
-    from pdb_builder.verify import verify
+    from pdb_builder.make.verify import verify
 
     shape = Shape.devquiz(3, 3)
     build_pdb(shape, named_partition(shape, "4-4"), tmp_path)

@@ -17,9 +17,9 @@ from click.testing import CliRunner
 import solver.ida_kernel as kernel
 import solver.parallel as parallel
 from pdb_builder.board import Board, Shape
-from pdb_builder.building import build_goal_table, build_pdb
 from pdb_builder.errors import DatabaseError
 from pdb_builder.formats import read_file
+from pdb_builder.make.building import build_goal_table, build_pdb
 from pdb_builder.moves import check_moves
 from pdb_builder.patterns import named_partition
 from solver.cli import main
@@ -133,7 +133,7 @@ def test_node_and_time_limits_stop_every_thread(monkeypatch):
     res = s.solve(rec.board, node_limit=400_000, threads=2)
     assert res.status == "limit" and res.moves is None and not res.optimal
     assert h0 <= res.lower_bound <= rec.expected_length
-    assert 400_000 <= res.nodes <= 400_000 + 2 * 5_000 + 20_000
+    assert 300_000 <= res.nodes <= 400_000 + 2 * 4  # each slice's budget reserved; a node's children over it
     t0 = time.perf_counter()
     res = s.solve(rec.board, time_limit=0.5, threads=2)
     assert res.status == "limit" and time.perf_counter() - t0 < 5

@@ -204,7 +204,7 @@ def test_retry_unanswered_boards_worst_first(devquiz_slice, tmp_path):
 
 
 def test_retry_with_more_layout_partitions_builds_the_missing_ones(devquiz_slice, tmp_path):
-    from pdb_builder.building import layout_partitions
+    from pdb_builder.make.building import layout_partitions
 
     recs = [r for r in read_file(str(devquiz_slice)).records if r.board.shape.walls]
     out, db = tmp_path / "a.txt", tmp_path / "db"

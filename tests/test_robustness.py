@@ -165,7 +165,7 @@ def test_damaged_metadata_is_an_error_naming_the_file(tmp_path, damage):
     read inadmissibly, so every disagreement is refused (exit 1 with the file named)."""
     path = _copy(tmp_path)
     from pdb_builder.board import Shape
-    from pdb_builder.building import build_pdb
+    from pdb_builder.make.building import build_pdb
     from pdb_builder.patterns import named_partition
 
     if damage == "packed lost":  # the fixture predates two-bit copies: build a file that has them
@@ -238,8 +238,8 @@ def _layout_boards(count: int, seed: int = 3):
 def test_hundreds_of_open_tables_within_a_small_open_file_limit(tmp_path):
     """A folder whose tables would need more descriptors than ``ulimit -n 64`` allows:
     coverage and a batch close what they are not using (without that, EMFILE)."""
-    from pdb_builder.building import build_pdb, default_partition
     from pdb_builder.formats import parse_board_text
+    from pdb_builder.make.building import build_pdb, default_partition
 
     lines = _layout_boards(30)
     db = tmp_path / "db"

@@ -79,10 +79,11 @@ def test_time_limit_stops():
     assert res.status == "limit" and res.seconds < 5
 
 
-def test_solver_import_does_not_compile_build_kernels():
-    build_side = ["pdb_builder.bfs", "pdb_builder.building", "pdb_builder.lowering"]
+def test_solver_import_does_not_load_the_build_side():
+    build_side = ["pdb_builder.make"]  # the package of bfs, building, lowering, catalogue, verify
     code = (
-        "import solver, solver.ida, solver.batch, solver.one_board, solver.cli, sys; "
+        "import solver, solver.ida, solver.ida_kernel, solver.parallel, solver.batch, solver.one_board, "
+        "solver.cli, sys; "
         f"print([m for m in {build_side!r} if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -95,7 +96,7 @@ def test_solver_import_does_not_compile_build_kernels():
     ids=lambda x: getattr(x, "key", str(x)),
 )
 def test_goal_table_settles_nodes_and_keeps_optimality(tmp_path, shape, depth):
-    from pdb_builder.building import build_goal_table
+    from pdb_builder.make.building import build_goal_table
     from solver.tables import heuristic_for
 
     build_goal_table(shape, depth, tmp_path)
@@ -262,7 +263,7 @@ def test_fallback_tables_build_in_a_worker_forked_after_a_parallel_build():
     threads, so the fallback's tables must build on the worker's own thread."""
     import multiprocessing as mp
 
-    from pdb_builder.building import compute_pdb
+    from pdb_builder.make.building import compute_pdb
 
     board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
     compute_pdb(board.shape, (1, 2, 3, 4))  # parallel, in this process

@@ -13,10 +13,10 @@ from click.testing import CliRunner
 
 from pdb_builder import integrity, storage
 from pdb_builder.board import Board, Shape
-from pdb_builder.building import build_pdb
 from pdb_builder.entries import rank_py
 from pdb_builder.errors import DatabaseError
 from pdb_builder.formats import read_board_arg
+from pdb_builder.make.building import build_pdb
 from pdb_builder.moves import check_moves
 from pdb_builder.patterns import named_partition
 from solver import tables

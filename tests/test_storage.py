@@ -9,8 +9,8 @@ from click.testing import CliRunner
 
 from pdb_builder import storage
 from pdb_builder.board import Shape
-from pdb_builder.building import build_pdb, compute_pdb
 from pdb_builder.errors import BoardError, DatabaseError
+from pdb_builder.make.building import build_pdb, compute_pdb
 from pdb_builder.patterns import named_partition
 from solver.cli import main
 

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from pdb_builder.board import Board, Shape
-from pdb_builder.building import build_pdb
+from pdb_builder.make.building import build_pdb
 from pdb_builder.moves import check_moves
 from pdb_builder.patterns import named_partition
 from solver.ida import Searcher

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .board import Shape
-from .packed import (
+from ..board import Shape
+from ..packed import (
     MAX_LOWERING,
     SLACK,
     UNSEEN,
@@ -26,7 +26,7 @@ from .packed import (
     decode,
     root_value,
 )
-from .ranking import weights
+from ..ranking import weights
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .board import BLANK, Board, Shape
-from .errors import DatabaseError
-from .lookup import evaluate, lookups_for
+from ..board import BLANK, Board, Shape
+from ..errors import DatabaseError
+from ..lookup import evaluate, lookups_for
+from ..packed import MAX_LOWERING, neighbour_ranks
+from ..storage import open_database
 from .lowering import check_packed, check_packed_full
-from .packed import MAX_LOWERING, neighbour_ranks
-from .storage import open_database
 
 
 @dataclass
@@ -62,7 +62,7 @@ def verify(path, samples: int = 2000, bfs_states: int = 400_000, seed: int = 0, 
         return VerifyResult(str(path), False, error=str(exc))
     res.checks.append(f"format v{db.attrs['format-version']}, {db.kind}, checksums ok")
     if db.kind != "pdb":
-        from .goal_table import check_goal_table, encode_board, find_key
+        from ..goal_table import check_goal_table, encode_board, find_key
 
         if not full:
             row = find_key(db.keys, encode_board(db.shape, db.shape.goal))

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .board import Shape
-from .errors import BoardError
-from .patterns import (
+from ..board import Shape
+from ..errors import BoardError
+from ..patterns import (
     Partition,
     bfs_memory,
     compact_candidates,
@@ -24,7 +24,7 @@ from .patterns import (
     named_partition,
     validate_partition,
 )
-from .ranking import num_placements, weights
+from ..ranking import num_placements, weights
 
 log = logging.getLogger("slidepdb.build")
 
@@ -60,7 +60,7 @@ def grid_arrays(shape: Shape):
 
 
 def compute_pdb(shape: Shape, tiles, progress=None, parallel: bool = True) -> tuple[np.ndarray, TableStats]:
-    """Additive PDB of pattern ``tiles`` on ``shape`` (see :mod:`pdb_builder.bfs`).
+    """Additive PDB of pattern ``tiles`` on ``shape`` (see :mod:`pdb_builder.make.bfs`).
 
     Returns a uint8 table indexed by the k-permutation rank of the tiles' compact
     cells, and its statistics.  ``progress(depth, valued, marked, seconds)`` is
@@ -151,8 +151,8 @@ def build_pdb(
     """Build ``partition`` for ``shape`` and publish it under ``db_dir``.  An existing
     file that opens and verifies is kept unless ``overwrite``.  ``two_bit``: also store
     each table's two-bit copy (``packed.py``)."""
-    from .errors import DatabaseError
-    from .storage import default_db_dir, open_database, pdb_filename, write_pdb
+    from ..errors import DatabaseError
+    from ..storage import default_db_dir, open_database, pdb_filename, write_pdb
 
     validate_partition(shape, partition)
     path = default_db_dir(db_dir) / pdb_filename(shape, partition.name)
@@ -226,9 +226,9 @@ def build_goal_table(
     """Goal-side BFS table to ``depth``; with ``depth=None``, as deep as complete
     layers fit ``memory_limit`` while building.  A valid existing table is kept
     (for ``depth=None``: the deepest one of the shape) unless ``overwrite``."""
-    from .errors import DatabaseError
-    from .goal_table import compute_goal_table, estimate_bytes, key_layout
-    from .storage import default_db_dir, goal_filename, open_database, write_goal_table
+    from ..errors import DatabaseError
+    from ..goal_table import compute_goal_table, estimate_bytes, key_layout
+    from ..storage import default_db_dir, goal_filename, open_database, write_goal_table
 
     folder = default_db_dir(db_dir)
     if depth is None:

@@ -42,7 +42,7 @@ import numpy as np
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .ranking import pdep, pext, popcount, rank_kernel, trailing_zeros, unrank_kernel
+from ..ranking import pdep, pext, popcount, rank_kernel, trailing_zeros, unrank_kernel
 
 UNSEEN = 255  # table entry: placement not reached (unreachable on this shape)
 MAX_VALUE = 254  # largest storable cost

@@ -7,7 +7,7 @@
   its starting heuristic against wall-aware Manhattan, whether it starts inside
   a goal table; summaries per size and a list of builds that would cover the rest.
 
-Whether a file is intact and its tables exact: :mod:`pdb_builder.verify`.
+Whether a file is intact and its tables exact: :mod:`pdb_builder.make.verify`.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .board import Board, Shape
-from .errors import DatabaseError, SlidepdbError
-from .lookup import evaluate, group_lookups
-from .storage import DatabaseCache, database_files, open_database
+from ..board import Board, Shape
+from ..errors import DatabaseError, SlidepdbError
+from ..lookup import evaluate, group_lookups
+from ..storage import DatabaseCache, database_files, open_database
 
 log = logging.getLogger("slidepdb.inspect")
 
@@ -239,7 +239,7 @@ def coverage(records, db_dir=None) -> list[BoardCoverage]:
     """Per board (in the order of ``records``): the databases that serve it and its
     first estimate with and without them.  Boards are taken shape by shape, so only
     one shape's tables are open at a time."""
-    from .goal_table import encode_board, find_key
+    from ..goal_table import encode_board, find_key
 
     cat = _Catalogue(db_dir)
     by_shape: dict[Shape, list] = {}
