@@ -29,7 +29,7 @@ import numpy as np
 
 from . import entries
 from .board import Shape
-from .entries import ENCODING, MAX_LOWERING, SLACK, UNSEEN  # noqa: F401
+from .entries import ENCODING, MAX_LOWERING, SLACK, UNSEEN  # noqa: F401 - the read side names them here too
 from .ranking import rank_delta, trailing_zeros, unrank_kernel, weights
 
 

@@ -21,7 +21,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .entries import RANKING_NAME, RANKING_VERSION, num_placements, rank_py, unrank_py, weights  # noqa: F401
+from .entries import RANKING_NAME, RANKING_VERSION, num_placements, rank_py, unrank_py, weights  # noqa: F401 - re-exported
 
 # -- numba ----------------------------------------------------------------------------
 

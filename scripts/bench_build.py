@@ -3,11 +3,14 @@
 of its full ``slidepdb verify`` (every entry against a fresh BFS, every two-bit copy).
 
     .venv/bin/python scripts/bench_build.py [--only NAME ...] [--db-dir DIR] [--keep] [--no-verify]
+                                            [--threads N ...]
 
 Each build and each verify runs as its own ``slidepdb`` process (fresh, with a warm
 numba cache from a tiny warm-up build and verify), measured with ``os.wait4``: wall
 seconds, user CPU seconds and peak resident memory.  Prints a markdown table for the
-docs/benchmarks.md.
+docs/benchmarks.md.  ``--threads 1 2``: each build once with each thread count (``build
+--threads``), in turn, and the speed-up against the first with the parallel fraction it
+implies (Amdahl: a fraction p of the work spread over n threads gives 1 / (1 - p + p / n)).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ def main() -> int:
     ap.add_argument("--db-dir", default=None, help="where to build (default: a temporary folder)")
     ap.add_argument("--keep", action="store_true", help="keep the built files")
     ap.add_argument("--no-verify", action="store_true", help="skip the full verify of each database")
+    ap.add_argument("--threads", type=int, nargs="+", default=[None], help="build thread counts to compare")
     a = ap.parse_args()
     db_dir = Path(a.db_dir) if a.db_dir else Path(tempfile.mkdtemp(prefix="slidepdb-bench-"))
     sys.path.insert(0, str(ROOT))
@@ -64,12 +68,25 @@ def main() -> int:
         capture_output=True,
     )
     subprocess.run(SLIDEPDB + ["verify", "--db-dir", str(db_dir / "warm")], cwd=ROOT, check=True, capture_output=True)
-    rows = []
-    for name, args, target in CASES:
-        if a.only and name not in a.only:
-            continue
+    rows, scaling = [], []
+    runs = [(c, t) for c in CASES if not a.only or c[0] in a.only for t in a.threads]
+    walls = {}
+    for (name, args, target), threads in runs:
         before = set(db_dir.glob("*.h5"))
-        code, wall, usage, out = measured(["-q", "build", *args, "--db-dir", str(db_dir), "--overwrite"])
+        more = [] if threads is None else ["--threads", str(threads)]
+        code, wall, usage, out = measured(["-q", "build", *args, *more, "--db-dir", str(db_dir), "--overwrite"])
+        walls[name, threads] = wall
+        if threads is not None:
+            name_t = f"{name}, {threads} thread{'s' if threads > 1 else ''}"
+            base = walls.get((name, a.threads[0]))
+            if threads != a.threads[0] and base:
+                up = base / wall
+                p = (1 - 1 / up) / (1 - 1 / threads)
+                scaling.append(
+                    f"{name}: {threads} threads {up:.2f}x faster than {a.threads[0]}, parallel fraction {p:.2f}"
+                )
+        else:
+            name_t = name
         if code != 0:
             print(f"{name}: build failed\n{out}", file=sys.stderr)
             return 1
@@ -90,9 +107,9 @@ def main() -> int:
                 return 1
             check = [f"{vwall:.1f}", f"{vusage.ru_utime:.1f}", f"{vusage.ru_maxrss / 2**20:.2f}"]
         rows.append(
-            (name, f"{wall:.1f}", f"{usage.ru_utime:.1f}", f"{usage.ru_maxrss / 2**20:.2f}", *check, detail, target)
+            (name_t, f"{wall:.1f}", f"{usage.ru_utime:.1f}", f"{usage.ru_maxrss / 2**20:.2f}", *check, detail, target)
         )
-        print(f"done: {name} {wall:.1f} s", file=sys.stderr)
+        print(f"done: {name_t} {wall:.1f} s", file=sys.stderr)
     print(
         "| database | build wall s | user CPU s | peak GB | full verify wall s | user CPU s | peak GB | contents "
         "| target |"
@@ -100,6 +117,8 @@ def main() -> int:
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print("| " + " | ".join(r) + " |")
+    for line in scaling:
+        print(f"\n{line}")
     if not a.keep and not a.db_dir:
         shutil.rmtree(db_dir, ignore_errors=True)
     return 0

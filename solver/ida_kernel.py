@@ -305,7 +305,7 @@ def _retract(
             lk_val[i] = old
 
 
-@nb.njit(cache=True, _nrt=False)  # holds the GIL: with nogil Korf's 100 ran slower
+@nb.njit(cache=True, nogil=True, _nrt=False)  # without the GIL: threads of one search, or of a dask worker, run at once
 def _search(root, tables, stack, state, budget, bpmx, goal, weight):
     """Run IDA* from the state vector for at most ``budget`` generated nodes.
 
@@ -563,10 +563,3 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
     state[_S_MD] = mdsum
     state[_S_LC] = lcsum
     return status
-
-
-@nb.njit(cache=True, nogil=True, _nrt=False)
-def _search_free(root, tables, stack, state, budget, bpmx, goal, weight):
-    """:func:`_search` without the GIL, for the threads of a parallel iteration
-    (:mod:`solver.parallel`): each runs its own subtree on its own arrays."""
-    return _search(root, tables, stack, state, budget, bpmx, goal, weight)

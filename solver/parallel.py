@@ -3,7 +3,7 @@
 A search starts on one thread; when an iteration outgrows
 :data:`solver.ida.PARALLEL_AFTER` nodes, :func:`run_iteration` finishes it, and
 every later one, on ``threads`` threads.  Each thread runs the compiled kernel
-without the GIL (:func:`solver.ida_kernel._search_free`) on a subtree of its
+without the GIL (:func:`solver.ida_kernel._search`) on a subtree of its
 own, with its own arrays: no lock and no allocation per node.
 
 Work is shared at slice boundaries (every :data:`PAR_SLICE` nodes a thread
@@ -202,7 +202,7 @@ class Iteration:
                         return
                     self.reserved += budget
             before = int(w.state[K._S_NODES])
-            status = K._search_free(w.root, self.tables, w.stack, w.state, budget, self.bpmx, w.goal, self.weight)
+            status = K._search(w.root, self.tables, w.stack, w.state, budget, self.bpmx, w.goal, self.weight)
             with self.cond:
                 w.nodes += int(w.state[K._S_NODES]) - before
                 if self.node_limit is not None:

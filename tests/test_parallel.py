@@ -154,6 +154,11 @@ def test_an_error_in_a_thread_reaches_the_caller(split, monkeypatch):
         s.solve(Board(shape, states[0]), threads=2)
 
 
+def test_the_kernel_runs_without_the_gil():
+    """What lets one board's threads, and a dask worker's threads, search at once."""
+    assert kernel._search.targetoptions.get("nogil") is True
+
+
 def test_cli_threads_reach_the_search(tmp_path, monkeypatch):
     seen = []
     solve = Searcher.solve

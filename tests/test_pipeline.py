@@ -292,12 +292,16 @@ def test_compare_with_another_answer_file(tmp_path):
     assert r.exit_code == 0 and "against other answer files" in r.output and "peer.txt" in r.output
 
 
-def test_dask_local_cluster_same_answers(devquiz_slice, tmp_path):
+@pytest.mark.parametrize("workers, threads", [(1, 1), (2, 1), (1, 2)])
+def test_dask_local_cluster_same_answers(devquiz_slice, tmp_path, workers, threads):
+    """Each dask thread keeps its own searchers; the kernel runs without the GIL, so a
+    worker's threads search at once."""
     distributed = pytest.importorskip("distributed")
     recs = read_file(str(devquiz_slice)).records[:6]
     local = run_batch(recs, db_dir=tmp_path / "none", workers=1).outcomes
+    cluster_args = dict(n_workers=workers, threads_per_worker=threads, processes=False, dashboard_address=None)
     with (
-        distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
+        distributed.LocalCluster(**cluster_args) as cluster,
         distributed.Client(cluster) as client,
     ):
         remote = run_batch(recs, db_dir=tmp_path / "none", scheduler=client, out_path=tmp_path / "a.txt").outcomes
