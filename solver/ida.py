@@ -59,6 +59,7 @@ class SearchResult:
     status: str  # "solved", "limit" or "unsolvable" (from :func:`ida_star` only)
     heuristic: list[str] = field(default_factory=list)
     h0: int = 0
+    expanded: int = 0  # nodes whose children were generated (``nodes`` counts the children)
 
 
 def neighbour_arrays(shape):
@@ -283,18 +284,19 @@ class Searcher:
         if weight < 100:
             raise ValueError("weight must be at least 100 (percent)")
         t0 = time.perf_counter()
-        spent = 0
+        spent = spent_expanded = 0
         if weight == 100 and not kernel_loaded():
             quick = quick_search(self, board, node_limit)
             if not isinstance(quick, tuple):
                 return quick
-            spent = quick[1]
+            spent, spent_expanded = quick[1], quick[2]
         self.reads.begin()  # the arrays the kernel reads anywhere, hashed while it loads and runs
         left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 0.0)
         result = self._solve(
             board, left, None if node_limit is None else node_limit - spent, max_depth, weight, max(int(threads), 1)
         )
         result.nodes += spent
+        result.expanded += spent_expanded
         result.seconds = time.perf_counter() - t0
         self.reads.wait()
         return result
@@ -327,13 +329,14 @@ class Searcher:
         if self.h.goal_name:
             names.append(self.h.goal_name)
 
-        def result(moves, thresh, nodes):
+        def result(moves, thresh, nodes, expanded=0):
             found = moves is not None
             optimal = found and (weight == 100 or not moves)
             bound = len(moves) if optimal else (thresh if weight == 100 else st.h0)
             length = len(moves) if found else None
             status = "solved" if found else "limit"
-            return SearchResult(moves, length, optimal, bound, nodes, time.perf_counter() - t0, status, names, st.h0)
+            seconds = time.perf_counter() - t0
+            return SearchResult(moves, length, optimal, bound, nodes, seconds, status, names, st.h0, expanded)
 
         if h0 == 0:
             return result("", 0, 0)
@@ -345,7 +348,7 @@ class Searcher:
         bpmx = self.bpmx and weight == 100
         deadline = None if time_limit is None else t0 + time_limit
         thresh = h0
-        nodes = 0
+        nodes = expanded = 0
         parallel = False  # once an iteration outgrew a slice, every later one runs on the threads
         while True:
             # a fresh iteration from the root
@@ -359,6 +362,7 @@ class Searcher:
             state[K._S_MD] = st.md
             state[K._S_LC] = st.lc
             state[K._S_SKIP] = -1
+            state[K._S_EXPANDED] = expanded
             status = None
             while not parallel:
                 budget = K.SLICE_NODES if threads == 1 else min(K.SLICE_NODES, PARALLEL_AFTER)
@@ -368,15 +372,17 @@ class Searcher:
                     K._BUDGET if budget <= 0 else K._search(root, tables, stack, state, budget, bpmx, self.goal, weight)
                 )
                 nodes = int(state[K._S_NODES])
+                expanded = int(state[K._S_EXPANDED])
                 if status == K._FOUND:
                     depth = int(state[K._S_DEPTH])
-                    return result("".join(self.letters[stk_blank[i], path[i]] for i in range(depth)), thresh, nodes)
+                    moves = "".join(self.letters[stk_blank[i], path[i]] for i in range(depth))
+                    return result(moves, thresh, nodes, expanded)
                 if status == K._ITERATION_DONE:
                     break
                 if (node_limit is not None and nodes >= node_limit) or (
                     deadline is not None and time.perf_counter() >= deadline
                 ):
-                    return result(None, thresh, nodes)
+                    return result(None, thresh, nodes, expanded)
                 parallel = threads > 1
             nxt = int(state[K._S_NEXT])
             if parallel:
@@ -396,13 +402,14 @@ class Searcher:
                     max_depth,
                 )
                 nodes += out.nodes
+                expanded += out.expanded
                 if out.status != "done":
-                    return result(out.moves, thresh, nodes)
+                    return result(out.moves, thresh, nodes, expanded)
                 nxt = min(nxt, out.next_threshold)
             if nxt >= max_depth:
                 # Thresholds stay below max_depth, so the stack never overflows and no
                 # depth cut can hide a solution; past it the board stays unsolved.
-                return result(None, thresh, nodes)
+                return result(None, thresh, nodes, expanded)
             thresh = nxt
 
 

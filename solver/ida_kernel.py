@@ -26,9 +26,10 @@ _FOUND = 1
 _ITERATION_DONE = 2
 _BUDGET = 3
 
-# indices into the kernel's int64 state vector (_S_SKIP: the cell the root's blank
-# came from, never moved back to; -1 at the board's own root)
-_S_DEPTH, _S_THRESH, _S_NEXT, _S_NODES, _S_MD, _S_LC, _S_SKIP = range(7)
+# indices into the kernel's int64 state vector (_S_NODES: nodes generated; _S_EXPANDED:
+# nodes whose children were generated; _S_SKIP: the cell the root's blank came from,
+# never moved back to; -1 at the board's own root)
+_S_DEPTH, _S_THRESH, _S_NEXT, _S_NODES, _S_MD, _S_LC, _S_SKIP, _S_EXPANDED = range(8)
 
 
 @nb.njit(cache=True, inline="always")
@@ -357,6 +358,7 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
     mdsum = state[_S_MD]
     lcsum = state[_S_LC]
     skip0 = state[_S_SKIP]
+    expanded = state[_S_EXPANDED]
     stop = nodes + budget
     status = _ITERATION_DONE
     while True:
@@ -366,6 +368,7 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
             if nodes >= stop:
                 status = _BUDGET
                 break
+            expanded += 1
             skip = stk_blank[d - 1] if d > 0 else skip0  # never undo the previous move
             _child_values(
                 cells,
@@ -562,4 +565,5 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
     state[_S_NODES] = nodes
     state[_S_MD] = mdsum
     state[_S_LC] = lcsum
+    state[_S_EXPANDED] = expanded
     return status

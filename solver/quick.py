@@ -89,7 +89,7 @@ class _Estimate:
 def quick_search(searcher, board: Board, node_limit: int | None = None):
     """IDA* for ``board`` on ``searcher``'s tables in plain Python: the
     :class:`~solver.ida.SearchResult` when it ends within :data:`QUICK_NODES` nodes
-    (solved, or stopped by ``node_limit``), else (None, nodes spent)."""
+    (solved, or stopped by ``node_limit``), else (None, nodes spent, nodes expanded)."""
     from .ida import SearchResult
 
     t0 = time.perf_counter()
@@ -99,12 +99,13 @@ def quick_search(searcher, board: Board, node_limit: int | None = None):
     est = _Estimate(searcher, cells)
     h0 = est.value()
     cap = QUICK_NODES if node_limit is None else min(QUICK_NODES, node_limit)
-    nodes = 0
+    nodes = expanded = 0
     path: list[str] = []
 
     def dfs(blank: int, g: int, thresh: int, back: int) -> int:
         """0: found; otherwise the least f above ``thresh`` seen (-1: out of nodes)."""
-        nonlocal nodes
+        nonlocal nodes, expanded
+        expanded += 1
         least = 1 << 30
         for j, c in enumerate(nbr[blank]):
             if c == back:
@@ -151,9 +152,10 @@ def quick_search(searcher, board: Board, node_limit: int | None = None):
             if node_limit is not None and nodes >= node_limit:
                 result = SearchResult(None, None, False, thresh, nodes, time.perf_counter() - t0, "limit", names, h0)
             else:
-                return None, nodes
+                return None, nodes, expanded
         else:
             thresh = r
+    result.expanded = expanded
     for lk, ranks in zip(searcher.h.lookups, est.reads):
         if lk.guard is not None:
             lk.guard.check(ranks)
