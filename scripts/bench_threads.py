@@ -11,7 +11,10 @@ instance: the length (checked against the published one and simulated), nodes an
 seconds at each thread count, the speed-up against the first count and the nodes
 against it (the splitting's overhead: the last iteration stops wherever the threads
 are when one finds the goal).  With ``--rounds 2`` each instance is run twice, the
-thread counts alternating, and the table gives each round.
+thread counts alternating, and the table gives each round.  A second table holds, for
+the 24-puzzles among Korf & Felner's first 33, the nodes expanded (``nodes`` count the
+children generated) against the nodes their IDA* expanded with the same 6-6-6-6 tables
+and reflection (``../shared/data/korf24_kf2002_nodes.txt``).
 """
 
 from __future__ import annotations
@@ -62,6 +65,14 @@ def main() -> int:
     print(f"| instance | round | length | {head} | {ups} |")
     print("|---|---|---|" + "---:|" * (2 * len(a.threads) + 2 * (len(a.threads) - 1)))
     totals = {t: [0, 0.0] for t in a.threads}
+    kf = {}
+    kf_file = DATA / "korf24_kf2002_nodes.txt"
+    if kf_file.exists():
+        for line in kf_file.read_text().splitlines():
+            if line.strip() and not line.startswith("#"):
+                ident, _, expanded = line.split()
+                kf[ident] = int(expanded)
+    versus = []
     logs = {t: [] for t in a.threads[1:]}
     for name, rec in work:
         s = searchers[rec.board.shape]
@@ -80,6 +91,8 @@ def main() -> int:
                 print(f"  {name} {t}T {res.nodes:,} nodes {res.seconds:.2f} s", file=sys.stderr, flush=True)
             cells = " | ".join(f"{got[t].nodes:,} | {got[t].seconds:.2f}" for t in a.threads)
             b = got[base]
+            if name.startswith("24-puzzle") and rec.ident in kf and rnd == 0:
+                versus.append((name, b.length, b.expanded, kf[rec.ident]))
             rel = []
             for t in a.threads[1:]:
                 up = b.seconds / got[t].seconds
@@ -93,6 +106,11 @@ def main() -> int:
         for t in a.threads[1:]
     )
     print(f"| all | | | {cells} | {rel} |")
+    if versus:
+        print(f"\n| instance | length | expanded, {base} thread(s) | expanded, Korf & Felner 2002 | ratio |")
+        print("|---|---|---:|---:|---:|")
+        for name, length, ours, theirs in versus:
+            print(f"| {name} | {length} | {ours:,} | {theirs:,} | {ours / theirs:.3f} |")
     return 0
 
 
