@@ -318,6 +318,11 @@ class Searcher:
             np.zeros(rows, dtype=np.int64),  # path: the child taken at each depth
         )
 
+    def path_moves(self, stack: tuple, depth: int) -> str:
+        """The moves on a kernel stack's path, from its root down to ``depth``."""
+        stk_blank, path = stack[0], stack[-1]
+        return "".join(self.letters[stk_blank[i], path[i]] for i in range(depth))
+
     def _solve(self, board: Board, time_limit, node_limit, max_depth: int, weight: int, threads: int) -> SearchResult:
         K = _kernel()
         t0 = time.perf_counter()
@@ -341,7 +346,7 @@ class Searcher:
         if h0 == 0:
             return result("", 0, 0)
         stack = self.new_stack(max_depth)
-        stk_blank, stk_it, stk_h, path = stack[0], stack[1], stack[5], stack[-1]
+        stk_blank, stk_it, stk_h = stack[0], stack[1], stack[5]
         state = np.zeros(8, dtype=np.int64)
         root = st.arrays()
         tables = self.kernel_tables()
@@ -363,7 +368,6 @@ class Searcher:
             state[K._S_LC] = st.lc
             state[K._S_SKIP] = -1
             state[K._S_EXPANDED] = expanded
-            status = None
             while not parallel:
                 budget = K.SLICE_NODES if threads == 1 else min(K.SLICE_NODES, PARALLEL_AFTER)
                 if node_limit is not None:
@@ -374,9 +378,7 @@ class Searcher:
                 nodes = int(state[K._S_NODES])
                 expanded = int(state[K._S_EXPANDED])
                 if status == K._FOUND:
-                    depth = int(state[K._S_DEPTH])
-                    moves = "".join(self.letters[stk_blank[i], path[i]] for i in range(depth))
-                    return result(moves, thresh, nodes, expanded)
+                    return result(self.path_moves(stack, int(state[K._S_DEPTH])), thresh, nodes, expanded)
                 if status == K._ITERATION_DONE:
                     break
                 if (node_limit is not None and nodes >= node_limit) or (
@@ -384,8 +386,9 @@ class Searcher:
                 ):
                     return result(None, thresh, nodes, expanded)
                 parallel = threads > 1
-            nxt = int(state[K._S_NEXT])
-            if parallel:
+            if not parallel:
+                nxt = int(state[K._S_NEXT])
+            else:  # the thread that takes the serial search over reports its part of the next threshold
                 from .parallel import run_iteration
 
                 out = run_iteration(
@@ -405,7 +408,7 @@ class Searcher:
                 expanded += out.expanded
                 if out.status != "done":
                     return result(out.moves, thresh, nodes, expanded)
-                nxt = min(nxt, out.next_threshold)
+                nxt = out.next_threshold
             if nxt >= max_depth:
                 # Thresholds stay below max_depth, so the stack never overflows and no
                 # depth cut can hide a solution; past it the board stays unsolved.

@@ -212,9 +212,7 @@ class Iteration:
                 if self.node_limit is not None:
                     self.reserved -= budget
             if status == K._FOUND:
-                depth = int(w.state[K._S_DEPTH])
-                stk_blank, path = w.stack[0], w.stack[-1]
-                self._found(w.prefix + "".join(self.s.letters[stk_blank[i], path[i]] for i in range(depth)))
+                self._found(w.prefix + self.s.path_moves(w.stack, int(w.state[K._S_DEPTH])))
                 return
             if status == K._ITERATION_DONE:
                 with self.cond:
@@ -232,8 +230,8 @@ class Iteration:
         would reach next.  Only children with at least ``GIVE_SLACK`` moves of slack
         under the threshold are given (smaller subtrees cost more to hand over than
         to search)."""
-        stk_blank, stk_it, stk_n, stk_ck, stk_kh, path = (w.stack[i] for i in (0, 1, 2, 4, 6, -1))
-        letters = self.s.letters
+        stk_blank, stk_it, stk_n, stk_ck, stk_kh = (w.stack[i] for i in (0, 1, 2, 4, 6))
+        shape, letters = self.s.shape, self.s.letters
         depth = int(w.state[self.K._S_DEPTH])
         sub = int(w.state[self.K._S_THRESH])
         with self.cond:
@@ -242,13 +240,14 @@ class Iteration:
                     break
                 if not 0 <= stk_it[d] < stk_n[d] or sub - (d + 1 + stk_kh[d, stk_ck[d, stk_it[d]]]) < GIVE_SLACK:
                     continue
-                lead = "".join(letters[stk_blank[i], path[i]] for i in range(d))
+                lead = self.s.path_moves(w.stack, d)
+                parent = Board(shape, apply_moves(Board(shape, w.cells), lead))  # the node at depth d
                 rank = w.key + tuple(int(stk_it[i]) - 1 for i in range(d))  # the path's place in DFS order
                 for j in range(stk_it[d], stk_n[d]):
                     k = stk_ck[d, j]
-                    moves = lead + letters[stk_blank[d], k]
-                    cells = apply_moves(Board(self.s.shape, w.cells), moves)
-                    task = Subtree(cells, w.prefix + moves, int(stk_blank[d]), int(stk_kh[d, k]), rank + (j,))
+                    move = letters[stk_blank[d], k]
+                    cells = apply_moves(parent, move)
+                    task = Subtree(cells, w.prefix + lead + move, int(stk_blank[d]), int(stk_kh[d, k]), rank + (j,))
                     heapq.heappush(self.queue, (task.key, next(self.seq), task))
                 stk_n[d] = stk_it[d]  # given away: this thread backs up past them
                 self.cond.notify_all()
