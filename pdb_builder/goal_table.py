@@ -22,6 +22,7 @@ import numba as nb
 import numpy as np
 
 from .board import Shape
+from .jitload import quick_load
 from .packed import compact_neighbours
 
 log = logging.getLogger("slidepdb.build")
@@ -236,3 +237,6 @@ def check_goal_table(shape: Shape, keys: np.ndarray, dist: np.ndarray, depth: in
 def estimate_bytes(states: int, nwords: int) -> int:
     """Peak bytes while building (keys of three layers, successors, sort copies)."""
     return states * (8 * nwords + 1) * 3
+
+
+quick_load(globals())  # cached kernels load without the compiler (pdb_builder/jitload.py)

@@ -30,6 +30,7 @@ import numpy as np
 from . import entries
 from .board import Shape
 from .entries import ENCODING, MAX_LOWERING, SLACK, UNSEEN  # noqa: F401 - the read side names them here too
+from .jitload import quick_load
 from .ranking import rank_delta, trailing_zeros, unrank_kernel, weights
 
 
@@ -114,3 +115,6 @@ def neighbour_ranks(shape: Shape, k: int, r: int) -> list[int]:
     nbr, ndeg = compact_neighbours(shape)
     n = len(shape.free_cells)
     return [int(x) for x in _neighbour_list(r, n, k, weights(n, k), nbr, ndeg)]
+
+
+quick_load(globals())  # cached kernels load without the compiler (pdb_builder/jitload.py)

@@ -22,6 +22,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .entries import RANKING_NAME, RANKING_VERSION, num_placements, rank_py, unrank_py, weights  # noqa: F401 - re-exported
+from .jitload import quick_load
 
 # -- numba ----------------------------------------------------------------------------
 
@@ -185,3 +186,6 @@ def unrank_many(ranks, n, k, w):
     for j in range(ranks.shape[0]):
         unrank_kernel(ranks[j], n, k, w, out[j])
     return out
+
+
+quick_load(globals())  # cached kernels load without the compiler (pdb_builder/jitload.py)

@@ -13,7 +13,10 @@ the median peak resident memory.  "kernel at once" cases start the compiled kern
 directly (no plain-Python first search), to show what that tier saves.  The
 Korf's 100 row solves the 100 in one process: its wall time against the sum of the
 boards' own seconds (``--json``; the first board's include loading the kernel) and
-against the search alone, timed in a process whose kernel and tables are warm.
+against the search alone, timed in a process whose kernel and tables are warm; and
+once more with numba loading the cached kernels its own way (its compiler's
+registries first: pdb_builder/jitload.py).  Each process keeps the bytecode of the
+modules it imports, as after ``pip install`` (``PYTHONDONTWRITEBYTECODE`` is dropped).
 """
 
 from __future__ import annotations
@@ -30,15 +33,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 ONE_MOVE = "1 0 2 3 4 5 6 7 8 9 10 11 12 13 14 15"
-# a process running the CLI, optionally with the plain-Python first search off
-RUN = "import sys, solver.quick as q; q.QUICK_NODES = int(sys.argv.pop(1)); from solver.cli import main; main()"
+# a process running the CLI, optionally with the plain-Python first search off, and
+# optionally with numba's own cache loading (its compiler's registries loaded first)
+RUN = (
+    "import sys, pdb_builder.jitload as j; quick = int(sys.argv.pop(1)); "
+    "j.quick_load = j.quick_load if sys.argv.pop(1) == 'quick' else (lambda ns: 0); "
+    "import solver.quick as q; q.QUICK_NODES = quick; from solver.cli import entry; entry()"
+)
+# as after ``pip install``: Python keeps the bytecode of the modules it imports
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def run(args, quick=True):
+def run(args, quick=True, refresh=False):
     """(wall seconds, peak RSS MB, stdout) of one CLI process."""
-    cmd = [sys.executable, "-c", RUN, str(1000 if quick else 0), *args]
+    cmd = [sys.executable, "-c", RUN, str(1000 if quick else 0), "refresh" if refresh else "quick", *args]
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT, env=ENV)
     out = p.stdout.read()
     _, status, usage = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
@@ -80,6 +90,7 @@ def main() -> None:
     korf = ["solve", "--json", "--workers", "1", "--db-dir", a.db_dir, str(DATA / "korf100.txt")]
     results: dict[str, list] = {k: [] for k in cases}
     korf_runs = []
+    korf_refresh = []
     pure = []
     for rnd in range(a.repeat + 1):
         for name, (args, quick) in cases.items():
@@ -91,8 +102,12 @@ def main() -> None:
             recs = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
             assert len(recs) == 100 and all(r["optimal"] for r in recs)
             korf_runs.append((wall, rss, sum(r["seconds"] for r in recs)))
+        wall, rss, out = run(korf, refresh=True)
+        if rnd:
+            korf_refresh.append((wall, rss))
             search = [sys.executable, "-c", SEARCH_ONLY, a.db_dir, str(DATA / "korf100.txt")]
-            pure.append(float(subprocess.run(search, capture_output=True, text=True, check=True, cwd=ROOT).stdout))
+            done = subprocess.run(search, capture_output=True, text=True, check=True, cwd=ROOT, env=ENV)
+            pure.append(float(done.stdout))
         print(f"round {rnd}{' (warm-up)' if not rnd else ''} done", file=sys.stderr)
     print(f"`{' '.join(sys.argv)}`, {time.strftime('%Y-%m-%d')}, median of {a.repeat} alternating runs:\n")
     print("| case | wall s | peak RSS MB |")
@@ -107,6 +122,12 @@ def main() -> None:
         f"| Korf's 100 in one process, 7-8 tables: the boards' own seconds {search:.2f} (the first "
         f"loads the kernel), the search alone in a warm process {alone:.2f}; wall minus search "
         f"{wall - alone:.2f} | {wall:.2f} | {rss:.0f} |"
+    )
+    wall = statistics.median(r[0] for r in korf_refresh)
+    rss = statistics.median(r[1] for r in korf_refresh)
+    print(
+        f"| the same, numba loading the cached kernels its own way (its compiler's registries first); "
+        f"wall minus search {wall - alone:.2f} | {wall:.2f} | {rss:.0f} |"
     )
 
 

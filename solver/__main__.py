@@ -1,3 +1,3 @@
-from solver.cli import main
+from solver.cli import entry
 
-main(prog_name="slidepdb")
+entry()

@@ -14,6 +14,7 @@ import numba as nb
 import numpy as np
 
 from pdb_builder.board import Board
+from pdb_builder.jitload import quick_load
 from pdb_builder.ranking import rank_kernel
 
 from .budget import Budget
@@ -342,3 +343,6 @@ def beam_search(
     while not beam.advance(budget):
         pass
     return beam.moves
+
+
+quick_load(globals())  # cached kernels load without the compiler (pdb_builder/jitload.py)

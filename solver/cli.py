@@ -195,6 +195,35 @@ def main(verbose, quiet):
     stop_on_sigterm()
 
 
+def entry() -> None:
+    """The ``slidepdb`` command: :func:`main`, then an exit that skips tearing the
+    interpreter down (freeing every module, array and compiled kernel one by one:
+    about 0.14 s after a file of boards) once nothing is left to finish: the exit
+    handlers have run (logging, multiprocessing), stdout and stderr are flushed and
+    no other thread is alive; otherwise Python's usual exit."""
+    import atexit
+    import threading
+
+    try:
+        main(prog_name="slidepdb")
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    if not isinstance(code, int):  # None: success; a message: printed, status 1 (as sys.exit does)
+        if code is not None:
+            print(code, file=sys.stderr)
+        code = 0 if code is None else 1
+    if threading.active_count() > 1 or not hasattr(atexit, "_run_exitfuncs"):
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass  # a closed pipe or stream: nothing more can be written to it
+    os._exit(code)
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 

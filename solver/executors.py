@@ -162,6 +162,8 @@ def _local_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback
 
     if workers <= 1 or (feed.size <= 1 and not feed.prepares):
         pool = SolverPool(db_dir, use_db=use_db, threads=threads)
+        if feed.size > 1:
+            from . import ida_kernel  # noqa: F401 - boards enough for the kernel: no plain-Python first search
         feed.start()
         ended = False
         while not ended:

@@ -15,6 +15,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from pdb_builder.goal_table import find_key
+from pdb_builder.jitload import quick_load
 from pdb_builder.packed import bits_at, decode
 from pdb_builder.ranking import rank_delta, rank_kernel
 
@@ -567,3 +568,6 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
     state[_S_LC] = lcsum
     state[_S_EXPANDED] = expanded
     return status
+
+
+quick_load(globals())  # cached kernels load without the compiler (pdb_builder/jitload.py)

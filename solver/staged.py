@@ -40,6 +40,7 @@ import numba as nb
 import numpy as np
 
 from pdb_builder.board import MOVE_DELTA, OPPOSITE, WALL, Board, Shape
+from pdb_builder.jitload import quick_load
 from pdb_builder.packed import compact_neighbours
 from pdb_builder.solvability import decide
 
@@ -401,3 +402,6 @@ def staged_search(
             if moves is not None:
                 return undo(moves) if backwards else moves
     return None
+
+
+quick_load(globals())  # cached kernels load without the compiler (pdb_builder/jitload.py)

@@ -7,6 +7,7 @@ import time
 from click.testing import CliRunner
 
 from pdb_builder.board import Shape
+from pdb_builder.errors import EXIT_UNSOLVABLE
 from pdb_builder.formats import read_board_arg
 from pdb_builder.moves import check_moves
 from solver.cli import main
@@ -93,6 +94,29 @@ def test_stdin_numeric_with_size():
 def test_python_dash_m_solver():
     out = subprocess.run([sys.executable, "-m", "solver", "check", "3,3,123456780"], capture_output=True, text=True)
     assert out.returncode == 0 and "solvable" in out.stdout
+
+
+def test_the_quick_exit_loses_nothing(tmp_path):
+    """The command's exit skips the interpreter's teardown (solver.cli.entry): every
+    line of stdout through a pipe, the answer file, the report and the exit codes are
+    still all there."""
+    boards = ["3,3,123456708", "3,3,123405786", "3,3,213456780", "3,3,123456708"]
+    problems = tmp_path / "p.txt"
+    problems.write_text("".join(b + "\n" for b in boards))
+    out, report = tmp_path / "a.txt", tmp_path / "r.csv"
+    cmd = [sys.executable, "-m", "solver", "solve", "--no-db", "--json", str(problems)]
+    r = subprocess.run([*cmd, "--out", str(out), "--report", str(report)], capture_output=True, text=True)
+    recs = sorted((json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")), key=lambda x: x["index"])
+    assert r.returncode == EXIT_UNSOLVABLE
+    assert [x["status"] for x in recs] == ["solved", "solved", "unsolvable", "solved"]
+    assert out.read_text().split("\n") == ["R", "RD", "", "R", ""]
+    assert len(report.read_text().splitlines()) == 5
+    bad = subprocess.run(
+        [sys.executable, "-m", "solver", "solve", str(tmp_path / "nofile.txt")],
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2 and bad.stdout == "" and bad.stderr.count("\n") == 1 and "nofile.txt" in bad.stderr
 
 
 def test_fallback_gives_a_valid_unproven_answer():

@@ -130,6 +130,38 @@ def test_no_db_solve_loads_neither_numba_nor_h5py():
     assert lines[0].startswith("board: 1 move (optimal") and lines[0].endswith(": L") and lines[1] == "[]", out.stdout
 
 
+# A fresh process: the kernel solves a board (argv[1]), then a function no cache
+# holds is compiled and run.
+KERNEL_THEN_COMPILE = """
+import sys
+import solver.quick as q
+q.QUICK_NODES = 0
+from pdb_builder.formats import read_board_arg
+from solver.heuristic import manhattan_heuristic
+from solver.ida import Searcher
+b = read_board_arg(sys.argv[1]).records[0].board
+r = Searcher(manhattan_heuristic(b.shape)).solve(b)
+registries = "numba.np.linalg" in sys.modules  # what numba's compiler loads first
+import numba
+@numba.njit
+def twice(x):
+    return 2 * x
+print(r.length, r.optimal, registries, twice(21))
+"""
+
+
+def test_cached_kernels_load_without_the_compilers_registries():
+    """pdb_builder.jitload: a warm cache loads the kernel without numba's compiler
+    registries (about 0.2 s of a process's start), the kernel's answer is the BFS
+    distance, and a later compile in the same process still gets them."""
+    shape = Shape.devquiz(4, 3)
+    b = _walk(shape, 60, random.Random(5))
+    Searcher(manhattan_heuristic(shape)).solve(b)  # the kernel compiled or loaded: the cache is warm
+    cmd = [sys.executable, "-c", KERNEL_THEN_COMPILE, b.to_devquiz()]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [str(distance(shape, b.cells)), "True", "False", "42"], out.stdout + out.stderr
+
+
 def _damaged(src, tmp_path, dsname, offset):
     dst = tmp_path / src.name
     shutil.copy(src, dst)
