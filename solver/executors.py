@@ -161,9 +161,8 @@ def _local_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     if workers <= 1 or (feed.size <= 1 and not feed.prepares):
-        pool = SolverPool(db_dir, use_db=use_db, threads=threads)
-        if feed.size > 1:
-            from . import ida_kernel  # noqa: F401 - boards enough for the kernel: no plain-Python first search
+        # several boards want the kernel anyway: no plain-Python first search (solver.quick)
+        pool = SolverPool(db_dir, use_db=use_db, threads=threads, python_first=feed.size <= 1)
         feed.start()
         ended = False
         while not ended:

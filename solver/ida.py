@@ -119,6 +119,9 @@ class Searcher:
     def __init__(self, heuristic: Heuristic, bpmx: bool = True, packed: bool = True):
         self.h = heuristic
         self.bpmx = bpmx
+        # until the compiled kernel is loaded, a search first runs a few nodes in plain
+        # Python (solver.quick): a near-goal board is answered without loading numba
+        self.python_first = True
         self.shape = heuristic.shape
         self.nbr, self.ndeg, self.letters = neighbour_arrays(self.shape)
         (
@@ -204,35 +207,25 @@ class Searcher:
         lk_rank = np.zeros(nl, dtype=np.int64)
         lk_used = np.zeros(nl, dtype=np.uint64)
         lk_slotof = np.zeros((nl, 64), dtype=np.int64)  # a table has at most 64 cells (one 64-bit mask)
-        K._init_ranks(
+        K._init_root(
+            self.lk_full,
             pos,
             self.lk_k,
             self.lk_slots,
             self.lk_fixed,
             self.lk_cellmap,
             self.lk_w,
+            self.lk_group,
             self.nlookups,
             lk_rank,
             lk_used,
             lk_slotof,
+            lk_val,
+            group_sum,
             place,
         )
-        self.reads.at_root(lk_rank)
+        self.reads.at_root(lk_rank)  # the root's one-byte entries just read: checked before the search
         if self.nlookups:
-            K._init_groups(
-                self.lk_full,
-                pos,
-                self.lk_k,
-                self.lk_slots,
-                self.lk_fixed,
-                self.lk_cellmap,
-                self.lk_w,
-                self.lk_group,
-                self.nlookups,
-                lk_val,
-                group_sum,
-                place,
-            )
             for i, p in enumerate(self.packed):
                 if p is not None:  # the search tracks the relaxed values the two bits encode
                     r = int(lk_rank[i])
@@ -244,7 +237,7 @@ class Searcher:
         if depth >= 0:
             e = int(K._goal_distance(cells, keys, dist, bits, per, codes, gcells, key))
             h0 = max(h0, depth + 1) if e < 0 else e
-        h0 = int(K._parity_up(h0, int(self.bpar[board.blank])))
+        h0 = int(K._parity_up.py_func(h0, int(self.bpar[board.blank])))  # plain Python: no kernel to load
         return _Root(
             cells=cells,
             pos=pos,
@@ -285,7 +278,7 @@ class Searcher:
             raise ValueError("weight must be at least 100 (percent)")
         t0 = time.perf_counter()
         spent = spent_expanded = 0
-        if weight == 100 and not kernel_loaded():
+        if weight == 100 and self.python_first and not kernel_loaded():
             quick = quick_search(self, board, node_limit)
             if not isinstance(quick, tuple):
                 return quick

@@ -146,6 +146,17 @@ def _init_groups(
         group_sum[lk_group[i]] += v
 
 
+@nb.njit(cache=True, nogil=True)
+def _init_root(
+    lk_full, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups, lk_rank, lk_used, lk_slotof, lk_val,
+    group_sum, place
+):  # fmt: skip
+    """:func:`_init_ranks` and :func:`_init_groups` at a search's root: one kernel for
+    a process to load, not two."""
+    _init_ranks(pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, nlookups, lk_rank, lk_used, lk_slotof, place)
+    _init_groups(lk_full, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups, lk_val, group_sum, place)
+
+
 @nb.njit(cache=True, inline="always")
 def _child_values(
     cells,

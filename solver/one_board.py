@@ -98,12 +98,16 @@ class SolverPool:
 
     ``db_dir=None`` looks in the default database folder; ``use_db=False`` solves
     with wall-aware Manhattan + linear conflicts only; ``threads``: threads for each
-    board's optimal search (:mod:`solver.parallel`)."""
+    board's optimal search (:mod:`solver.parallel`); ``python_first=False`` loads the
+    compiled kernel at the first board (a batch needs it anyway)."""
 
     SEARCHERS = 8
 
-    def __init__(self, db_dir=None, use_db: bool = True, verify: bool = True, threads: int = 1):
+    def __init__(
+        self, db_dir=None, use_db: bool = True, verify: bool = True, threads: int = 1, python_first: bool = True
+    ):
         self.db_dir = db_dir
+        self.python_first = python_first  # see Searcher.python_first
         self.use_db = use_db
         self.verify = verify
         self.threads = threads  # for each board's optimal search (solver.parallel)
@@ -121,6 +125,7 @@ class SolverPool:
         else:
             h = manhattan_heuristic(board.shape)
         self._searchers[key] = Searcher(h)
+        self._searchers[key].python_first = self.python_first
         while len(self._searchers) > self.SEARCHERS:
             self._searchers.popitem(last=False)
         return self._searchers[key]
