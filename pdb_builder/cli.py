@@ -102,13 +102,49 @@ def format_table(rows, headers) -> str:
 )
 @click.option("--overwrite", is_flag=True, help="Rebuild files that exist and verify.")
 @click.option(
+    "--collection",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Build candidate partitions of the largest pattern sizes under --memory-limit, measure "
+    "node counts on sample boards, and keep the set of at most N that cuts nodes most per table "
+    "read (its record in each member file).",
+)
+@click.option(
+    "--sample",
+    type=click.Path(dir_okay=False, exists=True),
+    default=None,
+    help="With --collection: the boards to measure on (default: --sample-count drawn at random).",
+)
+@click.option(
+    "--sample-count",
+    type=click.IntRange(min=1),
+    default=12,
+    show_default=True,
+    help="With --collection: how many sample boards to draw.",
+)
+@click.option(
     "--db-dir",
     type=click.Path(file_okay=False),
     default=None,
     help="Database folder (default: $SLIDEPDB_DB_DIR or ./databases).",
 )
 def build(
-    target, partitions, memory_limit, goal_depth, goal, wall_free, no_pdb, threads, layout, two_bit, overwrite, db_dir
+    target,
+    partitions,
+    memory_limit,
+    goal_depth,
+    goal,
+    wall_free,
+    no_pdb,
+    threads,
+    layout,
+    two_bit,
+    overwrite,
+    collection,
+    sample,
+    sample_count,
+    db_dir,
 ):
     """Build pattern databases (and goal tables) for TARGET.
 
@@ -159,23 +195,35 @@ def build(
         if not quiet:
             click.echo(f"{shape.key}: partition {part.name} = {part.spec()}", err=True)
 
+    if collection is not None:
+        reports = _collection_reports(
+            target, collection, partitions, memory_limit, goal, goal_depth, no_pdb, wall_free, sample, sample_count,
+            dict(db_dir=db_dir, two_bit=two_bit, layout=layout, overwrite=overwrite, progress=layer_progress),
+            on_partition, quiet,
+        )  # fmt: skip
+    elif sample is not None:
+        raise click.UsageError("--sample goes with --collection")
     try:
-        reports = build_reports(
-            target,
-            partition=list(partitions),
-            goal=goal,
-            db_dir=db_dir,
-            memory_limit=memory_limit,
-            goal_depth=goal_depth,
-            pdb=not no_pdb,
-            wall_free=wall_free,
-            two_bit=two_bit,
-            layout=layout,
-            overwrite=overwrite,
-            progress=layer_progress,
-            goal_progress=goal_progress,
-            on_partition=on_partition,
-            on_invalid=lambda src, i, err: click.echo(f"invalid: {src}:{i}: {err}", err=True),
+        reports = (
+            reports
+            if collection is not None
+            else build_reports(
+                target,
+                partition=list(partitions),
+                goal=goal,
+                db_dir=db_dir,
+                memory_limit=memory_limit,
+                goal_depth=goal_depth,
+                pdb=not no_pdb,
+                wall_free=wall_free,
+                two_bit=two_bit,
+                layout=layout,
+                overwrite=overwrite,
+                progress=layer_progress,
+                goal_progress=goal_progress,
+                on_partition=on_partition,
+                on_invalid=lambda src, i, err: click.echo(f"invalid: {src}:{i}: {err}", err=True),
+            )
         )
     except TargetError as exc:
         raise click.BadParameter(str(exc), param_hint=exc.param) from None
@@ -185,6 +233,45 @@ def build(
     ]
     click.echo(format_table(rows, ["shape", "kind", "name", "status", "entries", "mean h", "seconds", "file"]))
     sys.exit(0)
+
+
+MEASURE = None  # measure(paths, boards) for --collection: given by the solver (register), never imported here
+
+
+def _collection_reports(
+    target, count, partitions, memory_limit, goal, goal_depth, no_pdb, wall_free, sample, sample_count, opts,
+    on_partition, quiet,
+):  # fmt: skip
+    from .api import TargetError, shapes_of_target
+    from .make.collection import build_collection
+
+    if partitions or goal_depth is not None or no_pdb:
+        raise click.UsageError("--collection chooses its own partitions: not with --partition, --goal-depth, --no-pdb")
+    if MEASURE is None:
+        raise click.UsageError("--collection measures with the solver: run it as `slidepdb build`")
+    try:
+        shapes = shapes_of_target(target, goal, wall_free)
+    except TargetError as exc:
+        raise click.BadParameter(str(exc), param_hint=exc.param) from None
+    boards = None
+    if sample is not None:
+        from .formats import read_file
+
+        boards = [r.board for r in read_file(sample, goal=goal).records if r.board is not None]
+    progress = opts.pop("progress")
+    reports = []
+    for shape in shapes:
+        mine = None if boards is None else [b for b in boards if b.shape == shape]
+        if mine is not None and not mine:
+            raise click.BadParameter(f"{sample}: no board of {shape.key}", param_hint="--sample")
+        col = build_collection(
+            shape, count, memory_limit, MEASURE, samples=sample_count, boards=mine,
+            progress=lambda name, i, d, v, m, s, key=shape.key: progress(f"{key} {name}", i, d, v, m, s),
+            on_step=None if quiet else (lambda text, key=shape.key: click.echo(f"{key}: {text}", err=True)),
+            on_candidate=on_partition, **opts,
+        )  # fmt: skip
+        reports += col.members
+    return reports
 
 
 def _human_bytes(n: int) -> str:
@@ -254,6 +341,12 @@ def inspect(db, db_dir, problems, suggest, plot_png, no_verify, as_json):
         )
         if info["kind"] == "pdb":
             click.echo(f"  partition {a['partition-name']}, ranking {a['ranking-name']} v{a['ranking-version']}")
+            col = info["metadata"].get("collection")
+            if col:
+                click.echo(f"  collection {col['id']} ({col['created']}): {' + '.join(col['members'])}")
+                click.echo(f"    sample: {len(col['sample']['boards'])} boards, {col['sample']['drawn']}")
+                for fig in col["figures"]:
+                    click.echo(f"    {' + '.join(fig['set'])}: {fig['nodes']:,} nodes, {fig['seconds']:.2f} s")
             for i, t in enumerate(info["tables"]):
                 click.echo(
                     f"  table {i}: tiles {','.join(map(str, t['tiles']))}; {t['entries']:,} entries, "
@@ -399,7 +492,11 @@ def verify(dbs, db_dir, samples, quick):
     sys.exit(code)
 
 
-def register(group: click.Group) -> None:
+def register(group: click.Group, measure=None) -> None:
+    """Attach the builder's commands to ``group``; ``measure(paths, boards)``: node
+    counts for ``build --collection`` (the solver's, :func:`solver.collection.measure`)."""
+    global MEASURE
+    MEASURE = measure
     group.add_command(build)
     group.add_command(inspect)
     group.add_command(verify)

@@ -668,7 +668,13 @@ def run(
     )
 
 
-register_builder(main)
+def _measure(paths, boards):
+    from solver.collection import measure
+
+    return measure(paths, boards)
+
+
+register_builder(main, measure=_measure)
 
 
 if __name__ == "__main__":

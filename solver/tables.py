@@ -44,20 +44,22 @@ def candidate_files(shape: Shape, db_dir=None) -> list[tuple[str, Path]]:
 
 
 def heuristic_for(
-    shape: Shape, db_dir=None, use_lc: bool = True, verify: bool = True, reflect: bool = True
+    shape: Shape, db_dir=None, use_lc: bool = True, verify: bool = True, reflect: bool = True, files=None
 ) -> Heuristic:
-    """Manhattan (+ linear conflicts) plus every database found for ``shape``."""
+    """Manhattan (+ linear conflicts) plus every database found for ``shape``; with
+    ``files``, those exact-shape database files only (and no goal table)."""
     md, rowkey, colkey = manhattan_tables(shape)
     h = Heuristic(shape, md, rowkey, colkey, use_lc=use_lc)
     databases = []
-    for role, path in candidate_files(shape, db_dir):
+    found = candidate_files(shape, db_dir) if files is None else [("exact", Path(p)) for p in files]
+    for role, path in found:
         db = load(path, verify=verify)
         if db.kind != "pdb" or serves(db.shape, shape) != role:
             log.warning("%s: not a %s database for %s; skipped", path, role, shape.key)
             continue
         databases.append((role, db))
     h.lookups, h.names = group_lookups(shape, databases, reflect=reflect)
-    goals = sorted(default_db_dir(db_dir).glob(f"{shape.key}.goal.d*.h5"))
+    goals = sorted(default_db_dir(db_dir).glob(f"{shape.key}.goal.d*.h5")) if files is None else []
     for path in goals:
         db = load(path, verify=verify)
         if db.kind == "goal-table" and db.shape == shape and (h.goal_table is None or db.depth > h.goal_table.depth):

@@ -21,7 +21,7 @@ import numpy as np
 from ..board import Board, Shape
 from ..errors import DatabaseError, SlidepdbError
 from ..lookup import evaluate, group_lookups
-from ..storage import DatabaseCache, database_files, open_database
+from ..storage import DatabaseCache, database_files, default_db_dir, open_database
 
 log = logging.getLogger("slidepdb.inspect")
 
@@ -40,6 +40,8 @@ class DbRow:
     mean_h: float
     checksum: str  # "ok", "BAD: reason", "unchecked"
     two_bit: str = ""  # pdb: "yes" when every table has its two-bit copy (packed.py), else "no"
+    collection: str = ""  # a collection member: the collection's id (pdb_builder/make/collection.py)
+    members: list = field(default_factory=list)  # a collection's row: its member files
 
     def as_json(self) -> dict:
         return self.__dict__.copy()
@@ -92,11 +94,51 @@ def _row(path: Path, verify: bool) -> DbRow:
         mean_h,
         state,
         two_bit,
+        str(db.metadata.get("collection", {}).get("id", "")) if db.kind == "pdb" else "",
     )
 
 
-def list_databases(db_dir=None, verify: bool = True) -> list[DbRow]:
-    return [_row(p, verify) for p in database_files(db_dir)]
+def list_databases(db_dir=None, verify: bool = True, collections: bool = True) -> list[DbRow]:
+    """One row per file; with ``collections``, one row for the members of each collection
+    (``kind`` "collection", their files in ``members``)."""
+    rows = [_row(p, verify) for p in database_files(db_dir)]
+    if not collections:
+        return rows
+    out: list[DbRow] = []
+    groups: dict[str, list[DbRow]] = {}
+    for r in rows:
+        if r.collection:
+            if r.collection not in groups:
+                groups[r.collection] = []
+                out.append(r)  # the collection's place: its first member's
+            groups[r.collection].append(r)
+        else:
+            out.append(r)
+    return [_collection_row(groups[r.collection], db_dir) if r.collection else r for r in out]
+
+
+def _collection_row(members: list[DbRow], db_dir) -> DbRow:
+    first = members[0]
+    record = open_database(default_db_dir(db_dir) / first.file, verify=False).metadata["collection"]
+    missing = [m for m in record.get("members", []) if m not in {r.file for r in members}]
+    bad = [f"{r.file}: {r.checksum}" for r in members if r.checksum not in ("ok", "unchecked")]
+    state = "; ".join(bad + [f"member missing: {m}" for m in missing]) or first.checksum
+    return DbRow(
+        " + ".join(r.file for r in members),
+        first.shape,
+        "collection",
+        " + ".join(r.name for r in members),
+        sum(r.entries for r in members),
+        sum(r.bytes for r in members),
+        str(record.get("created", first.created)),
+        sum(r.build_seconds for r in members),
+        max(r.max_h for r in members),
+        max(r.mean_h for r in members),
+        state,
+        "yes" if all(r.two_bit == "yes" for r in members) else "no",
+        first.collection,
+        [r.file for r in members],
+    )
 
 
 def describe(path) -> dict:

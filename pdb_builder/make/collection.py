@@ -1,0 +1,232 @@
+"""A collection: several partitions of one shape, chosen by measured node counts.
+
+Each partition is a heuristic on its own (the sum of its tables); the solver takes
+the largest of the partitions it finds, so more partitions mean fewer nodes but one
+more table read per node each.  :func:`build_collection`:
+
+1. grows candidate partitions of the largest pattern sizes that fit the memory
+   limit (:func:`candidates`: one compact partition grown from each of
+   :data:`~pdb_builder.patterns.GROW_ORDERS`, and Korf & Felner's where the shape
+   has one) and builds each, in a scratch folder beside the databases that no
+   search reads (``.SHAPE.collection``; a killed build resumes there);
+2. measures node counts on sample boards of the shape with the ``measure`` it is
+   given (the solver's IDA*: this package never imports the solver), first each
+   candidate alone, then greedily: the candidate that cuts the set's nodes most
+   joins while the set's cost, nodes x (1 + :data:`READ_COST` x (partitions - 1)),
+   still falls, up to ``count`` partitions;
+3. publishes the chosen files into the database folder (an atomic rename each),
+   their ``metadata`` holding the collection's record: members, every candidate
+   with its figures, the sample and how it was drawn.  ``slidepdb inspect`` lists
+   the members as one entry.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import logging
+import os
+import random
+import shutil
+import time
+import uuid
+from dataclasses import dataclass, field
+
+import h5py
+
+from ..board import Board, Shape
+from ..errors import BoardError
+from ..patterns import GROW_ORDERS, Partition, compact_candidates, default_sizes, named_partition
+from ..solvability import decide
+from .building import DEFAULT_NAMES, BuildReport, build_pdb
+
+log = logging.getLogger("slidepdb.build")
+
+UNIFORM_MAX_CELLS = 16  # up to this many free cells a sample board is uniformly random; beyond, a random walk
+WALK_PER_CELL = 4  # a random walk's moves per free cell
+# what one more partition adds to a node's time: the kernel reads one more table a
+# node.  Measured on 40 of Korf's 15-puzzles with the 7-8 tables read directly (one
+# partition: 74.8 ns a node) and also through the reflection (two: 118 ns a node).
+READ_COST = 0.6
+
+
+def cost(nodes: int, partitions: int) -> float:
+    """A set's search time in units of one partition's node."""
+    return nodes * (1 + READ_COST * (partitions - 1))
+
+
+@dataclass
+class CollectionReport:
+    shape: str
+    members: list[BuildReport] = field(default_factory=list)
+    record: dict = field(default_factory=dict)  # what each member's metadata holds under "collection"
+
+
+def candidates(shape: Shape, memory_limit: int) -> list[Partition]:
+    """Distinct partitions of the largest pattern sizes under ``memory_limit``: one
+    grown from each order (named ``SIZES.ORDER``), and the shape's named default
+    (Korf & Felner's cells) where it has one of those sizes."""
+    sizes = default_sizes(shape, memory_limit)
+    name = "-".join(map(str, sizes))
+    out: list[Partition] = []
+    default = DEFAULT_NAMES.get((shape.width, shape.height))
+    if default and not shape.walls and sorted(map(int, default.split("-"))) == sorted(sizes):
+        out.append(named_partition(shape, default))
+    for _, order, cand in compact_candidates(shape, sizes, name):
+        if cand.groups not in [p.groups for p in out]:
+            out.append(Partition(f"{name}.{order}", cand.groups))
+    return out
+
+
+def sample_boards(shape: Shape, count: int, seed: int) -> tuple[list[Board], str]:
+    """``count`` solvable boards of ``shape`` and how they were drawn: uniformly random
+    up to :data:`UNIFORM_MAX_CELLS` free cells, else random walks from the goal
+    (:data:`WALK_PER_CELL` moves a free cell, never straight back)."""
+    rng = random.Random(seed)
+    free = list(shape.free_cells)
+    out: list[Board] = []
+    if len(free) <= UNIFORM_MAX_CELLS:
+        how = f"uniformly random solvable boards, seed {seed}"
+        pieces = [shape.goal[c] for c in free]
+        while len(out) < count:
+            rng.shuffle(pieces)
+            cells = list(shape.goal)
+            for c, t in zip(free, pieces):
+                cells[c] = t
+            b = Board(shape, tuple(cells))
+            if decide(b).solvable:
+                out.append(b)
+        return out, how
+    moves = WALK_PER_CELL * len(free)
+    how = f"random walks of {moves} moves from the goal (never straight back), seed {seed}"
+    for _ in range(count):
+        cells = list(shape.goal)
+        b, prev = cells.index(0), -1
+        for _ in range(moves):
+            c = rng.choice([d for d in shape.neighbours[b] if d != prev] or list(shape.neighbours[b]))
+            cells[b], cells[c] = cells[c], 0
+            prev, b = b, c
+        out.append(Board(shape, tuple(cells)))
+    return out, how
+
+
+def _collection_id(path) -> str:
+    """The collection ``path`` belongs to ("" for none, or a file that does not open)."""
+    try:
+        with h5py.File(path, "r") as f:
+            return str(json.loads(f.attrs.get("metadata", "{}")).get("collection", {}).get("id", ""))
+    except (OSError, ValueError, AttributeError):
+        return ""
+
+
+def _set_record(path, record: dict) -> None:
+    """The collection's record into one (unpublished) member's ``metadata``."""
+    with h5py.File(path, "r+") as f:
+        meta = json.loads(f.attrs.get("metadata", "{}"))
+        meta["collection"] = record
+        f.attrs["metadata"] = json.dumps(meta, sort_keys=True)
+        f.flush()
+    with open(path, "rb") as fh:
+        os.fsync(fh.fileno())
+
+
+def build_collection(
+    shape: Shape,
+    count: int,
+    memory_limit: int,
+    measure,
+    db_dir=None,
+    samples: int = 12,
+    seed: int = 1,
+    boards: list[Board] | None = None,
+    two_bit: bool = True,
+    layout: str = "contiguous",
+    overwrite: bool = False,
+    progress=None,
+    on_step=None,
+    on_candidate=None,
+) -> CollectionReport:
+    """Build, measure and publish a collection of at most ``count`` partitions
+    (module docstring).  ``measure(paths, boards)`` returns a dict with at least
+    ``nodes`` (summed over ``boards``) for the heuristic of those files.  ``boards``:
+    the sample (default: :func:`sample_boards`).  ``on_step(text)``: one line per
+    build and measurement; ``on_candidate(shape, partition)`` before each build."""
+    from ..storage import default_db_dir, pdb_filename
+
+    if count < 1:
+        raise BoardError("a collection needs at least one partition")
+    say = on_step or (lambda text: None)
+    folder = default_db_dir(db_dir)
+    scratch = folder / f".{shape.key}.collection"
+    cands = candidates(shape, memory_limit)
+    targets = [folder / pdb_filename(shape, p.name) for p in cands]
+    taken = [t.name for t in targets if t.exists()]
+    if taken and not overwrite:
+        raise BoardError(f"{folder}: {', '.join(taken)} exist already; pass --overwrite to replace them")
+    built = {}
+    for p in cands:
+        if on_candidate is not None:
+            on_candidate(shape, p)
+        cb = None if progress is None else (lambda i, d, v, m, s, name=p.name: progress(name, i, d, v, m, s))
+        rep = build_pdb(shape, p, scratch, layout=layout, progress=cb, two_bit=two_bit)
+        built[p.name] = (p, rep)
+        say(f"candidate {p.name} = {p.spec()}: {rep.status}, mean h {rep.mean_h:.3f}")
+    how = "given"
+    if boards is None:
+        boards, how = sample_boards(shape, samples, seed)
+    path_of = {name: scratch / pdb_filename(shape, name) for name in built}
+    figures: list[dict] = []
+
+    def measured(names: tuple[str, ...]) -> dict:
+        t0 = time.perf_counter()
+        fig = dict(measure([path_of[n] for n in names], boards))
+        fig.setdefault("seconds", time.perf_counter() - t0)
+        fig["cost"] = cost(fig["nodes"], len(names))
+        figures.append({"set": list(names), **fig})
+        say(f"measured {' + '.join(names)}: {fig['nodes']:,} nodes (cost {fig['cost']:,.0f}), {fig['seconds']:.2f} s")
+        return fig
+
+    singles = {name: measured((name,)) for name in built}
+    chosen = [min(singles, key=lambda n: singles[n]["nodes"])]
+    nodes, best_cost = singles[chosen[0]]["nodes"], singles[chosen[0]]["cost"]
+    while len(chosen) < count:
+        rest = [n for n in built if n not in chosen]
+        if not rest:
+            break
+        trials = {n: measured(tuple(chosen + [n])) for n in rest}
+        best = min(trials, key=lambda n: trials[n]["nodes"])
+        if trials[best]["cost"] >= best_cost:
+            break  # fewer nodes, but not enough to pay for one more read a node
+        chosen.append(best)
+        nodes, best_cost = trials[best]["nodes"], trials[best]["cost"]
+    record = {
+        "id": uuid.uuid4().hex[:12],
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "members": [pdb_filename(shape, n) for n in chosen],
+        "asked": count,
+        "memory-limit": memory_limit,
+        "candidates": [{"name": n, "spec": built[n][0].spec(), "mean-h": built[n][1].mean_h} for n in built],
+        "figures": figures,
+        "sample": {"boards": [str(b) for b in boards], "drawn": how},
+        "rule": "greedy: the candidate with the fewest nodes, then the one that cuts nodes most, "
+        f"while nodes x (1 + {READ_COST} x (partitions - 1)) falls",
+    }
+    report = CollectionReport(shape.key, record=record)
+    if overwrite:  # the shape's earlier collection goes: its members that this one does not replace
+        for old in folder.glob(f"{shape.key}.pdb.*.h5"):
+            if old.name not in record["members"] and _collection_id(old):
+                log.info("%s: a member of an earlier collection; removed", old)
+                old.unlink()
+    for n in chosen:
+        src, dst = path_of[n], folder / pdb_filename(shape, n)
+        _set_record(src, record)
+        os.replace(src, dst)
+        rep = built[n][1]
+        rep.path, rep.status = str(dst), "built" if rep.status == "built" else rep.status
+        report.members.append(rep)
+    shutil.rmtree(scratch, ignore_errors=True)
+    say(f"collection {record['id']}: {' + '.join(chosen)} ({nodes:,} nodes on the sample)")
+    return report
+
+
+__all__ = ["CollectionReport", "GROW_ORDERS", "build_collection", "candidates", "sample_boards"]
