@@ -84,6 +84,7 @@ def run_batch(
         for out in outcomes:
             if out.index in earlier:
                 out = better(earlier.pop(out.index), out)
+            out.extra["ended"] = round(time.time(), 3)  # wall clock: solver/timeline.py
             result.outcomes[out.index] = out
             if jf is not None:
                 jf.write(json.dumps(out.as_json()) + "\n")

@@ -555,6 +555,14 @@ def reopened_text(count: int) -> str:
     "the least tried, then the smallest gap to their lower bound first. Each keeps the "
     "better outcome.",
 )
+@click.option(
+    "--plot",
+    "plot_png",
+    type=click.Path(dir_okay=False),
+    default=None,
+    callback=output_path,
+    help="Also draw ANSWERS.timeline.csv (boards proven against hours, per size) into this PNG (matplotlib).",
+)
 @solve_options
 def run(
     problems,
@@ -567,6 +575,7 @@ def run(
     disk_limit,
     no_build,
     retry,
+    plot_png,
     as_json,
     resume,
     report_path,
@@ -587,11 +596,17 @@ def run(
     4. a full pass on those with --time-limit and the fallback (beam, weighted
        IDA*, staged search), so every solvable board gets an answer;
     5. the answer file (within the move limits of the file's first line) and the
-       report: per size, move budget, --compare files.
+       report: per size, move budget, --compare files; ANSWERS.timeline.csv, the
+       boards proven against elapsed time (--plot draws it).
     Kill it at any moment: --resume continues where it stopped.  The journals
     beside ANSWERS (.quick.jsonl, .progress.jsonl) stay as the per-board record.
     """
     from solver.pipeline import run_pipeline
+
+    if plot_png:
+        from pdb_builder.make.catalogue import pyplot
+
+        pyplot()  # matplotlib missing: said now, not after hours of solving
 
     boards = load_boards(problems, None, "devquiz")
     if no_build:
@@ -640,6 +655,10 @@ def run(
     )
     shown.close()
     total = time.perf_counter() - t0
+    if plot_png:
+        from solver.timeline import plot_timeline
+
+        plot_timeline(res.timeline, plot_png)
     phases = res.phase_rows(total)
     extra = [("time (s)", format_table(phases, ["step", "what", "seconds"]))]
     if res.skipped_builds:

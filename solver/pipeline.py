@@ -20,7 +20,8 @@
 5. The answer file (never over the file's move limits) and the report.
 
 Each pass keeps a journal beside the answer file (``OUT.quick.jsonl``,
-``OUT.progress.jsonl``), builds publish atomically, so a killed run continues
+``OUT.progress.jsonl``; ``OUT.timeline.csv``, the proven count against elapsed time,
+is written from them at the end: :mod:`solver.timeline`), builds publish atomically, so a killed run continues
 with ``resume`` where it stopped.  The journals stay when the run is complete: they
 are its per-board record, and ``retry`` solves the boards of a finished (or
 unfinished) full pass again that it left unanswered or unproven, keeping the
@@ -42,6 +43,7 @@ from pdb_builder.storage import database_files, default_db_dir, pdb_filename
 from .batch import BatchResult, run_batch, write_answers
 from .journal import journal_attempts, journal_path, read_journal, refuse_unless_resume
 from .one_board import Outcome
+from .timeline import mark_start, write_timeline
 
 log = logging.getLogger("slidepdb.run")
 
@@ -73,6 +75,7 @@ class RunResult:
     full: BatchResult | None = None
     left_out: set[int] = field(default_factory=set)
     interrupted: bool = False
+    timeline: Path | None = None  # ANSWERS.timeline.csv (solver/timeline.py)
 
     def phase_rows(self, total_seconds: float) -> list[tuple]:
         """Time per step: builds (those of the full pass overlap its solving), quick pass,
@@ -220,6 +223,7 @@ def run_pipeline(
     qj, fj = quick_journal(out_path), journal_path(out_path)
     for j in (qj, fj):
         refuse_unless_resume(j, resume)
+    mark_start(out_path)
 
     def do_builds(plans, release=None):
         """Build ``plans`` in turn within the disk limit; ``release(records)`` after each
@@ -325,4 +329,5 @@ def run_pipeline(
     if not res.outcomes:  # interrupted early: whatever the journals hold
         res.outcomes = journalled_outcomes(records, out_path)
     res.left_out = write_answers(out_path, records, res.outcomes, limits)
+    res.timeline = write_timeline(records, out_path, [("quick", qj), ("full", fj)])
     return res

@@ -14,6 +14,7 @@ from solver.batch import answers_of, run_batch
 from solver.cli import main
 from solver.one_board import Outcome
 from solver.pipeline import _retry_order, quick_journal, run_pipeline
+from solver.timeline import started_path, timeline_path
 
 from .conftest import data_file
 from .naive import distance
@@ -116,6 +117,8 @@ def test_run_resumes_after_a_kill(devquiz_slice, tmp_path):
     kw = dict(db_dir=db, memory_limit=8 << 20, layout_memory=8 << 20, workers=1, quick_node_limit=1)
     first = run_pipeline(recs, out, on_outcome=kill_after_four, **kw)
     assert first.interrupted
+    started = started_path(out).read_text()
+    assert _timeline(out)[-1]["proven"] == "4"  # the timeline of what the journals hold so far
     lines = out.read_text().split("\n")[:-1]
     assert len(lines) == len(recs) and sum(1 for x in lines if x) == 4  # finished answers kept
     with pytest.raises(BoardError, match="--resume"):
@@ -126,6 +129,26 @@ def test_run_resumes_after_a_kill(devquiz_slice, tmp_path):
     answers = out.read_text().split("\n")[:-1]
     assert answers[:0] == [] and all(check_moves(r.board, m).ok for r, m in zip(recs, answers))
     assert [len(m) for m in answers] == [second.outcomes[r.index].extra["length"] for r in recs]
+    rows = _timeline(out)
+    assert started_path(out).read_text() == started  # the resumed run counts from the first sitting's start
+    assert [float(r["elapsed_s"]) for r in rows] == sorted(float(r["elapsed_s"]) for r in rows)
+    final = second.outcomes.values()
+    assert int(rows[-1]["proven"]) == sum(bool(o.extra.get("optimal")) for o in final)
+    assert int(rows[-1]["answered"]) == sum(o.status == "solved" for o in final)
+    for size in {r["size"] for r in rows}:
+        last = [r for r in rows if r["size"] == size][-1]
+        want = sum(bool(o.extra.get("optimal")) for o in final if o.extra.get("size") == size)
+        assert int(last["size_proven"]) == want and int(last["size_boards"]) == sum(
+            r.board.shape.size_text == size for r in recs
+        )
+    assert {r["step"] for r in rows} <= {"quick", "full"} and "full" in {r["step"] for r in rows}
+
+
+def _timeline(out) -> list[dict]:
+    import csv
+
+    with open(timeline_path(out), newline="") as fh:
+        return list(csv.DictReader(fh))
 
 
 def test_a_failed_build_never_stops_the_run(devquiz_slice, tmp_path, monkeypatch):
@@ -196,6 +219,9 @@ def test_retry_unanswered_boards_worst_first(devquiz_slice, tmp_path):
     order = []
     again = run_pipeline(recs, out, resume=True, retry="unanswered", on_outcome=lambda o: order.append(o.index), **kw)
     assert again.full.resumed == 0 and order == [r.index for r in recs[2:] + recs[:2]]
+    rows = _timeline(out)
+    assert sum(r["step"] == "retry" for r in rows) == len(recs) + 2  # every board tried again, the first two twice
+    assert rows[-1]["proven"] == str(len(recs))
     answers = out.read_text().split("\n")[:-1]
     assert all(again.outcomes[r.index].extra["optimal"] and check_moves(r.board, m).ok for r, m in zip(recs, answers))
     assert _retry_order(None) < _retry_order(again.outcomes[recs[0].index])  # unsolved boards go first
@@ -334,9 +360,12 @@ def test_cli_run(devquiz_slice, tmp_path):
         "8M",
         "--workers",
         "1",
+        "--plot",
+        str(tmp_path / "t.png"),
     ]
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output
+    assert (tmp_path / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and timeline_path(out).exists()
     for table in ("proven optimal", "quick pass", "move budget"):
         assert table in r.output
     recs = read_file(str(devquiz_slice)).records

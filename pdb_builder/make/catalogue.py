@@ -179,8 +179,8 @@ def describe(path) -> dict:
     return out
 
 
-def plot_histograms(path, png) -> None:
-    """Value histogram of every table of ``path`` into ``png``."""
+def pyplot():
+    """matplotlib's pyplot drawing to files, or a clear error when it is not installed."""
     try:
         import matplotlib
 
@@ -190,6 +190,12 @@ def plot_histograms(path, png) -> None:
         raise SlidepdbError(
             "--plot needs matplotlib: pip install 'slidepdb[plot]' (or .venv/bin/pip install matplotlib)"
         ) from None
+    return plt
+
+
+def plot_histograms(path, png) -> None:
+    """Value histogram of every table of ``path`` into ``png``."""
+    plt = pyplot()
     info = describe(path)
     fig, ax = plt.subplots(figsize=(8, 4.5))
     if info["kind"] == "pdb":
