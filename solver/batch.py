@@ -46,6 +46,7 @@ def run_batch(
     held=(),
     prepare=None,
     retry=(),
+    last_start: float | None = None,
 ) -> BatchResult:
     """Solve every record; ``on_outcome(outcome)`` is called as each board finishes.
 
@@ -58,7 +59,8 @@ def run_batch(
     solve only once ``prepare`` releases them, see :class:`Feed`.  ``retry``: indices
     solved again although the journal has them; the better outcome (:func:`better`)
     is kept and journalled.  ``threads``: threads for each board's optimal search
-    (local processes only)."""
+    (local processes only).  ``last_start``: wall-clock time (``time.time()``) after
+    which no board starts; those not started keep their journalled outcome."""
     t0 = time.perf_counter()
     if journal is None and out_path:
         journal = journal_path(out_path)
@@ -74,7 +76,7 @@ def run_batch(
         if on_outcome:
             on_outcome(out)
     todo = [r for r in records if r.index not in done]
-    feed = Feed(todo, held, prepare)
+    feed = Feed(todo, held, prepare, last_start)
     if scheduler is not None:
         outcomes = _dask_outcomes(feed, db_dir, use_db, time_limit, node_limit, fallback, scheduler)
     else:

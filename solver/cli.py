@@ -55,17 +55,26 @@ def json_option(f):
 
 
 class Seconds(click.ParamType):
-    """A positive, finite number of seconds (``nan`` and ``inf`` are refused)."""
+    """A positive, finite number of seconds (``nan`` and ``inf`` are refused); ``s``,
+    ``m``, ``h`` suffixes (``90m``, ``4h``) where ``units``."""
 
     name = "SECONDS"
+    UNITS = {"s": 1, "m": 60, "h": 3600}
+
+    def __init__(self, units: bool = False):
+        self.units = units
 
     def convert(self, value, param, ctx):
         if isinstance(value, float):
             return value
+        text, scale = str(value).strip().lower(), 1
+        if self.units and text[-1:] in self.UNITS:
+            text, scale = text[:-1], self.UNITS[text[-1]]
         try:
-            v = float(value)
+            v = float(text) * scale
         except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+            what = "a duration such as 4h, 90m or 600" if self.units else "a number of seconds"
+            self.fail(f"{value!r} is not {what}", param, ctx)
         if not math.isfinite(v) or v <= 0:
             self.fail(f"{value!r}: give a positive, finite number of seconds", param, ctx)
         return v
@@ -556,6 +565,15 @@ def reopened_text(count: int) -> str:
     "better outcome.",
 )
 @click.option(
+    "--budget",
+    type=Seconds(units=True),
+    default=None,
+    help="Wall-clock time for this run, builds included (4h, 90m, seconds): after the full pass, "
+    "rounds on the boards left unanswered or unproven (those first, then the smallest gap), each "
+    "with twice the time limit, one more exact-layout partition and patterns twice as large, as "
+    "many boards as fit before the budget ends. Without it: no such rounds.",
+)
+@click.option(
     "--plot",
     "plot_png",
     type=click.Path(dir_okay=False),
@@ -575,6 +593,7 @@ def run(
     disk_limit,
     no_build,
     retry,
+    budget,
     plot_png,
     as_json,
     resume,
@@ -651,6 +670,7 @@ def run(
         build=not no_build,
         on_build=on_build,
         retry=retry,
+        budget=budget,
         on_outcome=(shown := progressive(boards, as_json, human)),
     )
     shown.close()

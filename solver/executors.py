@@ -57,14 +57,16 @@ class Feed:
 
     Records in ``held`` wait until ``prepare(release)`` (run in a background thread,
     e.g. building their databases) calls ``release(records)``; whatever is still
-    held when ``prepare`` returns is released then.  A released record goes before
+    held when ``prepare`` returns is released then.  After ``last_start`` (wall
+    clock) no record is handed out and the feed ends.  A released record goes before
     every ready one that comes after it in ``todo`` (so a retry's order holds while
     databases build), which is why the local executor takes only as many as it can start.
     An error in ``prepare`` is raised in the caller's thread once the released boards
     are done.  The thread starts at :meth:`start`, which executors call once their
     worker processes are forked (a fork while another thread runs could copy a held lock)."""
 
-    def __init__(self, todo, held=(), prepare=None):
+    def __init__(self, todo, held=(), prepare=None, last_start: float | None = None):
+        self.last_start = last_start  # wall clock (time.time()) after which no record starts: the feed ends
         self.error: BaseException | None = None
         self.size = len(todo)
         self._thread = None
@@ -112,7 +114,12 @@ class Feed:
         for at least one), and whether the feed has ended."""
         with self._cv:
             while block and not self._ready and not self._prepared:
-                self._cv.wait()
+                self._cv.wait(None if self.last_start is None else max(self.last_start - time.time(), 0.01))
+                if self.last_start is not None and time.time() > self.last_start:
+                    break
+            if self.last_start is not None and time.time() > self.last_start:
+                self._ready.clear()  # too late to start another: the feed ends (held records too)
+                return [], True
             n = len(self._ready) if limit is None else min(limit, len(self._ready))
             out = [heapq.heappop(self._ready)[1] for _ in range(n)]
             ended = self._prepared and not self._ready

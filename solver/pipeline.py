@@ -17,13 +17,22 @@
    so each gets an answer, with its proven lower bound when not optimal.  It runs
    alongside step 3: boards that need no build start at once, the others as soon
    as their layout's database is published.
-5. The answer file (never over the file's move limits) and the report.
+5. With a budget (``--budget``, wall-clock seconds for the call, builds included):
+   rounds on the full pass's boards left unanswered or unproven, those first, then
+   the smallest gap to their lower bound: round k gives each board 2^k times
+   ``time_limit`` (and ``node_limit``), asks for ``layout_count + k`` exact-layout partitions (at most
+   :data:`MAX_LAYOUT_PARTITIONS`) of patterns up to ``layout_memory`` x 2^k (at most
+   ``memory_limit``), and starts boards in that order while one can still end before
+   the budget does (:data:`BOARD_SPAN` limits a board, :data:`RESERVE` kept for the
+   answer file); each keeps its better outcome.  The rounds stop when no board is
+   left or none could start.
+6. The answer file (never over the file's move limits) and the report.
 
 Each pass keeps a journal beside the answer file (``OUT.quick.jsonl``,
-``OUT.progress.jsonl``; ``OUT.timeline.csv``, the proven count against elapsed time,
-is written from them at the end: :mod:`solver.timeline`), builds publish atomically, so a killed run continues
-with ``resume`` where it stopped.  The journals stay when the run is complete: they
-are its per-board record, and ``retry`` solves the boards of a finished (or
+``OUT.progress.jsonl``; ``OUT.timeline.csv``, the proven count against elapsed
+time, is written from them at the end: :mod:`solver.timeline`), builds publish
+atomically, so a killed run continues with ``resume`` where it stopped.  The
+journals stay when the run is complete: they are its per-board record, and ``retry`` solves the boards of a finished (or
 unfinished) full pass again that it left unanswered or unproven, keeping the
 better outcome of each.
 """
@@ -48,6 +57,12 @@ from .timeline import mark_start, write_timeline
 log = logging.getLogger("slidepdb.run")
 
 LAYOUT_MEMORY = 512 << 20  # per pattern BFS of an exact-layout database: small, quick tables
+# --budget rounds: a board's worst wall time in time limits (its search, the fallback's
+# 2 limits, a slice of slack); the seconds kept back to write the answer file; the most
+# exact-layout partitions (disjoint cuts of the same tiles) a round asks for
+BOARD_SPAN = 3.2
+RESERVE = 30.0
+MAX_LAYOUT_PARTITIONS = 5
 
 
 @dataclass
@@ -76,6 +91,7 @@ class RunResult:
     left_out: set[int] = field(default_factory=set)
     interrupted: bool = False
     timeline: Path | None = None  # ANSWERS.timeline.csv (solver/timeline.py)
+    rounds: list[tuple] = field(default_factory=list)  # --budget: (round, time limit, boards, proven, seconds)
 
     def phase_rows(self, total_seconds: float) -> list[tuple]:
         """Time per step: builds (those of the full pass overlap its solving), quick pass,
@@ -90,6 +106,10 @@ class RunResult:
             ),
             ("quick pass", f"{len(q.outcomes) if q else 0} boards, {proven} proven", f"{q.seconds:.1f}" if q else "-"),
             ("full pass", f"{len(f.outcomes) if f else 0} boards", f"{f.seconds:.1f}" if f else "-"),
+            *(
+                (f"round {k}", f"{n} boards at {limit:g} s, {gained} more proven", f"{secs:.1f}")
+                for k, limit, n, gained, secs in self.rounds
+            ),
             ("all", f"{len(self.outcomes)} boards", f"{total_seconds:.1f}"),
         ]
 
@@ -209,16 +229,19 @@ def run_pipeline(
     on_build=None,
     quick_node_limit: int | None = None,
     retry: str | None = None,
+    budget: float | None = None,
 ) -> RunResult:
     """Steps 1-5 of the module docstring.  ``on_outcome`` sees each final outcome
     (a board proven in the quick pass, or the full pass's verdict); ``on_build``
     each build as it is planned (Plan) and finished (BuildReport).  ``quick_node_limit``
     caps the quick pass's nodes too (tests use it to send boards to the full pass).
     ``retry``: "unanswered" or "unproven" (or "closest": the unproven, smallest gap
-    first), the full-pass boards to solve again."""
+    first), the full-pass boards to solve again.  ``budget``: seconds for this call;
+    after the full pass, rounds (step 5 of the module docstring) until it is spent."""
     if retry not in (None, *RETRY_MODES):
         raise ValueError(f"retry {retry!r}: expected one of {', '.join(RETRY_MODES)}")
     out_path = Path(out_path)
+    deadline = None if budget is None else time.time() + budget
     res = RunResult()
     qj, fj = quick_journal(out_path), journal_path(out_path)
     for j in (qj, fj):
@@ -324,6 +347,42 @@ def run_pipeline(
         final.update(res.full.outcomes)
         res.outcomes = final
         res.interrupted = res.full.interrupted
+        k = 0
+        while deadline is not None and not res.interrupted:
+            k += 1
+            limit = time_limit * 2**k
+            todo = sorted(
+                (r for r in rest if final.get(r.index) is not None and not final[r.index].extra.get("optimal")),
+                key=lambda r: _retry_order(final[r.index], closest=True),
+            )
+            last_start = deadline - RESERVE - BOARD_SPAN * limit  # a board started later might outlast the budget
+            if not todo or time.time() > last_start:
+                break
+            picked = todo
+            count = min(MAX_LAYOUT_PARTITIONS, layout_count + k)
+            plans = plan_layouts(picked, db_dir, min(memory_limit, layout_memory << k), count) if build else []
+            t0, began = time.perf_counter(), time.time()
+            batch = run_batch(
+                picked,
+                db_dir=db_dir,
+                time_limit=limit,
+                node_limit=None if node_limit is None else node_limit * 2**k,
+                workers=workers,
+                journal=fj,
+                resume=True,
+                fallback=fallback,
+                scheduler=scheduler,
+                on_outcome=on_outcome,
+                held=[r.index for p in plans for r in p.records],
+                prepare=(lambda release, plans=plans: do_builds(plans, release)) if plans else None,
+                retry=[r.index for r in picked],
+                last_start=last_start,
+            )
+            tried = [o for o in batch.outcomes.values() if o.extra.get("ended", 0) >= began]  # the rest never started
+            gained = sum(bool(o.extra.get("optimal")) for o in tried)  # all were unproven
+            res.rounds.append((k, limit, len(tried), gained, time.perf_counter() - t0))
+            final.update(batch.outcomes)
+            res.interrupted = batch.interrupted
     except KeyboardInterrupt:
         res.interrupted = True
     if not res.outcomes:  # interrupted early: whatever the journals hold

@@ -2,6 +2,7 @@
 the move budget, comparison with other answer files, and a Dask executor."""
 
 import gc
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -250,6 +251,36 @@ def test_retry_with_more_layout_partitions_builds_the_missing_ones(devquiz_slice
             assert any(f"pdb.{part.name}.h5" in name for name in o.extra["heuristic"])
 
 
+def test_budget_rounds_prove_what_the_full_pass_left(devquiz_slice, tmp_path):
+    """--budget: rounds with doubled limits on the unproven boards, until none is left;
+    a budget with no room for a round runs none."""
+    recs = read_file(str(devquiz_slice)).records
+    out = tmp_path / "a.txt"
+    kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, layout_memory=8 << 20, workers=1, quick_node_limit=1)
+    t0 = time.time()
+    res = run_pipeline(recs, out, time_limit=1.0, node_limit=300, budget=600, **kw)
+    assert res.rounds and time.time() - t0 < 600
+    assert all(o.extra.get("optimal") for o in res.outcomes.values())  # the slice's boards all fall in the rounds
+    first_full = [o for o in res.full.outcomes.values() if not o.extra.get("optimal")]
+    assert first_full and res.rounds[0][2] == len(first_full)  # round 1 tries every board the full pass left
+    assert [r[1] for r in res.rounds] == [2.0**k for k in range(1, len(res.rounds) + 1)]
+    answers = out.read_text().split("\n")[:-1]
+    assert [len(m) for m in answers] == [_truth(r) for r in recs]
+    assert all(check_moves(r.board, m).ok for r, m in zip(recs, answers))
+    assert {"full", "retry"} <= {r["step"] for r in _timeline(out)}  # (the quick pass proved nothing: one node)
+    none = run_pipeline(recs, tmp_path / "b.txt", time_limit=1.0, node_limit=300, budget=1, **kw)
+    assert none.rounds == [] and not all(o.extra.get("optimal") for o in none.outcomes.values())
+
+
+def test_a_feed_starts_nothing_after_its_last_start(devquiz_slice):
+    from solver.executors import Feed
+
+    recs = read_file(str(devquiz_slice)).records[:3]
+    assert Feed(recs, last_start=time.time() - 1).take(block=True) == ([], True)
+    got, ended = Feed(recs, last_start=time.time() + 60).take(block=True)
+    assert [r.index for r in got] == [r.index for r in recs] and ended
+
+
 def test_retry_orders_unproven_boards_by_gap_both_ways():
     def o(length, bound):
         return Outcome(3, "b", "solved", None, {"length": length, "lower_bound": bound})
@@ -374,6 +405,8 @@ def test_cli_run(devquiz_slice, tmp_path):
     assert len(rep.read_text().splitlines()) == len(recs) + 1
     r = CliRunner().invoke(main, ["run", str(devquiz_slice), "--out", str(out), "--disk-limit", "lots"])
     assert r.exit_code == 2 and "--disk-limit" in r.output
+    r = CliRunner().invoke(main, ["run", str(devquiz_slice), "--out", str(out), "--budget", "4x"])
+    assert r.exit_code == 2 and "a duration such as 4h" in r.output
 
 
 def test_a_peer_answer_shorter_than_our_proof_fails_the_run(tmp_path):
