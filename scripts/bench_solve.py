@@ -2,13 +2,19 @@
 """Solver benchmark on the standard sets; prints markdown tables for docs/benchmarks.md.
 
     .venv/bin/python scripts/bench_solve.py --db-dir DIR [--sets korf100 depth80 korf24 manhattan devquiz-6x6]
-                                            [--korf24-count 5] [--korf24-order length|gap] [--time-limit S]
-                                            [--node-limit N] [--threads N]
+                                            [--korf24-count 5] [--korf24-order length|gap] [--korf24-ids 28 25]
+                                            [--journal FILE] [--time-limit S] [--node-limit N] [--threads N]
 
 Needs the databases built first (``slidepdb build 4x4 --partition 7-8``;
 ``slidepdb build 5x5 --partition 6-6-6-6 --memory-limit 6G`` for korf24).  Runs
 on one core unless ``--threads N`` (each board's search split between N threads,
 ``solve --threads``; ``scripts/bench_threads.py`` compares thread counts).
+``korf24`` uses every 5x5 database in ``DIR`` (a collection, ``build --collection``,
+is several partitions maxed) and prints a table per instance: h0, length, nodes
+generated and expanded, Korf & Felner's expanded nodes with the same 6-6-6-6 tables
+and reflection and the ratio (``../shared/data/korf24_kf2002_nodes.txt``; both count
+expanded nodes), seconds, threads; ``--journal`` keeps each finished instance, so a
+long run killed and started again with the same file goes on where it stopped.
 Tables are loaded and kernels compiled
 before timing starts; every answer is simulated and compared with the
 published optimal length.  ``devquiz-6x6`` (node rate on DevQuiz tables): the first
@@ -21,11 +27,12 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
+import os
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
+from benchdata import DATA, ROOT, kf2002_expanded
 
 
 def solve_set(records, searcher_for, time_limit=None, limit=None, node_limit=None, threads=1):
@@ -46,6 +53,65 @@ def solve_set(records, searcher_for, time_limit=None, limit=None, node_limit=Non
             file=sys.stderr,
         )
     return rows
+
+
+def korf24_rows(recs, searcher, a):
+    """(record, result, ok) of each instance: from ``--journal`` where it holds one,
+    else solved now (and journalled)."""
+    import json
+    from types import SimpleNamespace
+
+    from pdb_builder.moves import check_moves
+
+    done = {}
+    if a.journal and Path(a.journal).exists():
+        for line in Path(a.journal).read_text().splitlines():
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut short by a kill
+            done[rec["instance"]] = rec
+    for r in recs:
+        if r.ident in done:
+            d = done[r.ident]
+            res = SimpleNamespace(**{k: d[k] for k in ("length", "optimal", "nodes", "expanded", "seconds", "moves")})
+        else:
+            res = searcher.solve(r.board, time_limit=a.time_limit, node_limit=a.node_limit, threads=a.threads)
+            if a.journal:
+                keep = {k: getattr(res, k) for k in ("length", "optimal", "nodes", "expanded", "seconds", "moves")}
+                with open(a.journal, "a") as fh:
+                    fh.write(json.dumps({"instance": r.ident, "threads": a.threads, **keep}) + "\n")
+                    fh.flush()
+                    os.fsync(fh.fileno())
+            done[r.ident] = {"threads": a.threads}
+        ok = res.moves is not None and check_moves(r.board, res.moves).ok
+        print(f"  #{r.ident}: length {res.length} {res.nodes:,} nodes {res.seconds:.1f} s", file=sys.stderr, flush=True)
+        yield r, res, ok
+
+
+def korf24_table(rows, h0, threads) -> None:
+    """Per instance: h0, length, nodes generated and expanded, Korf & Felner's expanded
+    nodes and the ratio (ours over theirs: both count expanded nodes), seconds, threads;
+    then the geometric mean of the ratios over the instances solved."""
+    kf = kf2002_expanded()
+    print("| instance | h0 | length (published) | nodes | expanded | KF2002 expanded | ratio | s | threads |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    logs = []
+    for r, res, ok in rows:
+        proven = ok and res.optimal and res.length == r.expected_length
+        theirs = kf.get(r.ident)
+        ratio = res.expanded / theirs if theirs and proven else None
+        if ratio:
+            logs.append(math.log(ratio))
+        length = f"{res.length} ({r.expected_length})" if proven else f"not proven ({r.expected_length})"
+        print(
+            f"| #{r.ident} | {h0[r.index]} | {length} | {res.nodes:,} | {res.expanded:,} | "
+            f"{f'{theirs:,}' if theirs else '-'} | {f'{ratio:.3f}' if ratio else '-'} | {res.seconds:.1f} | "
+            f"{threads} |",
+            flush=True,
+        )
+    if logs:
+        print(f"\ngeometric mean of the ratio over {len(logs)} instance(s): {math.exp(sum(logs) / len(logs)):.3f}\n")
 
 
 def summary(name, rows, heuristic):
@@ -83,6 +149,12 @@ def main() -> int:
         default="length",
         help="which 24-puzzles first: shortest published length, or smallest gap between it "
         "and the initial estimate (the fewest IDA* iterations: usually the easiest)",
+    )
+    ap.add_argument("--korf24-ids", nargs="+", default=None, help="these 24-puzzle instance numbers instead")
+    ap.add_argument(
+        "--journal",
+        default=None,
+        help="korf24: a JSON line per finished instance here; a rerun with the same file skips them (resume)",
     )
     ap.add_argument("--time-limit", type=float, default=None, help="seconds per instance")
     ap.add_argument("--node-limit", type=int, default=None, help="generated nodes per instance")
@@ -133,12 +205,27 @@ def main() -> int:
                 print(f"korf24: no 5x5 database in {a.db_dir}; build it first", file=sys.stderr)
                 return 1
             searcher = make(h)
-            gap = {r.index: r.expected_length - searcher.initial_h(r.board) for r in recs}
-            recs.sort(key=lambda r: (gap[r.index], r.expected_length) if a.korf24_order == "gap" else r.expected_length)
+            h0 = {r.index: searcher.initial_h(r.board) for r in recs}
+            recs.sort(
+                key=lambda r: (
+                    (r.expected_length - h0[r.index], r.expected_length)
+                    if a.korf24_order == "gap"
+                    else r.expected_length
+                )
+            )
+            if a.korf24_ids:
+                recs = [r for i in a.korf24_ids for r in recs if r.ident == i]
+            else:
+                recs = recs[: a.korf24_count]
             print(f"korf24: {', '.join(h.names)}", file=sys.stderr)
-            rows = solve_set(recs, lambda _: searcher, a.time_limit, a.korf24_count, a.node_limit, a.threads)
-            which = "shortest" if a.korf24_order == "length" else "smallest gap to h0"
-            out.append(summary(f"Korf's 24-puzzles, {a.korf24_count} {which}", rows, " + ".join(h.names)))
+            rows = list(korf24_rows(recs, searcher, a))
+            korf24_table(rows, h0, a.threads)
+            which = (
+                f"#{', #'.join(a.korf24_ids)}"
+                if a.korf24_ids
+                else f"{a.korf24_count} {'shortest' if a.korf24_order == 'length' else 'smallest gap to h0'}"
+            )
+            out.append(summary(f"Korf's 24-puzzles, {which}", rows, " + ".join(h.names)))
         elif name == "devquiz-6x6":
             recs = read_file(str(DATA / "devquiz2011" / "problems.txt")).records
             six = [r for r in recs if (r.board.shape.width, r.board.shape.height) == (6, 6)]

@@ -22,10 +22,8 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
+from benchdata import DATA, ROOT, kf2002_expanded
 
 
 def main() -> int:
@@ -65,13 +63,7 @@ def main() -> int:
     print(f"| instance | round | length | {head} | {ups} |")
     print("|---|---|---|" + "---:|" * (2 * len(a.threads) + 2 * (len(a.threads) - 1)))
     totals = {t: [0, 0.0] for t in a.threads}
-    kf = {}
-    kf_file = DATA / "korf24_kf2002_nodes.txt"
-    if kf_file.exists():
-        for line in kf_file.read_text().splitlines():
-            if line.strip() and not line.startswith("#"):
-                ident, _, expanded = line.split()
-                kf[ident] = int(expanded)
+    kf = kf2002_expanded()
     versus = []
     logs = {t: [] for t in a.threads[1:]}
     for name, rec in work:
