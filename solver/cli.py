@@ -570,8 +570,8 @@ def reopened_text(count: int) -> str:
     default=None,
     help="Wall-clock time for this run, builds included (4h, 90m, seconds): after the full pass, "
     "rounds on the boards left unanswered or unproven (those first, then the smallest gap), each "
-    "with twice the time limit, one more exact-layout partition and patterns twice as large, as "
-    "many boards as fit before the budget ends. Without it: no such rounds.",
+    "with twice the time and node limits, one more exact-layout partition and patterns twice as "
+    "large, boards started while they can still end in time. Without it: no such rounds.",
 )
 @click.option(
     "--plot",

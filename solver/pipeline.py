@@ -329,21 +329,27 @@ def run_pipeline(
             if build
             else []
         )
-        res.full = run_batch(
-            rest,
-            db_dir=db_dir,
-            time_limit=time_limit,
-            node_limit=node_limit,
-            workers=workers,
-            journal=fj,
-            resume=True,
-            fallback=fallback,
-            scheduler=scheduler,
-            on_outcome=on_outcome,
-            held=[r.index for p in plans for r in p.records],
-            prepare=(lambda release: do_builds(plans, release)) if plans else None,
-            retry=list(again),
-        )
+
+        def full_batch(recs, plans, limit, nodes, retried, last_start=None) -> BatchResult:
+            """A full-pass batch (its journal ``fj``): the boards of ``plans`` wait for their builds."""
+            return run_batch(
+                recs,
+                db_dir=db_dir,
+                time_limit=limit,
+                node_limit=nodes,
+                workers=workers,
+                journal=fj,
+                resume=True,
+                fallback=fallback,
+                scheduler=scheduler,
+                on_outcome=on_outcome,
+                held=[r.index for p in plans for r in p.records],
+                prepare=(lambda release: do_builds(plans, release)) if plans else None,
+                retry=retried,
+                last_start=last_start,
+            )
+
+        res.full = full_batch(rest, plans, time_limit, node_limit, list(again))
         final.update(res.full.outcomes)
         res.outcomes = final
         res.interrupted = res.full.interrupted
@@ -362,22 +368,8 @@ def run_pipeline(
             count = min(MAX_LAYOUT_PARTITIONS, layout_count + k)
             plans = plan_layouts(picked, db_dir, min(memory_limit, layout_memory << k), count) if build else []
             t0, began = time.perf_counter(), time.time()
-            batch = run_batch(
-                picked,
-                db_dir=db_dir,
-                time_limit=limit,
-                node_limit=None if node_limit is None else node_limit * 2**k,
-                workers=workers,
-                journal=fj,
-                resume=True,
-                fallback=fallback,
-                scheduler=scheduler,
-                on_outcome=on_outcome,
-                held=[r.index for p in plans for r in p.records],
-                prepare=(lambda release, plans=plans: do_builds(plans, release)) if plans else None,
-                retry=[r.index for r in picked],
-                last_start=last_start,
-            )
+            nodes = None if node_limit is None else node_limit * 2**k
+            batch = full_batch(picked, plans, limit, nodes, [r.index for r in picked], last_start)
             tried = [o for o in batch.outcomes.values() if o.extra.get("ended", 0) >= began]  # the rest never started
             gained = sum(bool(o.extra.get("optimal")) for o in tried)  # all were unproven
             res.rounds.append((k, limit, len(tried), gained, time.perf_counter() - t0))
