@@ -16,7 +16,8 @@ boards' own seconds (``--json``; the first board's include loading the kernel) a
 against the search alone, timed in a process whose kernel and tables are warm; and
 once more with numba loading the cached kernels its own way (its compiler's
 registries first: pdb_builder/jitload.py).  Each process keeps the bytecode of the
-modules it imports, as after ``pip install`` (``PYTHONDONTWRITEBYTECODE`` is dropped).
+modules it imports, as after ``pip install`` (``PYTHONDONTWRITEBYTECODE`` is dropped),
+and Korf's 100 run once more with Python compiling them from source each time.
 """
 
 from __future__ import annotations
@@ -44,11 +45,12 @@ RUN = (
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def run(args, quick=True, refresh=False):
+def run(args, quick=True, refresh=False, bytecode=True):
     """(wall seconds, peak RSS MB, stdout) of one CLI process."""
     cmd = [sys.executable, "-c", RUN, str(1000 if quick else 0), "refresh" if refresh else "quick", *args]
+    env = ENV if bytecode else {**ENV, "PYTHONDONTWRITEBYTECODE": "1"}
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT, env=ENV)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT, env=env)
     out = p.stdout.read()
     _, status, usage = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
@@ -91,6 +93,7 @@ def main() -> None:
     results: dict[str, list] = {k: [] for k in cases}
     korf_runs = []
     korf_refresh = []
+    korf_source = []
     pure = []
     for rnd in range(a.repeat + 1):
         for name, (args, quick) in cases.items():
@@ -105,6 +108,9 @@ def main() -> None:
         wall, rss, out = run(korf, refresh=True)
         if rnd:
             korf_refresh.append((wall, rss))
+        wall, rss, out = run(korf, bytecode=False)
+        if rnd:
+            korf_source.append((wall, rss))
             search = [sys.executable, "-c", SEARCH_ONLY, a.db_dir, str(DATA / "korf100.txt")]
             done = subprocess.run(search, capture_output=True, text=True, check=True, cwd=ROOT, env=ENV)
             pure.append(float(done.stdout))
@@ -123,12 +129,13 @@ def main() -> None:
         f"loads the kernel), the search alone in a warm process {alone:.2f}; wall minus search "
         f"{wall - alone:.2f} | {wall:.2f} | {rss:.0f} |"
     )
-    wall = statistics.median(r[0] for r in korf_refresh)
-    rss = statistics.median(r[1] for r in korf_refresh)
-    print(
-        f"| the same, numba loading the cached kernels its own way (its compiler's registries first); "
-        f"wall minus search {wall - alone:.2f} | {wall:.2f} | {rss:.0f} |"
-    )
+    for label, runs in (
+        ("numba loading the cached kernels its own way (its compiler's registries first)", korf_refresh),
+        ("Python compiling the modules from source each time (PYTHONDONTWRITEBYTECODE=1)", korf_source),
+    ):
+        wall = statistics.median(r[0] for r in runs)
+        rss = statistics.median(r[1] for r in runs)
+        print(f"| the same, {label}; wall minus search {wall - alone:.2f} | {wall:.2f} | {rss:.0f} |")
 
 
 if __name__ == "__main__":
