@@ -75,6 +75,26 @@ def test_the_greedy_rule_on_given_figures(tmp_path):
     assert [p.name for p in tmp_path.glob("*.h5")] == rep.record["members"]  # the earlier collection's gone
 
 
+def test_sets_are_compared_on_the_boards_every_candidate_solved(tmp_path):
+    """A board some candidate stopped on (its node limit) is left out of every comparison:
+    here it would hide that the second partition cuts the others' nodes in half."""
+    a, b = [p.name for p in col.candidates(SHAPE, MEMORY)][:2]
+    per = {
+        (a,): [[10, True], [10, True], [1000, False]],
+        (b,): [[8, True], [8, True], [500, True]],
+        (b, a): [[4, True], [4, True], [400, True]],
+    }
+
+    def fake(paths, boards):
+        got = per.get(_names(paths), [[50, True], [50, True], [10**6, False]])
+        return {"nodes": sum(n for n, _ in got), "per-board": got, "solved": sum(ok for _, ok in got)}
+
+    rep = col.build_collection(SHAPE, 2, MEMORY, fake, db_dir=tmp_path, samples=3)
+    assert rep.record["sample"]["compared-on"] == [0, 1]
+    # b: 16 on boards 0 and 1; b + a: 8 x 1.6 = 12.8 < 16 (on all three: 804 x 1.6 > 516)
+    assert rep.record["members"] == [pdb_filename(SHAPE, b), pdb_filename(SHAPE, a)]
+
+
 def test_a_measured_collection_solves_at_bfs_lengths(tmp_path):
     rep = col.build_collection(SHAPE, 3, MEMORY, measure, db_dir=tmp_path, samples=6, seed=2)
     rec = rep.record

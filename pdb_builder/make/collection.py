@@ -13,7 +13,8 @@ more table read per node each.  :func:`build_collection`:
    given (the solver's IDA*: this package never imports the solver), first each
    candidate alone, then greedily: the candidate that cuts the set's nodes most
    joins while the set's cost, nodes x (1 + :data:`READ_COST` x (partitions - 1)),
-   still falls, up to ``count`` partitions;
+   still falls, up to ``count`` partitions.  Sets are compared on the sample boards
+   every candidate alone solved within the measure's node limit;
 3. publishes the chosen files into the database folder (an atomic rename each),
    their ``metadata`` holding the collection's record: members, every candidate
    with its figures, the sample and how it was drawn.  ``slidepdb inspect`` lists
@@ -148,7 +149,8 @@ def build_collection(
 ) -> CollectionReport:
     """Build, measure and publish a collection of at most ``count`` partitions
     (module docstring).  ``measure(paths, boards)`` returns a dict with at least
-    ``nodes`` (summed over ``boards``) for the heuristic of those files.  ``boards``:
+    ``nodes`` (summed over ``boards``) for the heuristic of those files, and where it
+    can ``per-board``: ``[nodes, solved]`` of each board.  ``boards``:
     the sample (default: :func:`sample_boards`).  ``on_step(text)``: one line per
     build and measurement; ``on_candidate(shape, partition)`` before each build."""
     from ..storage import default_db_dir, pdb_filename
@@ -176,29 +178,47 @@ def build_collection(
         boards, how = sample_boards(shape, samples, seed)
     path_of = {name: scratch / pdb_filename(shape, name) for name in built}
     figures: list[dict] = []
+    common: set[int] | None = None  # the sample boards every candidate alone solved: what sets are compared on
+
+    def score(fig: dict, size: int) -> None:
+        """``compared``: the set's nodes on the boards of ``common`` (a board a search
+        stopped at its node limit says only that it needs more, so boards some
+        candidate did not solve would blur every comparison); ``cost`` from them."""
+        per = fig.get("per-board")
+        fig["compared"] = fig["nodes"] if per is None else sum(per[i][0] for i in sorted(common or ()))
+        fig["cost"] = cost(fig["compared"], size)
 
     def measured(names: tuple[str, ...]) -> dict:
         t0 = time.perf_counter()
         fig = dict(measure([path_of[n] for n in names], boards))
         fig.setdefault("seconds", time.perf_counter() - t0)
-        fig["cost"] = cost(fig["nodes"], len(names))
+        if common is not None:
+            score(fig, len(names))
         figures.append({"set": list(names), **fig})
-        say(f"measured {' + '.join(names)}: {fig['nodes']:,} nodes (cost {fig['cost']:,.0f}), {fig['seconds']:.2f} s")
+        say(f"measured {' + '.join(names)}: {fig['nodes']:,} nodes, {fig.get('solved', '?')} boards solved, "
+            f"{fig['seconds']:.2f} s")  # fmt: skip
         return fig
 
     singles = {name: measured((name,)) for name in built}
-    chosen = [min(singles, key=lambda n: singles[n]["nodes"])]
-    nodes, best_cost = singles[chosen[0]]["nodes"], singles[chosen[0]]["cost"]
+    pers = [f.get("per-board") for f in singles.values()]
+    common = set(range(len(boards))) if None in pers else {i for i in range(len(boards)) if all(p[i][1] for p in pers)}
+    for name, fig in singles.items():
+        score(fig, 1)
+        figures[list(built).index(name)].update(compared=fig["compared"], cost=fig["cost"])
+    say(f"compared on the {len(common)} of {len(boards)} sample boards every candidate solved")
+    chosen = [min(singles, key=lambda n: singles[n]["compared"])]
+    nodes, best_cost = singles[chosen[0]]["compared"], singles[chosen[0]]["cost"]
     while len(chosen) < count:
         rest = [n for n in built if n not in chosen]
         if not rest:
             break
         trials = {n: measured(tuple(chosen + [n])) for n in rest}
-        best = min(trials, key=lambda n: trials[n]["nodes"])
+        best = min(trials, key=lambda n: trials[n]["compared"])
+        say(f"best with {' + '.join(chosen)}: {best}, cost {trials[best]['cost']:,.0f} against {best_cost:,.0f}")
         if trials[best]["cost"] >= best_cost:
             break  # fewer nodes, but not enough to pay for one more read a node
         chosen.append(best)
-        nodes, best_cost = trials[best]["nodes"], trials[best]["cost"]
+        nodes, best_cost = trials[best]["compared"], trials[best]["cost"]
     record = {
         "id": uuid.uuid4().hex[:12],
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -207,7 +227,7 @@ def build_collection(
         "memory-limit": memory_limit,
         "candidates": [{"name": n, "spec": built[n][0].spec(), "mean-h": built[n][1].mean_h} for n in built],
         "figures": figures,
-        "sample": {"boards": [str(b) for b in boards], "drawn": how},
+        "sample": {"boards": [str(b) for b in boards], "drawn": how, "compared-on": sorted(common)},
         "rule": "greedy: the candidate with the fewest nodes, then the one that cuts nodes most, "
         f"while nodes x (1 + {READ_COST} x (partitions - 1)) falls",
     }
