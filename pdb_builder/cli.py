@@ -195,19 +195,17 @@ def build(
         if not quiet:
             click.echo(f"{shape.key}: partition {part.name} = {part.spec()}", err=True)
 
-    if collection is not None:
-        reports = _collection_reports(
-            target, collection, partitions, memory_limit, goal, goal_depth, no_pdb, wall_free, sample, sample_count,
-            dict(db_dir=db_dir, two_bit=two_bit, layout=layout, overwrite=overwrite, progress=layer_progress),
-            on_partition, quiet,
-        )  # fmt: skip
-    elif sample is not None:
+    if collection is None and sample is not None:
         raise click.UsageError("--sample goes with --collection")
     try:
-        reports = (
-            reports
-            if collection is not None
-            else build_reports(
+        if collection is not None:
+            reports = _collection_reports(
+                target, collection, partitions, memory_limit, goal, goal_depth, no_pdb, wall_free, sample,
+                sample_count, dict(db_dir=db_dir, two_bit=two_bit, layout=layout, overwrite=overwrite),
+                layer_progress, on_partition, quiet,
+            )  # fmt: skip
+        else:
+            reports = build_reports(
                 target,
                 partition=list(partitions),
                 goal=goal,
@@ -224,7 +222,6 @@ def build(
                 on_partition=on_partition,
                 on_invalid=lambda src, i, err: click.echo(f"invalid: {src}:{i}: {err}", err=True),
             )
-        )
     except TargetError as exc:
         raise click.BadParameter(str(exc), param_hint=exc.param) from None
     rows = [
@@ -240,25 +237,22 @@ MEASURE = None  # measure(paths, boards) for --collection: given by the solver (
 
 def _collection_reports(
     target, count, partitions, memory_limit, goal, goal_depth, no_pdb, wall_free, sample, sample_count, opts,
-    on_partition, quiet,
+    progress, on_partition, quiet,
 ):  # fmt: skip
-    from .api import TargetError, shapes_of_target
+    """``build --collection``: each shape's collection (raises TargetError on a bad target)."""
+    from .api import shapes_of_target
     from .make.collection import build_collection
 
     if partitions or goal_depth is not None or no_pdb:
         raise click.UsageError("--collection chooses its own partitions: not with --partition, --goal-depth, --no-pdb")
     if MEASURE is None:
         raise click.UsageError("--collection measures with the solver: run it as `slidepdb build`")
-    try:
-        shapes = shapes_of_target(target, goal, wall_free)
-    except TargetError as exc:
-        raise click.BadParameter(str(exc), param_hint=exc.param) from None
+    shapes = shapes_of_target(target, goal, wall_free)
     boards = None
     if sample is not None:
         from .formats import read_file
 
         boards = [r.board for r in read_file(sample, goal=goal).records if r.board is not None]
-    progress = opts.pop("progress")
     reports = []
     for shape in shapes:
         mine = None if boards is None else [b for b in boards if b.shape == shape]

@@ -109,15 +109,16 @@ class Feed:
         if self._thread is not None and self._thread.ident is None:  # not started yet
             self._thread.start()
 
+    def _too_late(self) -> bool:
+        return self.last_start is not None and time.time() > self.last_start
+
     def take(self, block: bool, limit: int | None = None):
         """Up to ``limit`` ready records, first in ``todo`` first (with ``block``, waits
         for at least one), and whether the feed has ended."""
         with self._cv:
-            while block and not self._ready and not self._prepared:
+            while block and not self._ready and not self._prepared and not self._too_late():
                 self._cv.wait(None if self.last_start is None else max(self.last_start - time.time(), 0.01))
-                if self.last_start is not None and time.time() > self.last_start:
-                    break
-            if self.last_start is not None and time.time() > self.last_start:
+            if self._too_late():
                 self._ready.clear()  # too late to start another: the feed ends (held records too)
                 return [], True
             n = len(self._ready) if limit is None else min(limit, len(self._ready))

@@ -17,9 +17,14 @@ from pdb_builder.moves import check_moves
 from .one_board import Outcome, settle_by_bound
 
 
-def journal_path(out_path) -> Path:
+def beside(out_path, suffix: str) -> Path:
+    """The file ``ANSWERS<suffix>`` next to the answer file ``out_path``."""
     out_path = Path(out_path)
-    return out_path.with_name(out_path.name + ".progress.jsonl")
+    return out_path.with_name(out_path.name + suffix)
+
+
+def journal_path(out_path) -> Path:
+    return beside(out_path, ".progress.jsonl")
 
 
 def refuse_unless_resume(journal: Path, resume: bool) -> None:
@@ -30,7 +35,7 @@ def refuse_unless_resume(journal: Path, resume: bool) -> None:
         )
 
 
-def _journal_lines(path: Path):
+def journal_lines(path: Path):
     """The journal's records, skipping a line cut short by a kill."""
     if path.exists():
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -84,7 +89,7 @@ def read_journal(path: Path, records, now=None) -> dict[int, Outcome]:
     reopened (:func:`reopen_if_stale`)."""
     by_index = {r.index: r for r in records}
     done: dict[int, Outcome] = {}
-    for d in _journal_lines(path):
+    for d in journal_lines(path):
         rec = by_index.get(d.get("index"))
         if rec is None or d.get("board") != (str(rec.board) if rec.board is not None else rec.text):
             continue
@@ -101,4 +106,4 @@ def read_journal(path: Path, records, now=None) -> dict[int, Outcome]:
 
 def journal_attempts(path: Path) -> Counter:
     """How many times each index was journalled (a retry journals every attempt)."""
-    return Counter(d.get("index") for d in _journal_lines(path))
+    return Counter(d.get("index") for d in journal_lines(path))

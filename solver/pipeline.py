@@ -32,9 +32,9 @@ Each pass keeps a journal beside the answer file (``OUT.quick.jsonl``,
 ``OUT.progress.jsonl``; ``OUT.timeline.csv``, the proven count against elapsed
 time, is written from them at the end: :mod:`solver.timeline`), builds publish
 atomically, so a killed run continues with ``resume`` where it stopped.  The
-journals stay when the run is complete: they are its per-board record, and ``retry`` solves the boards of a finished (or
-unfinished) full pass again that it left unanswered or unproven, keeping the
-better outcome of each.
+journals stay when the run is complete: they are its per-board record, and
+``retry`` solves the boards of a finished (or unfinished) full pass again that it
+left unanswered or unproven, keeping the better outcome of each.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from pdb_builder.patterns import num_placements
 from pdb_builder.storage import database_files, default_db_dir, pdb_filename
 
 from .batch import BatchResult, run_batch, write_answers
-from .journal import journal_attempts, journal_path, read_journal, refuse_unless_resume
+from .journal import beside, journal_attempts, journal_path, read_journal, refuse_unless_resume
 from .one_board import Outcome
 from .timeline import mark_start, write_timeline
 
@@ -115,8 +115,7 @@ class RunResult:
 
 
 def quick_journal(out_path) -> Path:
-    out_path = Path(out_path)
-    return out_path.with_name(out_path.name + ".quick.jsonl")
+    return beside(out_path, ".quick.jsonl")
 
 
 def journalled_outcomes(records, out_path) -> dict[int, Outcome]:
@@ -364,12 +363,11 @@ def run_pipeline(
             last_start = deadline - RESERVE - BOARD_SPAN * limit  # a board started later might outlast the budget
             if not todo or time.time() > last_start:
                 break
-            picked = todo
             count = min(MAX_LAYOUT_PARTITIONS, layout_count + k)
-            plans = plan_layouts(picked, db_dir, min(memory_limit, layout_memory << k), count) if build else []
+            plans = plan_layouts(todo, db_dir, min(memory_limit, layout_memory << k), count) if build else []
             t0, began = time.perf_counter(), time.time()
             nodes = None if node_limit is None else node_limit * 2**k
-            batch = full_batch(picked, plans, limit, nodes, [r.index for r in picked], last_start)
+            batch = full_batch(todo, plans, limit, nodes, [r.index for r in todo], last_start)
             tried = [o for o in batch.outcomes.values() if o.extra.get("ended", 0) >= began]  # the rest never started
             gained = sum(bool(o.extra.get("optimal")) for o in tried)  # all were unproven
             res.rounds.append((k, limit, len(tried), gained, time.perf_counter() - t0))

@@ -12,11 +12,12 @@ one row per journalled outcome in the order they ended, with the counts after it
 from __future__ import annotations
 
 import csv
-import json
 import time
 from pathlib import Path
 
 from pdb_builder.atomic import write_text_atomic
+
+from .journal import beside, journal_lines
 
 COLUMNS = [
     "elapsed_s",
@@ -33,13 +34,11 @@ COLUMNS = [
 
 
 def started_path(out_path) -> Path:
-    out_path = Path(out_path)
-    return out_path.with_name(out_path.name + ".started")
+    return beside(out_path, ".started")
 
 
 def timeline_path(out_path) -> Path:
-    out_path = Path(out_path)
-    return out_path.with_name(out_path.name + ".timeline.csv")
+    return beside(out_path, ".timeline.csv")
 
 
 def mark_start(out_path) -> float:
@@ -54,13 +53,7 @@ def mark_start(out_path) -> float:
 
 
 def _events(journal: Path, step: str):
-    if not journal.exists():
-        return
-    for line in journal.read_text(encoding="utf-8").splitlines():
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a line cut short by a kill
+    for rec in journal_lines(journal):
         if isinstance(rec, dict) and "index" in rec and "ended" in rec:
             yield float(rec["ended"]), step, rec
 

@@ -189,12 +189,13 @@ def build_collection(
         fig["cost"] = cost(fig["compared"], size)
 
     def measured(names: tuple[str, ...]) -> dict:
+        """The set's figures, also kept (and scored later, for the singles) in ``figures``."""
         t0 = time.perf_counter()
-        fig = dict(measure([path_of[n] for n in names], boards))
+        fig = {"set": list(names), **measure([path_of[n] for n in names], boards)}
         fig.setdefault("seconds", time.perf_counter() - t0)
         if common is not None:
             score(fig, len(names))
-        figures.append({"set": list(names), **fig})
+        figures.append(fig)
         say(f"measured {' + '.join(names)}: {fig['nodes']:,} nodes, {fig.get('solved', '?')} boards solved, "
             f"{fig['seconds']:.2f} s")  # fmt: skip
         return fig
@@ -202,9 +203,8 @@ def build_collection(
     singles = {name: measured((name,)) for name in built}
     pers = [f.get("per-board") for f in singles.values()]
     common = set(range(len(boards))) if None in pers else {i for i in range(len(boards)) if all(p[i][1] for p in pers)}
-    for name, fig in singles.items():
+    for fig in singles.values():
         score(fig, 1)
-        figures[list(built).index(name)].update(compared=fig["compared"], cost=fig["cost"])
     say(f"compared on the {len(common)} of {len(boards)} sample boards every candidate solved")
     chosen = [min(singles, key=lambda n: singles[n]["compared"])]
     nodes, best_cost = singles[chosen[0]]["compared"], singles[chosen[0]]["cost"]
@@ -242,7 +242,7 @@ def build_collection(
         _set_record(src, record)
         os.replace(src, dst)
         rep = built[n][1]
-        rep.path, rep.status = str(dst), "built" if rep.status == "built" else rep.status
+        rep.path = str(dst)
         report.members.append(rep)
     shutil.rmtree(scratch, ignore_errors=True)
     say(f"collection {record['id']}: {' + '.join(chosen)} ({nodes:,} nodes on the sample)")
