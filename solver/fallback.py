@@ -65,14 +65,15 @@ LADDER_STAGED_SHARE = 0.3  # ... with at most this part of what is left
 LADDER_DEPTH = (3, 60)  # step 2's beams stop at 3 x the lower bound + 60 moves (a beam that wanders has failed)
 
 
-def layout_searcher(shape: Shape, budget: Budget) -> Searcher | None:
-    """A searcher on wall-aware Manhattan plus additive tables of ``shape``'s exact
-    layout (:func:`pdb_builder.make.building.default_partition` within :data:`LAYOUT_MEMORY`
-    a pattern), built in memory; None when no partition fits or ``budget`` runs out
-    between patterns.  The placements the BFS valued are spent from ``budget``.  The
-    BFS keeps to the calling thread: the tables are small, and a batch worker forked
-    from a process that ran parallel kernels (``slidepdb run`` builds before it
-    solves) must not start threads of its own."""
+def layout_searcher(shape: Shape, budget: Budget, use_lc: bool = False) -> Searcher | None:
+    """A searcher on wall-aware Manhattan (with linear conflicts if ``use_lc``) plus
+    additive tables of ``shape``'s exact layout
+    (:func:`pdb_builder.make.building.default_partition` within :data:`LAYOUT_MEMORY`
+    a pattern), built in memory (``searcher.in_memory`` is True); None when no
+    partition fits or ``budget`` runs out between patterns.  The placements the BFS
+    valued are spent from ``budget``.  The BFS keeps to the calling thread: the
+    tables are small, and a batch worker forked from a process that ran parallel
+    kernels (``slidepdb run`` builds before it solves) must not start threads of its own."""
     from pdb_builder.make.building import compute_pdb, default_partition
 
     try:
@@ -89,11 +90,13 @@ def layout_searcher(shape: Shape, budget: Budget) -> Searcher | None:
     h = Heuristic(
         shape,
         *manhattan_tables(shape),
-        use_lc=False,
+        use_lc=use_lc,
         lookups=lookups_for(shape, shape, tables, 0, reflect=False),
         names=[f"layout {part.name} (in memory)"],
     )
-    return Searcher(h)
+    searcher = Searcher(h)
+    searcher.in_memory = True
+    return searcher
 
 
 def _ladder(layout: Searcher, board: Board, search: Budget, lower_bound: int, widths, back: dict):
@@ -152,17 +155,18 @@ def fallback_search(
         keep(beam_search(searcher, board, width=width, budget=search), f"beam width {width}{tag}")
         return time.perf_counter() - t
 
-    tag = ""
+    in_memory = searcher.in_memory  # the optimal search already built the layout's tables
+    tag = " on layout tables" if in_memory else ""
     last = 0.0  # what a beam took, to judge whether the next, wider one fits
     if BEAM_WIDTHS and search.nodes(BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]) >= BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]:
         last = beam(BEAM_WIDTHS[0])
     if (
         best is None
         and board.shape.walls
-        and not searcher.h.lookups
+        and (in_memory or not searcher.h.lookups)
         and (search.seconds_left() is None or search.seconds_left() >= LAYOUT_SECONDS)
     ):
-        layout = layout_searcher(board.shape, search)
+        layout = searcher if in_memory else layout_searcher(board.shape, search)
         if layout is not None:
             searcher, tag = layout, " on layout tables"
             back: dict = {}

@@ -28,8 +28,12 @@ from pdb_builder.formats import Record
 from pdb_builder.moves import check_moves
 from pdb_builder.solvability import decide
 
+from .budget import Budget
 from .heuristic import manhattan_heuristic
-from .ida import Searcher
+from .ida import Searcher, SearchResult
+
+LAYOUT_AFTER = 1.0  # seconds of Manhattan search on a walled board no table serves before its layout's tables
+LAYOUT_AFTER_NODES = 20_000_000  # ... or nodes, whichever comes first
 
 STATUS_EXIT = {
     "valid": EXIT_OK,
@@ -102,6 +106,7 @@ class SolverPool:
     compiled kernel at the first board (a batch needs it anyway)."""
 
     SEARCHERS = 8
+    LAYOUTS = 2  # in-memory layout searchers kept (tens of MB each; a batch rarely meets a layout twice running)
 
     def __init__(
         self, db_dir=None, use_db: bool = True, verify: bool = True, threads: int = 1, python_first: bool = True
@@ -112,6 +117,7 @@ class SolverPool:
         self.verify = verify
         self.threads = threads  # for each board's optimal search (solver.parallel)
         self._searchers: OrderedDict = OrderedDict()
+        self._layouts: OrderedDict = OrderedDict()  # shape -> in-memory layout searcher (or None: none fits)
 
     def searcher(self, board: Board) -> Searcher:
         key = board.shape
@@ -129,6 +135,26 @@ class SolverPool:
         while len(self._searchers) > self.SEARCHERS:
             self._searchers.popitem(last=False)
         return self._searchers[key]
+
+    def layout_searcher(self, shape, budget) -> Searcher | None:
+        """Wall-aware Manhattan + linear conflicts + small tables of ``shape``'s exact
+        layout built in memory (:func:`solver.fallback.layout_searcher`), the
+        :data:`LAYOUTS` most recently used kept; None when no partition fits or
+        ``budget`` ran out while building (then not kept)."""
+        if shape in self._layouts:
+            self._layouts.move_to_end(shape)
+            return self._layouts[shape]
+        from . import fallback  # (beams, staged search: compiled kernels, loaded when needed)
+
+        searcher = fallback.layout_searcher(shape, budget, use_lc=True)
+        if searcher is None and budget.out():
+            return None
+        if searcher is not None:
+            searcher.python_first = self.python_first
+        self._layouts[shape] = searcher
+        while len(self._layouts) > self.LAYOUTS:
+            self._layouts.popitem(last=False)
+        return searcher
 
 
 def solve_record(
@@ -166,8 +192,7 @@ def solve_record(
 def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback) -> Outcome:
     board = rec.board
     t0 = time.perf_counter()
-    searcher = pool.searcher(board)
-    result = searcher.solve(board, time_limit=time_limit, node_limit=node_limit, threads=pool.threads)
+    searcher, result = optimal_search(board, pool, time_limit, node_limit)
     nodes, bound = result.nodes, result.lower_bound
     moves = result.moves
     how = None
@@ -205,6 +230,50 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     if extra["optimal"]:
         extra["certificate"] = certificate(extra, extra["tables"], how="search" if how is None else "bound")
     return Outcome(rec.index, str(board), "solved", None, extra)
+
+
+def optimal_search(board: Board, pool: SolverPool, time_limit, node_limit) -> tuple[Searcher, SearchResult]:
+    """IDA* within the limits with the pool's searcher for ``board``; (the searcher
+    whose answer or bound stands, its result).
+
+    A walled board that no table serves (``--no-db``, or a folder without its
+    shape) is searched with Manhattan distance for :data:`LAYOUT_AFTER` seconds (or
+    :data:`LAYOUT_AFTER_NODES` nodes) at most: most such boards end there.  Then
+    small tables of its exact layout are built in memory (a second or two; a walled
+    ring misleads Manhattan distance, which counts no tile in another's way) and
+    the search starts again on them with what is left of the limits.  Both
+    estimates are admissible, so the lower bound is the larger of the two searches'
+    and the initial estimate the larger of their two."""
+    searcher = pool.searcher(board)
+    if not board.shape.walls or searcher.h.lookups:
+        return searcher, searcher.solve(board, time_limit=time_limit, node_limit=node_limit, threads=pool.threads)
+    budget = Budget(time_limit, node_limit)
+    first = searcher.solve(
+        board,
+        time_limit=_least(time_limit, LAYOUT_AFTER),
+        node_limit=_least(node_limit, LAYOUT_AFTER_NODES),
+        threads=pool.threads,
+    )
+    budget.spend(first.nodes)
+    if first.status == "solved" or budget.out():
+        return searcher, first
+    layout = pool.layout_searcher(board.shape, budget)
+    if layout is None or budget.out():  # no partition fits, or the limits ran out while building
+        if budget.out():
+            first.nodes = budget.spent
+            return searcher, first
+        layout = searcher
+    second = layout.solve(board, time_limit=budget.seconds_left(), node_limit=budget.nodes(), threads=pool.threads)
+    budget.spend(second.nodes)
+    second.nodes, second.expanded = budget.spent, first.expanded + second.expanded
+    second.lower_bound = max(first.lower_bound, second.lower_bound)
+    second.h0 = max(first.h0, second.h0)
+    second.seconds += first.seconds
+    return layout, second
+
+
+def _least(limit, cap):
+    return cap if limit is None else min(limit, cap)
 
 
 def certificate(extra: dict, checksums: dict, how: str) -> dict:
