@@ -274,3 +274,42 @@ def test_fallback_tables_build_in_a_worker_forked_after_a_parallel_build():
     child.join(120)
     assert child.exitcode == 0, "the forked worker died building the fallback's tables"
     assert queue.get(timeout=5) >= Searcher(manhattan_heuristic(board.shape)).initial_h(board)
+
+
+@pytest.mark.parametrize(
+    "shape", [Shape.devquiz(3, 3, [1]), Shape.devquiz(4, 3, [5, 6]), Shape.korf(4, 2, [3])], ids=lambda s: s.key
+)
+def test_walled_board_without_tables_switches_to_layout_tables_at_bfs_lengths(monkeypatch, shape):
+    """A walled board no table serves: Manhattan search first, then (past
+    LAYOUT_AFTER_NODES) the search again on tables of its layout built in memory;
+    lengths, bounds and proofs against exhaustive BFS."""
+    from pdb_builder.formats import Record
+    from solver.one_board import SolverPool, solve_record
+
+    monkeypatch.setattr("solver.one_board.LAYOUT_AFTER_NODES", 30)
+    pool = SolverPool(use_db=False)
+    dist = bfs_distances(shape)
+    switched = 0
+    for k, cells in enumerate(random.Random(3).sample(sorted(dist), 40)):
+        board = Board(shape, cells)
+        out = solve_record(Record(k, str(board), board), pool).extra
+        assert out["optimal"] and out["length"] == dist[cells] and out["h0"] <= dist[cells]
+        assert check_moves(board, out["moves"]).ok
+        switched += any("in memory" in name for name in out["heuristic"])
+    assert switched  # the far boards went past the Manhattan slice
+
+
+def test_ring_board_without_tables_is_proven_on_its_layout_tables():
+    """DevQuiz board 520 (6x5, six walls): within 30 M nodes Manhattan distance alone
+    proves nothing (a fallback answers, 113 moves in the no-database run), while
+    IDA* on the layout's tables built in memory completes its iterations (node
+    limits: the same on any machine's load)."""
+    from pdb_builder.formats import Record
+    from solver.one_board import SolverPool, solve_record
+
+    board = read_board_arg("6,5,=45EDB=3=A8GPLS2=FJ0T==6KQROIC").records[0].board
+    out = solve_record(Record(1, str(board), board), SolverPool(use_db=False), node_limit=30_000_000).extra
+    assert out["optimal"] and out["lower_bound"] == out["length"] and check_moves(board, out["moves"]).ok
+    assert "fallback" not in out and any("in memory" in name for name in out["heuristic"])
+    alone = Searcher(manhattan_heuristic(board.shape)).solve(board, node_limit=30_000_000)
+    assert alone.status == "limit" and alone.lower_bound < out["length"]
