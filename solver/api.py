@@ -69,7 +69,8 @@ def solve(
 ) -> Result:
     """Solve one board: solvability decided first, then IDA* on every database of
     ``db_dir`` that serves its shape (default ``$SLIDEPDB_DB_DIR`` or ``./databases``;
-    ``use_db=False``: wall-aware Manhattan distance only), then, when a limit stopped
+    ``use_db=False``: no files, wall-aware Manhattan distance and, on a walled
+    board past its first second, tables of its layout built in memory), then, when a limit stopped
     it and ``fallback`` is on, a valid unproven answer within twice the limits more.
 
     ``board``: a DevQuiz line (``"3,3,123456708"``), a numeric board (``"1 2 3 4 5 6 7
@@ -94,8 +95,7 @@ def solve(
         threads = default_threads()
     if not (isinstance(threads, int) and threads >= 1):
         raise BoardError(f"threads: expected a positive whole number, not {threads!r}")
-    pool.threads = threads
-    out = solve_record(Record(1, str(b), b), pool, time_limit, node_limit, fallback)
+    out = solve_record(Record(1, str(b), b), pool, time_limit, node_limit, fallback, threads=threads)
     e = out.extra
     return Result(
         board=out.board,

@@ -158,17 +158,23 @@ class SolverPool:
 
 
 def solve_record(
-    rec: Record, pool: SolverPool, time_limit: float | None = None, node_limit: int | None = None, fallback: bool = True
+    rec: Record,
+    pool: SolverPool,
+    time_limit: float | None = None,
+    node_limit: int | None = None,
+    fallback: bool = True,
+    threads: int | None = None,
 ) -> Outcome:
     """Optimal search within the limits; when a limit stops it and ``fallback`` is on,
     :func:`solver.fallback.fallback_search` gives a valid answer within
     ``FALLBACK_SHARE`` more limits, reported ``optimal: false`` with the lower bound
-    the optimal search proved and how it was found (``fallback``)."""
+    the optimal search proved and how it was found (``fallback``).  ``threads``: for
+    the optimal search (default: the pool's)."""
     checked = check_record(rec)
     if checked.status != "valid":
         return checked
     try:
-        return _solve_valid(rec, pool, time_limit, node_limit, fallback)
+        return _solve_valid(rec, pool, time_limit, node_limit, fallback, pool.threads if threads is None else threads)
     except DatabaseError:
         raise  # a damaged or unreadable table: every board of its shape would fail; the run stops naming it
     except Exception as exc:  # noqa: BLE001 - one board's failure never stops a batch
@@ -189,10 +195,10 @@ def solve_record(
         )
 
 
-def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback) -> Outcome:
+def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback, threads: int) -> Outcome:
     board = rec.board
     t0 = time.perf_counter()
-    searcher, result = optimal_search(board, pool, time_limit, node_limit)
+    searcher, result = optimal_search(board, pool, time_limit, node_limit, threads)
     nodes, bound = result.nodes, result.lower_bound
     moves = result.moves
     how = None
@@ -232,7 +238,9 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     return Outcome(rec.index, str(board), "solved", None, extra)
 
 
-def optimal_search(board: Board, pool: SolverPool, time_limit, node_limit) -> tuple[Searcher, SearchResult]:
+def optimal_search(
+    board: Board, pool: SolverPool, time_limit, node_limit, threads: int = 1
+) -> tuple[Searcher, SearchResult]:
     """IDA* within the limits with the pool's searcher for ``board``; (the searcher
     whose answer or bound stands, its result).
 
@@ -246,13 +254,13 @@ def optimal_search(board: Board, pool: SolverPool, time_limit, node_limit) -> tu
     and the initial estimate the larger of their two."""
     searcher = pool.searcher(board)
     if not board.shape.walls or searcher.h.lookups:
-        return searcher, searcher.solve(board, time_limit=time_limit, node_limit=node_limit, threads=pool.threads)
+        return searcher, searcher.solve(board, time_limit=time_limit, node_limit=node_limit, threads=threads)
     budget = Budget(time_limit, node_limit)
     first = searcher.solve(
         board,
         time_limit=_least(time_limit, LAYOUT_AFTER),
         node_limit=_least(node_limit, LAYOUT_AFTER_NODES),
-        threads=pool.threads,
+        threads=threads,
     )
     budget.spend(first.nodes)
     if first.status == "solved" or budget.out():
@@ -263,7 +271,7 @@ def optimal_search(board: Board, pool: SolverPool, time_limit, node_limit) -> tu
             first.nodes = budget.spent
             return searcher, first
         layout = searcher
-    second = layout.solve(board, time_limit=budget.seconds_left(), node_limit=budget.nodes(), threads=pool.threads)
+    second = layout.solve(board, time_limit=budget.seconds_left(), node_limit=budget.nodes(), threads=threads)
     budget.spend(second.nodes)
     second.nodes, second.expanded = budget.spent, first.expanded + second.expanded
     second.lower_bound = max(first.lower_bound, second.lower_bound)

@@ -65,3 +65,15 @@ def test_check_and_inspect_return_data(db):
     assert not check("3,3,213456780").solvable
     rows = inspect(db)
     assert [(r.shape, r.kind, r.name) for r in rows] == [("3x3-devquiz", "pdb", "4-4")]
+
+
+def test_threads_are_per_call_not_kept_in_the_shared_pool():
+    """Calls share one pool of tables per folder; a call's ``threads`` is its own."""
+    from solver import api
+
+    board = "14 13 15 7 11 12 9 5 6 0 2 1 4 8 10 3"  # Korf #1, optimal 57
+    two = solve(board, use_db=False, threads=2, node_limit=10**9)
+    pool = api._POOLS[(None, False)]
+    assert pool.threads == 1
+    one = solve(board, use_db=False, threads=1, node_limit=10**9)
+    assert two.optimal and one.optimal and two.length == one.length == 57
