@@ -21,7 +21,7 @@ import numpy as np
 from ..board import Board, Shape
 from ..errors import DatabaseError, SlidepdbError
 from ..lookup import evaluate, group_lookups
-from ..storage import DatabaseCache, database_files, default_db_dir, open_database
+from ..storage import DatabaseCache, database_files, open_database
 
 log = logging.getLogger("slidepdb.inspect")
 
@@ -42,9 +42,12 @@ class DbRow:
     two_bit: str = ""  # pdb: "yes" when every table has its two-bit copy (packed.py), else "no"
     collection: str = ""  # a collection member: the collection's id (pdb_builder/make/collection.py)
     members: list = field(default_factory=list)  # a collection's row: its member files
+    record: dict = field(default_factory=dict, repr=False)  # a member's collection record (not shown)
 
     def as_json(self) -> dict:
-        return self.__dict__.copy()
+        out = self.__dict__.copy()
+        del out["record"]
+        return out
 
 
 def _row(path: Path, verify: bool) -> DbRow:
@@ -81,6 +84,7 @@ def _row(path: Path, verify: bool) -> DbRow:
         mean_h = float(np.asarray(db.dist, dtype=np.float64).mean()) if entries else 0.0
         name = f"depth {db.depth}"
     two_bit = ("yes" if all(t.packed is not None for t in db.tables) else "no") if db.kind == "pdb" else ""
+    record = db.metadata.get("collection", {}) if db.kind == "pdb" else {}
     return DbRow(
         path.name,
         db.shape.key,
@@ -94,7 +98,8 @@ def _row(path: Path, verify: bool) -> DbRow:
         mean_h,
         state,
         two_bit,
-        str(db.metadata.get("collection", {}).get("id", "")) if db.kind == "pdb" else "",
+        str(record.get("id", "")),
+        record=record,
     )
 
 
@@ -114,12 +119,12 @@ def list_databases(db_dir=None, verify: bool = True, collections: bool = True) -
             groups[r.collection].append(r)
         else:
             out.append(r)
-    return [_collection_row(groups[r.collection], db_dir) if r.collection else r for r in out]
+    return [_collection_row(groups[r.collection]) if r.collection else r for r in out]
 
 
-def _collection_row(members: list[DbRow], db_dir) -> DbRow:
+def _collection_row(members: list[DbRow]) -> DbRow:
     first = members[0]
-    record = open_database(default_db_dir(db_dir) / first.file, verify=False).metadata["collection"]
+    record = first.record
     missing = [m for m in record.get("members", []) if m not in {r.file for r in members}]
     bad = [f"{r.file}: {r.checksum}" for r in members if r.checksum not in ("ok", "unchecked")]
     state = "; ".join(bad + [f"member missing: {m}" for m in missing]) or first.checksum
