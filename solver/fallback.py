@@ -69,11 +69,11 @@ def layout_searcher(shape: Shape, budget: Budget, use_lc: bool = False) -> Searc
     """A searcher on wall-aware Manhattan (with linear conflicts if ``use_lc``) plus
     additive tables of ``shape``'s exact layout
     (:func:`pdb_builder.make.building.default_partition` within :data:`LAYOUT_MEMORY`
-    a pattern), built in memory (``searcher.in_memory`` is True); None when no
-    partition fits or ``budget`` runs out between patterns.  The placements the BFS
-    valued are spent from ``budget``.  The BFS keeps to the calling thread: the
-    tables are small, and a batch worker forked from a process that ran parallel
-    kernels (``slidepdb run`` builds before it solves) must not start threads of its own."""
+    a pattern), built in memory; None when no partition fits or ``budget`` runs out
+    between patterns.  The placements the BFS valued are spent from ``budget``.  The
+    BFS keeps to the calling thread: the tables are small, and a batch worker forked
+    from a process that ran parallel kernels (``slidepdb run`` builds before it
+    solves) must not start threads of its own."""
     from pdb_builder.make.building import compute_pdb, default_partition
 
     try:
@@ -94,9 +94,7 @@ def layout_searcher(shape: Shape, budget: Budget, use_lc: bool = False) -> Searc
         lookups=lookups_for(shape, shape, tables, 0, reflect=False),
         names=[f"layout {part.name} (in memory)"],
     )
-    searcher = Searcher(h)
-    searcher.in_memory = True
-    return searcher
+    return Searcher(h)
 
 
 def _ladder(layout: Searcher, board: Board, search: Budget, lower_bound: int, widths, back: dict):
@@ -134,11 +132,18 @@ def _scaled(limit, share):
 
 
 def fallback_search(
-    searcher: Searcher, board: Board, time_limit: float | None, node_limit: int | None, lower_bound: int = 0
+    searcher: Searcher,
+    board: Board,
+    time_limit: float | None,
+    node_limit: int | None,
+    lower_bound: int = 0,
+    layout: Searcher | None = None,
 ):
     """The shortest valid answer the steps of the module docstring find within
     :data:`FALLBACK_SHARE` times ``time_limit`` and ``node_limit`` (at least one of
-    them given).  Returns (moves or None, how it was found, nodes of every search)."""
+    them given).  ``layout``: step 2's tables when the optimal search already built
+    them (:func:`solver.one_board.optimal_search`).  Returns (moves or None, how it
+    was found, nodes of every search)."""
     if time_limit is None and node_limit is None:
         raise ValueError("the fallback needs a time or node limit to share out")
     total = Budget(_scaled(time_limit, FALLBACK_SHARE), _scaled(node_limit, FALLBACK_SHARE))
@@ -155,18 +160,17 @@ def fallback_search(
         keep(beam_search(searcher, board, width=width, budget=search), f"beam width {width}{tag}")
         return time.perf_counter() - t
 
-    in_memory = searcher.in_memory  # the optimal search already built the layout's tables
-    tag = " on layout tables" if in_memory else ""
+    tag = ""
     last = 0.0  # what a beam took, to judge whether the next, wider one fits
     if BEAM_WIDTHS and search.nodes(BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]) >= BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]:
         last = beam(BEAM_WIDTHS[0])
     if (
         best is None
         and board.shape.walls
-        and (in_memory or not searcher.h.lookups)
+        and (layout is not None or not searcher.h.lookups)
         and (search.seconds_left() is None or search.seconds_left() >= LAYOUT_SECONDS)
     ):
-        layout = searcher if in_memory else layout_searcher(board.shape, search)
+        layout = layout or layout_searcher(board.shape, search)
         if layout is not None:
             searcher, tag = layout, " on layout tables"
             back: dict = {}

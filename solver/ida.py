@@ -122,7 +122,6 @@ class Searcher:
         # until the compiled kernel is loaded, a search first runs a few nodes in plain
         # Python (solver.quick): a near-goal board is answered without loading numba
         self.python_first = True
-        self.in_memory = False  # tables built in memory for this search (solver.fallback.layout_searcher)
         self.shape = heuristic.shape
         self.nbr, self.ndeg, self.letters = neighbour_arrays(self.shape)
         (

@@ -198,14 +198,15 @@ def solve_record(
 def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback, threads: int) -> Outcome:
     board = rec.board
     t0 = time.perf_counter()
-    searcher, result = optimal_search(board, pool, time_limit, node_limit, threads)
+    searcher = pool.searcher(board)
+    result, layout = optimal_search(board, pool, time_limit, node_limit, threads)
     nodes, bound = result.nodes, result.lower_bound
     moves = result.moves
     how = None
     if result.status != "solved" and fallback and (time_limit is not None or node_limit is not None):
         from .fallback import fallback_search  # (beams, staged search: compiled kernels, loaded when needed)
 
-        moves, how, more = fallback_search(searcher, board, time_limit, node_limit, bound)
+        moves, how, more = fallback_search(searcher, board, time_limit, node_limit, bound, layout=layout)
         nodes += more
         searcher.reads.wait()  # nothing reported before the tables read have passed their checksums
     extra = {
@@ -240,9 +241,9 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
 
 def optimal_search(
     board: Board, pool: SolverPool, time_limit, node_limit, threads: int = 1
-) -> tuple[Searcher, SearchResult]:
-    """IDA* within the limits with the pool's searcher for ``board``; (the searcher
-    whose answer or bound stands, its result).
+) -> tuple[SearchResult, Searcher | None]:
+    """IDA* within the limits with the pool's searcher for ``board``: (its result,
+    the searcher of tables built in memory for it or None).
 
     A walled board that no table serves (``--no-db``, or a folder without its
     shape) is searched with Manhattan distance for :data:`LAYOUT_AFTER` seconds (or
@@ -254,7 +255,7 @@ def optimal_search(
     and the initial estimate the larger of their two."""
     searcher = pool.searcher(board)
     if not board.shape.walls or searcher.h.lookups:
-        return searcher, searcher.solve(board, time_limit=time_limit, node_limit=node_limit, threads=threads)
+        return searcher.solve(board, time_limit=time_limit, node_limit=node_limit, threads=threads), None
     budget = Budget(time_limit, node_limit)
     first = searcher.solve(
         board,
@@ -264,20 +265,20 @@ def optimal_search(
     )
     budget.spend(first.nodes)
     if first.status == "solved" or budget.out():
-        return searcher, first
+        return first, None
     layout = pool.layout_searcher(board.shape, budget)
-    if layout is None or budget.out():  # no partition fits, or the limits ran out while building
-        if budget.out():
-            first.nodes = budget.spent
-            return searcher, first
-        layout = searcher
-    second = layout.solve(board, time_limit=budget.seconds_left(), node_limit=budget.nodes(), threads=threads)
+    if budget.out():  # the limits ran out while building
+        first.nodes = budget.spent
+        return first, layout
+    second = (layout or searcher).solve(
+        board, time_limit=budget.seconds_left(), node_limit=budget.nodes(), threads=threads
+    )
     budget.spend(second.nodes)
     second.nodes, second.expanded = budget.spent, first.expanded + second.expanded
     second.lower_bound = max(first.lower_bound, second.lower_bound)
     second.h0 = max(first.h0, second.h0)
     second.seconds += first.seconds
-    return layout, second
+    return second, layout
 
 
 def _least(limit, cap):
