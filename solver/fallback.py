@@ -10,7 +10,8 @@ work (see :mod:`solver.budget`).  Within it, in turn:
 2. when that beam failed on a board with walls that no table serves (a walled ring
    misleads Manhattan distance, which counts no tile in another's way): small tables
    of the exact layout built in memory (:func:`layout_searcher`, patterns of about
-   four tiles, under a second on the DevQuiz sizes), for the board and for the board
+   four tiles, under a second on the DevQuiz sizes; the optimal search's when it
+   built them, see :func:`solver.one_board.optimal_search`), for the board and for the board
    reversed (from the goal to the start, answer inverted), then beams on them: each
    width of :data:`LADDER_WIDTHS` in turn, its forward and backward beams taking turns
    a few levels at a time (a beam that fails on a ring can succeed at another width or
