@@ -84,8 +84,13 @@ def run_batch(
     jf = open(journal, "a", encoding="utf-8") if journal is not None else None
     try:
         for out in outcomes:
+            tried = time_limit
             if out.index in earlier:
-                out = better(earlier.pop(out.index), out)
+                before = earlier.pop(out.index)
+                had = before.extra.get("time_limit", 0)
+                tried = None if had is None or time_limit is None else max(had, time_limit)
+                out = better(before, out)
+            out.extra["time_limit"] = tried  # the largest this board has had (None: none)
             out.extra["ended"] = round(time.time(), 3)  # wall clock: solver/timeline.py
             result.outcomes[out.index] = out
             if jf is not None:

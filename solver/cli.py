@@ -568,7 +568,8 @@ def reopened_text(count: int) -> str:
     "--budget",
     type=Seconds(units=True),
     default=None,
-    help="Wall-clock time for this run, builds included (4h, 90m, seconds): after the full pass, "
+    help="Wall-clock time for the run, builds included (4h, 90m, seconds), every sitting together "
+    "(with --resume: what earlier sittings left): after the full pass, "
     "rounds on the boards left unanswered or unproven (those first, then the smallest gap), each "
     "with twice the time and node limits, one more exact-layout partition and patterns twice as "
     "large, boards started while they can still end in time. Without it: no such rounds.",
@@ -616,9 +617,10 @@ def run(
        IDA*, staged search), so every solvable board gets an answer;
     5. the answer file (within the move limits of the file's first line) and the
        report: per size, move budget, --compare files; ANSWERS.timeline.csv, the
-       boards proven against elapsed time (--plot draws it).
+       boards proven against the run's running time (--plot draws it).
     Kill it at any moment: --resume continues where it stopped.  The journals
-    beside ANSWERS (.quick.jsonl, .progress.jsonl) stay as the per-board record.
+    beside ANSWERS (.quick.jsonl, .progress.jsonl) stay as the per-board record;
+    ANSWERS.sittings holds each sitting's start and end (--budget covers them all).
     """
     from solver.pipeline import run_pipeline
 

@@ -17,15 +17,18 @@
    so each gets an answer, with its proven lower bound when not optimal.  It runs
    alongside step 3: boards that need no build start at once, the others as soon
    as their layout's database is published.
-5. With a budget (``--budget``, wall-clock seconds for the call, builds included):
+5. With a budget (``--budget``, wall-clock seconds for the run, builds included,
+   every sitting together: a resumed run has what the earlier sittings left,
+   :class:`solver.timeline.Sittings`):
    rounds on the full pass's boards left unanswered or unproven, those first, then
    the smallest gap to their lower bound: round k gives each board 2^k times
    ``time_limit`` (and ``node_limit``), asks for ``layout_count + k`` exact-layout partitions (at most
    :data:`MAX_LAYOUT_PARTITIONS`) of patterns up to ``layout_memory`` x 2^k (at most
    ``memory_limit``), and starts boards in that order while one can still end before
    the budget does (:data:`BOARD_SPAN` limits a board, :data:`RESERVE` kept for the
-   answer file); each keeps its better outcome.  The rounds stop when no board is
-   left or none could start.
+   answer file); each keeps its better outcome.  A board whose journalled outcome
+   already had a round's limit (an earlier sitting's round) skips that round.  The
+   rounds stop when no board is left or none could start.
 6. The answer file (never over the file's move limits) and the report.
 
 Each pass keeps a journal beside the answer file (``OUT.quick.jsonl``,
@@ -52,7 +55,7 @@ from pdb_builder.storage import database_files, default_db_dir, pdb_filename
 from .batch import BatchResult, run_batch, write_answers
 from .journal import beside, journal_attempts, journal_path, read_journal, refuse_unless_resume
 from .one_board import Outcome
-from .timeline import mark_start, write_timeline
+from .timeline import Sittings, write_timeline
 
 log = logging.getLogger("slidepdb.run")
 
@@ -235,17 +238,24 @@ def run_pipeline(
     each build as it is planned (Plan) and finished (BuildReport).  ``quick_node_limit``
     caps the quick pass's nodes too (tests use it to send boards to the full pass).
     ``retry``: "unanswered" or "unproven" (or "closest": the unproven, smallest gap
-    first), the full-pass boards to solve again.  ``budget``: seconds for this call;
-    after the full pass, rounds (step 5 of the module docstring) until it is spent."""
+    first), the full-pass boards to solve again.  ``budget``: seconds for the run
+    (with ``resume``, less what earlier sittings spent); after the full pass, rounds
+    (step 5 of the module docstring) until it is spent."""
     if retry not in (None, *RETRY_MODES):
         raise ValueError(f"retry {retry!r}: expected one of {', '.join(RETRY_MODES)}")
     out_path = Path(out_path)
-    deadline = None if budget is None else time.time() + budget
     res = RunResult()
     qj, fj = quick_journal(out_path), journal_path(out_path)
     for j in (qj, fj):
         refuse_unless_resume(j, resume)
-    mark_start(out_path)
+    sittings = Sittings.begin(out_path, resume)
+    deadline = None if budget is None else time.time() + budget - sittings.spent_before
+    seen = on_outcome
+
+    def on_outcome(o: Outcome):
+        sittings.touch()
+        if seen:
+            seen(o)
 
     def do_builds(plans, release=None):
         """Build ``plans`` in turn within the disk limit; ``release(records)`` after each
@@ -272,6 +282,7 @@ def run_pipeline(
                         res.failed_builds.append((p.shape.key, part.name, error))
                         continue
                     res.build_seconds += time.perf_counter() - t0  # as each ends: an interrupted run counts them
+                    sittings.touch()
                     res.builds.append(rep)
                     if on_build:
                         on_build(rep)
@@ -286,6 +297,7 @@ def run_pipeline(
         final: dict[int, Outcome] = {}
 
         def quick_seen(o: Outcome):
+            sittings.touch()
             if o.status != "limit":
                 final[o.index] = o
                 if on_outcome:
@@ -356,13 +368,16 @@ def run_pipeline(
         while deadline is not None and not res.interrupted:
             k += 1
             limit = time_limit * 2**k
+            unproven = [r for r in rest if final.get(r.index) is not None and not final[r.index].extra.get("optimal")]
+            last_start = deadline - RESERVE - BOARD_SPAN * limit  # a board started later might outlast the budget
+            if not unproven or time.time() > last_start:
+                break
             todo = sorted(
-                (r for r in rest if final.get(r.index) is not None and not final[r.index].extra.get("optimal")),
+                (r for r in unproven if _tried_limit(final[r.index]) < limit),  # not this round's in an earlier sitting
                 key=lambda r: _retry_order(final[r.index], closest=True),
             )
-            last_start = deadline - RESERVE - BOARD_SPAN * limit  # a board started later might outlast the budget
-            if not todo or time.time() > last_start:
-                break
+            if not todo:
+                continue
             count = min(MAX_LAYOUT_PARTITIONS, layout_count + k)
             plans = plan_layouts(todo, db_dir, min(memory_limit, layout_memory << k), count) if build else []
             t0, began = time.perf_counter(), time.time()
@@ -378,5 +393,12 @@ def run_pipeline(
     if not res.outcomes:  # interrupted early: whatever the journals hold
         res.outcomes = journalled_outcomes(records, out_path)
     res.left_out = write_answers(out_path, records, res.outcomes, limits)
+    sittings.touch(force=True)
     res.timeline = write_timeline(records, out_path, [("quick", qj), ("full", fj)])
     return res
+
+
+def _tried_limit(o: Outcome) -> float:
+    """The largest time limit ``o``'s board has been given (0 when not recorded)."""
+    t = o.extra.get("time_limit", 0)
+    return float("inf") if t is None else float(t)

@@ -1,9 +1,14 @@
-"""The proven count of a ``slidepdb run`` against elapsed time, per size and per step.
+"""The proven count of a ``slidepdb run`` against its running time, per size and per
+step, and the time its sittings have spent.
 
 Every board's outcome is journalled with the wall-clock time it ended (``ended``,
-seconds since the epoch: :func:`solver.batch.run_batch`), and the run's start is kept
-in ``ANSWERS.started`` from its first sitting on (a resumed run goes on counting
-from there: the time between sittings shows as a flat stretch).  :func:`write_timeline`
+seconds since the epoch: :func:`solver.batch.run_batch`).  ``ANSWERS.sittings``
+holds one line per sitting of the run (a first call and each ``--resume``): its
+start and the last time it was seen working (a board journalled, a build finished,
+the run's end), both wall clock; a killed sitting counts up to its last such moment.
+The running time of a moment is the time earlier sittings spent plus the time since
+its own sitting began, so a resumed run goes on counting where the last one
+stopped, and ``--budget`` covers every sitting together.  :func:`write_timeline`
 reads the quick pass's and the full pass's journals back into ``ANSWERS.timeline.csv``:
 one row per journalled outcome in the order they ended, with the counts after it;
 :func:`plot_timeline` draws the proven count against hours, one line per size.
@@ -12,6 +17,7 @@ one row per journalled outcome in the order they ended, with the counts after it
 from __future__ import annotations
 
 import csv
+import threading
 import time
 from pathlib import Path
 
@@ -33,23 +39,77 @@ COLUMNS = [
 ]
 
 
-def started_path(out_path) -> Path:
-    return beside(out_path, ".started")
+def sittings_path(out_path) -> Path:
+    return beside(out_path, ".sittings")
 
 
 def timeline_path(out_path) -> Path:
     return beside(out_path, ".timeline.csv")
 
 
-def mark_start(out_path) -> float:
-    """The run's start: read from ``ANSWERS.started``, written now if absent."""
-    path = started_path(out_path)
-    try:
-        return float(path.read_text(encoding="utf-8").split()[0])
-    except (OSError, ValueError, IndexError):
+class Sittings:
+    """The sittings of one run (``ANSWERS.sittings``, lines of ``start end``).
+    :meth:`begin` reads the earlier ones and adds this one; :meth:`touch` moves this
+    sitting's end to now (written at most every :data:`TOUCH_EVERY` seconds, and
+    always with ``force``)."""
+
+    TOUCH_EVERY = 2.0
+
+    def __init__(self, out_path, spans: list[list[float]]):
+        self.path = sittings_path(out_path)
+        self.spans = spans
+        self._written = 0.0
+        self._lock = threading.Lock()  # the batch's thread and the builds' thread both touch
+
+    @classmethod
+    def read(cls, out_path) -> Sittings:
+        spans = []
+        try:
+            for line in sittings_path(out_path).read_text(encoding="utf-8").splitlines():
+                a, b = (float(x) for x in line.split())
+                spans.append([a, max(a, b)])
+        except (OSError, ValueError):
+            pass  # none yet, or not ours: counted from now
+        return cls(out_path, spans)
+
+    @classmethod
+    def begin(cls, out_path, resume: bool) -> Sittings:
+        """A new sitting: after the earlier ones with ``resume``, else the first."""
+        sit = cls.read(out_path) if resume else cls(out_path, [])
         now = time.time()
-        write_text_atomic(path, f"{now:.3f}\n")
-        return now
+        sit.spans.append([now, now])
+        sit.touch(force=True)
+        return sit
+
+    @property
+    def spent_before(self) -> float:
+        """Seconds the sittings before the last one spent."""
+        return sum(b - a for a, b in self.spans[:-1])
+
+    def running(self, t: float) -> float:
+        """Running time of the run at wall-clock time ``t``."""
+        spent = 0.0
+        for k, (a, b) in enumerate(self.spans):
+            if k + 1 == len(self.spans) or t < self.spans[k + 1][0]:
+                return spent + max(t - a, 0.0)
+            spent += b - a
+        return spent
+
+    def cover(self, times) -> None:
+        """Stretch each sitting's end over the moments of ``times`` within it (a board
+        journalled after the sitting's last write)."""
+        for t in times:
+            k = max((k for k, (a, _) in enumerate(self.spans) if a <= t), default=None)
+            if k is not None:
+                self.spans[k][1] = max(self.spans[k][1], t)
+
+    def touch(self, force: bool = False) -> None:
+        with self._lock:
+            now = time.time()
+            self.spans[-1][1] = max(self.spans[-1][1], now)
+            if force or now - self._written >= self.TOUCH_EVERY:
+                write_text_atomic(self.path, "".join(f"{a:.3f} {b:.3f}\n" for a, b in self.spans))
+                self._written = now
 
 
 def _events(journal: Path, step: str):
@@ -62,12 +122,13 @@ def timeline_rows(records, out_path, journals) -> list[dict]:
     """Rows of :data:`COLUMNS`; ``journals``: (step name, journal path) in run order.  A
     board's later outcome replaces its earlier one (a journal keeps the better of
     two tries), so the counts say how many boards stand proven and answered then."""
-    t0 = mark_start(out_path)
     size_of = {r.index: (r.board.shape.size_text if r.board is not None else "?") for r in records}
     boards: dict[str, int] = {}
     for s in size_of.values():
         boards[s] = boards.get(s, 0) + 1
     events = sorted((e for step, j in journals for e in _events(Path(j), step)), key=lambda e: e[0])
+    sittings = Sittings.read(out_path)
+    sittings.cover(e[0] for e in events)
     best: dict[int, tuple[bool, bool]] = {}  # index -> (answered, optimal)
     proven = answered = 0
     size_proven = dict.fromkeys(boards, 0)
@@ -91,7 +152,7 @@ def timeline_rows(records, out_path, journals) -> list[dict]:
         size_proven[size] += now[1] - was[1]
         rows.append(
             {
-                "elapsed_s": round(ended - t0, 1),
+                "elapsed_s": round(sittings.running(ended), 1),
                 "step": step,
                 "index": i,
                 "size": size,

@@ -15,7 +15,7 @@ from solver.batch import answers_of, run_batch
 from solver.cli import main
 from solver.one_board import Outcome
 from solver.pipeline import _retry_order, quick_journal, run_pipeline
-from solver.timeline import started_path, timeline_path
+from solver.timeline import Sittings, sittings_path, timeline_path
 
 from .conftest import data_file
 from .naive import distance
@@ -118,7 +118,7 @@ def test_run_resumes_after_a_kill(devquiz_slice, tmp_path):
     kw = dict(db_dir=db, memory_limit=8 << 20, layout_memory=8 << 20, workers=1, quick_node_limit=1)
     first = run_pipeline(recs, out, on_outcome=kill_after_four, **kw)
     assert first.interrupted
-    started = started_path(out).read_text()
+    started = Sittings.read(out).spans[0][0]
     assert _timeline(out)[-1]["proven"] == "4"  # the timeline of what the journals hold so far
     lines = out.read_text().split("\n")[:-1]
     assert len(lines) == len(recs) and sum(1 for x in lines if x) == 4  # finished answers kept
@@ -131,7 +131,8 @@ def test_run_resumes_after_a_kill(devquiz_slice, tmp_path):
     assert answers[:0] == [] and all(check_moves(r.board, m).ok for r, m in zip(recs, answers))
     assert [len(m) for m in answers] == [second.outcomes[r.index].extra["length"] for r in recs]
     rows = _timeline(out)
-    assert started_path(out).read_text() == started  # the resumed run counts from the first sitting's start
+    spans = Sittings.read(out).spans
+    assert len(spans) == 2 and spans[0][0] == started  # the resumed run counts on from the first sitting's time
     assert [float(r["elapsed_s"]) for r in rows] == sorted(float(r["elapsed_s"]) for r in rows)
     final = second.outcomes.values()
     assert int(rows[-1]["proven"]) == sum(bool(o.extra.get("optimal")) for o in final)
@@ -270,6 +271,43 @@ def test_budget_rounds_prove_what_the_full_pass_left(devquiz_slice, tmp_path):
     assert {"full", "retry"} <= {r["step"] for r in _timeline(out)}  # (the quick pass proved nothing: one node)
     none = run_pipeline(recs, tmp_path / "b.txt", time_limit=1.0, node_limit=300, budget=1, **kw)
     assert none.rounds == [] and not all(o.extra.get("optimal") for o in none.outcomes.values())
+
+
+def test_a_resumed_budget_counts_earlier_sittings_and_skips_rounds_they_ran(devquiz_slice, tmp_path):
+    """--budget covers every sitting: a resume has what is left; a round's boards
+    journalled at that round's limit in an earlier sitting are not tried again."""
+    recs = read_file(str(devquiz_slice)).records
+    out = tmp_path / "a.txt"
+    kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, layout_memory=8 << 20, workers=1, quick_node_limit=1)
+    kw.update(time_limit=1.0, node_limit=300)
+    unproven = []
+
+    def kill_in_round_one(o):
+        if o.extra.get("time_limit") == 1.0 and not o.extra.get("optimal"):
+            unproven.append(o.index)
+        if o.extra.get("time_limit") == 2.0:
+            raise KeyboardInterrupt
+
+    first = run_pipeline(recs, out, budget=600, on_outcome=kill_in_round_one, **kw)
+    assert first.interrupted and unproven and len(Sittings.read(out).spans) == 1
+    spent = sittings_path(out)
+    real = spent.read_text()
+    spent.write_text("1000.0 1001000.0\n" + real)  # an earlier sitting that spent the whole budget
+    assert run_pipeline(recs, out, budget=600, resume=True, **kw).rounds == []
+    spent.write_text(real)
+    again = run_pipeline(recs, out, budget=600, resume=True, **kw)
+    assert again.rounds[0][:3] == (1, 2.0, len(unproven) - 1)  # the board round 1 had before the kill is skipped
+    assert all(o.extra.get("optimal") for o in again.outcomes.values())
+    spans = Sittings.read(out).spans
+    assert len(spans) == 2 and spans[0][0] == float(real.split()[0]) and spans[1][0] >= spans[0][1]
+
+
+def test_sittings_count_running_time_across_kills(tmp_path):
+    sit = Sittings(tmp_path / "a.txt", [[0.0, 100.0], [500.0, 530.0], [900.0, 900.0]])
+    assert sit.spent_before == 130.0
+    assert [sit.running(t) for t in (50.0, 510.0, 950.0)] == [50.0, 110.0, 180.0]
+    sit.cover([140.0, 520.0])  # a board journalled after its sitting's last write
+    assert sit.spans[0][1] == 140.0 and sit.spans[1][1] == 530.0 and sit.running(901.0) == 171.0
 
 
 def test_a_feed_starts_nothing_after_its_last_start(devquiz_slice):
