@@ -95,6 +95,7 @@ class RunResult:
     interrupted: bool = False
     timeline: Path | None = None  # ANSWERS.timeline.csv (solver/timeline.py)
     rounds: list[tuple] = field(default_factory=list)  # --budget: (round, time limit, boards, proven, seconds)
+    earlier: tuple[int, float] = (0, 0.0)  # earlier sittings of the run (resumed): how many, seconds they spent
 
     def phase_rows(self, total_seconds: float) -> list[tuple]:
         """Time per step: builds (those of the full pass overlap its solving), quick pass,
@@ -114,6 +115,11 @@ class RunResult:
                 for k, limit, n, gained, secs in self.rounds
             ),
             ("all", f"{len(self.outcomes)} boards", f"{total_seconds:.1f}"),
+            *(
+                [("earlier sittings", f"{self.earlier[0]} (the budget counts them)", f"{self.earlier[1]:.1f}")]
+                if self.earlier[0]
+                else []
+            ),
         ]
 
 
@@ -249,6 +255,7 @@ def run_pipeline(
     for j in (qj, fj):
         refuse_unless_resume(j, resume)
     sittings = Sittings.begin(out_path, resume)
+    res.earlier = (len(sittings.spans) - 1, sittings.spent_before)
     deadline = None if budget is None else time.time() + budget - sittings.spent_before
     seen = on_outcome
 

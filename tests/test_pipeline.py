@@ -293,7 +293,9 @@ def test_a_resumed_budget_counts_earlier_sittings_and_skips_rounds_they_ran(devq
     spent = sittings_path(out)
     real = spent.read_text()
     spent.write_text("1000.0 1001000.0\n" + real)  # an earlier sitting that spent the whole budget
-    assert run_pipeline(recs, out, budget=600, resume=True, **kw).rounds == []
+    spent_all = run_pipeline(recs, out, budget=600, resume=True, **kw)
+    assert spent_all.rounds == [] and spent_all.earlier[0] == 2 and spent_all.earlier[1] > 10**6
+    assert ("earlier sittings", "2 (the budget counts them)") == spent_all.phase_rows(1.0)[-1][:2]
     spent.write_text(real)
     again = run_pipeline(recs, out, budget=600, resume=True, **kw)
     assert again.rounds[0][:3] == (1, 2.0, len(unproven) - 1)  # the board round 1 had before the kill is skipped
