@@ -413,7 +413,12 @@ def finish_run(
     "until the run completes).",
 )
 @click.option("--time-limit", type=Seconds(), default=None, help="Seconds per board before it is reported as a limit.")
-@click.option("--no-db", is_flag=True, help="Ignore databases: wall-aware Manhattan + linear conflicts only.")
+@click.option(
+    "--no-db",
+    is_flag=True,
+    help="Ignore databases: wall-aware Manhattan + linear conflicts, and on a walled board past its first second, "
+    "small tables of its layout built in memory.",
+)
 @click.option(
     "--threads",
     type=click.IntRange(min=1),

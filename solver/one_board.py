@@ -101,7 +101,7 @@ class SolverPool:
     holds the tables of a few at a time (see also :class:`pdb_builder.storage.DatabaseCache`).
 
     ``db_dir=None`` looks in the default database folder; ``use_db=False`` solves
-    with wall-aware Manhattan + linear conflicts only; ``threads``: threads for each
+    without files (:func:`optimal_search`); ``threads``: threads for each
     board's optimal search (:mod:`solver.parallel`); ``python_first=False`` loads the
     compiled kernel at the first board (a batch needs it anyway)."""
 
