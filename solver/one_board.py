@@ -199,7 +199,7 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     board = rec.board
     t0 = time.perf_counter()
     searcher = pool.searcher(board)
-    result, layout = optimal_search(board, pool, time_limit, node_limit, threads)
+    result, layout = optimal_search(board, searcher, pool, time_limit, node_limit, threads)
     nodes, bound = result.nodes, result.lower_bound
     moves = result.moves
     how = None
@@ -240,10 +240,10 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
 
 
 def optimal_search(
-    board: Board, pool: SolverPool, time_limit, node_limit, threads: int = 1
+    board: Board, searcher: Searcher, pool: SolverPool, time_limit, node_limit, threads: int = 1
 ) -> tuple[SearchResult, Searcher | None]:
-    """IDA* within the limits with the pool's searcher for ``board``: (its result,
-    the searcher of tables built in memory for it or None).
+    """IDA* within the limits with ``searcher`` (the pool's for ``board``): (its
+    result, the searcher of tables built in memory for it or None).
 
     A walled board that no table serves (``--no-db``, or a folder without its
     shape) is searched with Manhattan distance for :data:`LAYOUT_AFTER` seconds (or
@@ -253,7 +253,6 @@ def optimal_search(
     the search starts again on them with what is left of the limits.  Both
     estimates are admissible, so the lower bound is the larger of the two searches'
     and the initial estimate the larger of their two."""
-    searcher = pool.searcher(board)
     if not board.shape.walls or searcher.h.lookups:
         return searcher.solve(board, time_limit=time_limit, node_limit=node_limit, threads=threads), None
     budget = Budget(time_limit, node_limit)

@@ -304,11 +304,11 @@ def run_pipeline(
         final: dict[int, Outcome] = {}
 
         def quick_seen(o: Outcome):
-            sittings.touch()
             if o.status != "limit":
                 final[o.index] = o
-                if on_outcome:
-                    on_outcome(o)
+                on_outcome(o)
+            else:
+                sittings.touch()
 
         caps = [x for x in (node_limit, quick_node_limit) if x is not None]
         res.quick = run_batch(

@@ -86,22 +86,24 @@ class Sittings:
         """Seconds the sittings before the last one spent."""
         return sum(b - a for a, b in self.spans[:-1])
 
+    def _holding(self, t: float) -> int:
+        """The sitting wall-clock time ``t`` falls in: the last one begun by then (the
+        first for a time before it)."""
+        return max((k for k, (a, _) in enumerate(self.spans) if a <= t), default=0)
+
     def running(self, t: float) -> float:
-        """Running time of the run at wall-clock time ``t``."""
-        spent = 0.0
-        for k, (a, b) in enumerate(self.spans):
-            if k + 1 == len(self.spans) or t < self.spans[k + 1][0]:
-                return spent + max(t - a, 0.0)
-            spent += b - a
-        return spent
+        """Running time of the run at wall-clock time ``t`` (0 with no sitting on record)."""
+        if not self.spans:
+            return 0.0
+        k = self._holding(t)
+        return sum(b - a for a, b in self.spans[:k]) + max(t - self.spans[k][0], 0.0)
 
     def cover(self, times) -> None:
         """Stretch each sitting's end over the moments of ``times`` within it (a board
         journalled after the sitting's last write)."""
-        for t in times:
-            k = max((k for k, (a, _) in enumerate(self.spans) if a <= t), default=None)
-            if k is not None:
-                self.spans[k][1] = max(self.spans[k][1], t)
+        for t in times if self.spans else ():
+            span = self.spans[self._holding(t)]
+            span[1] = max(span[1], t)
 
     def touch(self, force: bool = False) -> None:
         with self._lock:
