@@ -56,24 +56,29 @@ def json_option(f):
 
 class Seconds(click.ParamType):
     """A positive, finite number of seconds (``nan`` and ``inf`` are refused); ``s``,
-    ``m``, ``h`` suffixes (``90m``, ``4h``) where ``units``."""
+    ``m``, ``h`` suffixes (``90m``, ``4h``) where ``units``; ``words``: names taken
+    as their values (``{"none": None}``)."""
 
     name = "SECONDS"
     UNITS = {"s": 1, "m": 60, "h": 3600}
 
-    def __init__(self, units: bool = False):
+    def __init__(self, units: bool = False, words: dict | None = None):
         self.units = units
+        self.words = words or {}
 
     def convert(self, value, param, ctx):
         if isinstance(value, float):
             return value
         text, scale = str(value).strip().lower(), 1
+        if text in self.words:
+            return self.words[text]
         if self.units and text[-1:] in self.UNITS:
             text, scale = text[:-1], self.UNITS[text[-1]]
         try:
             v = float(text) * scale
         except (TypeError, ValueError):
             what = "a duration such as 4h, 90m or 600" if self.units else "a number of seconds"
+            what += "".join(f", or {w}" for w in self.words)
             self.fail(f"{value!r} is not {what}", param, ctx)
         if not math.isfinite(v) or v <= 0:
             self.fail(f"{value!r}: give a positive, finite number of seconds", param, ctx)
@@ -518,9 +523,10 @@ def reopened_text(count: int) -> str:
 @click.option(
     "--time-limit",
     type=Seconds(),
-    default=60.0,
-    show_default=True,
-    help="Seconds per board in the full pass; the fallback takes up to about twice as long again.",
+    default=None,
+    help="Seconds per board in the full pass; the fallback takes up to about twice as long again. "
+    "Default: 60, or with a --budget in hours or seconds, what lets the full pass take about half "
+    "of the budget left at its start (5 to 60).",
 )
 @click.option(
     "--quick-limit",
@@ -571,13 +577,15 @@ def reopened_text(count: int) -> str:
 )
 @click.option(
     "--budget",
-    type=Seconds(units=True),
-    default=None,
+    type=Seconds(units=True, words={"auto": "auto", "none": None}),
+    default="auto",
+    show_default=True,
     help="Wall-clock time for the run, builds included (4h, 90m, seconds), every sitting together "
     "(with --resume: what earlier sittings left): after the full pass, "
     "rounds on the boards left unanswered or unproven (those first, then the smallest gap), each "
     "with twice the time and node limits, one more exact-layout partition and patterns twice as "
-    "large, boards started while they can still end in time. Without it: no such rounds.",
+    "large, boards started while they can still end in time. auto: the rounds get at most the "
+    "running time the run had at the end of its full pass; none: no rounds.",
 )
 @click.option(
     "--plot",

@@ -14,12 +14,18 @@
    A build that fails (full disk, memory, a damaged file in the way) is logged and
    listed in the report; its boards are solved with the tables there are.
 4. **Full pass**: those boards again with ``time_limit`` and the weighted fallback,
-   so each gets an answer, with its proven lower bound when not optimal.  It runs
+   so each gets an answer, with its proven lower bound when not optimal.  Without a
+   ``time_limit``, :data:`DEFAULT_TIME_LIMIT`; with a budget in seconds, what lets
+   the full pass take :data:`FULL_PASS_SHARE` of the time left at its start (a board
+   takes about one limit on average, :data:`MIN_TIME_LIMIT` to the default; planned
+   once, kept across sittings).  The full pass always runs to its end.  It runs
    alongside step 3: boards that need no build start at once, the others as soon
    as their layout's database is published.
 5. With a budget (``--budget``, wall-clock seconds for the run, builds included,
    every sitting together: a resumed run has what the earlier sittings left,
-   :class:`solver.timeline.Sittings`):
+   :class:`solver.timeline.Sittings`; ``"auto"``, the command's default: twice the
+   running time at the end of the full pass, so the rounds take at most as long as
+   everything before them):
    rounds on the full pass's boards left unanswered or unproven, those first, then
    the smallest gap to their lower bound: round k gives each board 2^k times
    ``time_limit`` (and ``node_limit``), asks for ``layout_count + k`` exact-layout partitions (at most
@@ -66,6 +72,12 @@ LAYOUT_MEMORY = 512 << 20  # per pattern BFS of an exact-layout database: small,
 BOARD_SPAN = 3.2
 RESERVE = 30.0
 MAX_LAYOUT_PARTITIONS = 5
+AUTO_BUDGET = "auto"  # twice the running time at the end of the full pass
+# the full pass's time limit: the default, and with a budget in seconds the share of
+# what is left that the full pass may take (the rest goes to the rounds), at least MIN
+DEFAULT_TIME_LIMIT = 60.0
+FULL_PASS_SHARE = 0.5
+MIN_TIME_LIMIT = 5.0
 
 
 @dataclass
@@ -94,6 +106,7 @@ class RunResult:
     left_out: set[int] = field(default_factory=set)
     interrupted: bool = False
     timeline: Path | None = None  # ANSWERS.timeline.csv (solver/timeline.py)
+    full_limit: float | None = None  # the full pass's time limit (given, or planned from the budget)
     rounds: list[tuple] = field(default_factory=list)  # --budget: (round, time limit, boards, proven, seconds)
     earlier: tuple[int, float] = (0, 0.0)  # earlier sittings of the run (resumed): how many, seconds they spent
 
@@ -109,7 +122,11 @@ class RunResult:
                 f"{self.build_seconds:.1f}",
             ),
             ("quick pass", f"{len(q.outcomes) if q else 0} boards, {proven} proven", f"{q.seconds:.1f}" if q else "-"),
-            ("full pass", f"{len(f.outcomes) if f else 0} boards", f"{f.seconds:.1f}" if f else "-"),
+            (
+                "full pass",
+                f"{len(f.outcomes) if f else 0} boards" + (f" at {self.full_limit:g} s" if self.full_limit else ""),
+                f"{f.seconds:.1f}" if f else "-",
+            ),
             *(
                 (f"round {k}", f"{n} boards at {limit:g} s, {gained} more proven", f"{secs:.1f}")
                 for k, limit, n, gained, secs in self.rounds
@@ -221,7 +238,7 @@ def run_pipeline(
     *,
     db_dir=None,
     limits=None,
-    time_limit: float = 60.0,
+    time_limit: float | None = None,
     quick_limit: float = 5.0,
     node_limit: int | None = None,
     memory_limit: int = 4 << 30,
@@ -237,7 +254,7 @@ def run_pipeline(
     on_build=None,
     quick_node_limit: int | None = None,
     retry: str | None = None,
-    budget: float | None = None,
+    budget: float | str | None = None,
 ) -> RunResult:
     """Steps 1-5 of the module docstring.  ``on_outcome`` sees each final outcome
     (a board proven in the quick pass, or the full pass's verdict); ``on_build``
@@ -245,10 +262,12 @@ def run_pipeline(
     caps the quick pass's nodes too (tests use it to send boards to the full pass).
     ``retry``: "unanswered" or "unproven" (or "closest": the unproven, smallest gap
     first), the full-pass boards to solve again.  ``budget``: seconds for the run
-    (with ``resume``, less what earlier sittings spent); after the full pass, rounds
-    (step 5 of the module docstring) until it is spent."""
+    (with ``resume``, less what earlier sittings spent), or ``"auto"``; after the full
+    pass, rounds (step 5 of the module docstring) until it is spent; None: no rounds."""
     if retry not in (None, *RETRY_MODES):
         raise ValueError(f"retry {retry!r}: expected one of {', '.join(RETRY_MODES)}")
+    if isinstance(budget, str) and budget != AUTO_BUDGET:
+        raise ValueError(f"budget {budget!r}: expected seconds, {AUTO_BUDGET!r} or None")
     out_path = Path(out_path)
     res = RunResult()
     qj, fj = quick_journal(out_path), journal_path(out_path)
@@ -256,7 +275,7 @@ def run_pipeline(
         refuse_unless_resume(j, resume)
     sittings = Sittings.begin(out_path, resume)
     res.earlier = (len(sittings.spans) - 1, sittings.spent_before)
-    deadline = None if budget is None else time.time() + budget - sittings.spent_before
+    deadline = None if budget in (None, AUTO_BUDGET) else time.time() + budget - sittings.spent_before
     seen = on_outcome
 
     def on_outcome(o: Outcome):
@@ -367,10 +386,21 @@ def run_pipeline(
                 last_start=last_start,
             )
 
+        if time_limit is None:
+            time_limit = sittings.marks.get("limit") or DEFAULT_TIME_LIMIT
+            if deadline is not None and "limit" not in sittings.marks:
+                todo = [r for r in rest if r.index not in done_full]
+                time_limit = sittings.mark("limit", _full_pass_limit(deadline, todo, workers))
+        res.full_limit = time_limit
         res.full = full_batch(rest, plans, time_limit, node_limit, list(again))
         final.update(res.full.outcomes)
         res.outcomes = final
         res.interrupted = res.full.interrupted
+        if budget == AUTO_BUDGET and not res.interrupted:
+            passes = sittings.marks.get("passes")
+            if passes is None or again:  # kept from the sitting that ended the full pass
+                passes = sittings.mark("passes", sittings.running(time.time()))
+            deadline = time.time() + 2 * passes - sittings.running(time.time())
         k = 0
         while deadline is not None and not res.interrupted:
             k += 1
@@ -403,6 +433,18 @@ def run_pipeline(
     sittings.touch(force=True)
     res.timeline = write_timeline(records, out_path, [("quick", qj), ("full", fj)])
     return res
+
+
+def _full_pass_limit(deadline: float, todo, workers: int) -> float:
+    """The full pass's time limit under a budget (``deadline``) with no --time-limit:
+    what lets ``todo`` take about FULL_PASS_SHARE of what is left at one limit a
+    board on average (the measured mean: most are proven early, the unproven take up
+    to BOARD_SPAN limits)."""
+    if not todo:
+        return DEFAULT_TIME_LIMIT
+    left = deadline - RESERVE - time.time()
+    fit = FULL_PASS_SHARE * left * max(workers, 1) / len(todo)
+    return round(min(DEFAULT_TIME_LIMIT, max(MIN_TIME_LIMIT, fit)), 1)
 
 
 def _tried_limit(o: Outcome) -> float:

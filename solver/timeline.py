@@ -48,29 +48,36 @@ def timeline_path(out_path) -> Path:
 
 
 class Sittings:
-    """The sittings of one run (``ANSWERS.sittings``, lines of ``start end``).
-    :meth:`begin` reads the earlier ones and adds this one; :meth:`touch` moves this
-    sitting's end to now (written at most every :data:`TOUCH_EVERY` seconds, and
-    always with ``force``)."""
+    """The sittings of one run (``ANSWERS.sittings``, lines of ``start end``) and the
+    figures the run planned once and keeps across them (:attr:`marks`, lines of
+    ``name value``: ``limit``, the full pass's time limit planned from a budget;
+    ``passes``, the running time at the end of the full pass, which an automatic
+    budget doubles).  :meth:`begin` reads the earlier ones and adds this one;
+    :meth:`touch` moves this sitting's end to now (written at most every
+    :data:`TOUCH_EVERY` seconds, and always with ``force``)."""
 
     TOUCH_EVERY = 2.0
 
-    def __init__(self, out_path, spans: list[list[float]]):
+    def __init__(self, out_path, spans: list[list[float]], marks: dict[str, float] | None = None):
         self.path = sittings_path(out_path)
         self.spans = spans
+        self.marks = marks if marks is not None else {}
         self._written = 0.0
         self._lock = threading.Lock()  # the batch's thread and the builds' thread both touch
 
     @classmethod
     def read(cls, out_path) -> Sittings:
-        spans = []
+        spans, marks = [], {}
         try:
             for line in sittings_path(out_path).read_text(encoding="utf-8").splitlines():
-                a, b = (float(x) for x in line.split())
-                spans.append([a, max(a, b)])
+                a, b = line.split()
+                if a.isidentifier():
+                    marks[a] = float(b)
+                else:
+                    spans.append([float(a), max(float(a), float(b))])
         except (OSError, ValueError):
             pass  # none yet, or not ours: counted from now
-        return cls(out_path, spans)
+        return cls(out_path, spans, marks)
 
     @classmethod
     def begin(cls, out_path, resume: bool) -> Sittings:
@@ -105,12 +112,19 @@ class Sittings:
             span = self.spans[self._holding(t)]
             span[1] = max(span[1], t)
 
+    def mark(self, name: str, value: float) -> float:
+        """Keep ``value`` as ``name`` for the sittings to come (written now)."""
+        self.marks[name] = value
+        self.touch(force=True)
+        return value
+
     def touch(self, force: bool = False) -> None:
         with self._lock:
             now = time.time()
             self.spans[-1][1] = max(self.spans[-1][1], now)
             if force or now - self._written >= self.TOUCH_EVERY:
-                write_text_atomic(self.path, "".join(f"{a:.3f} {b:.3f}\n" for a, b in self.spans))
+                lines = [f"{a:.3f} {b:.3f}" for a, b in self.spans] + [f"{k} {v:.3f}" for k, v in self.marks.items()]
+                write_text_atomic(self.path, "".join(line + "\n" for line in lines))
                 self._written = now
 
 

@@ -254,7 +254,10 @@ def test_retry_with_more_layout_partitions_builds_the_missing_ones(devquiz_slice
 
 def test_budget_rounds_prove_what_the_full_pass_left(devquiz_slice, tmp_path):
     """--budget: rounds with doubled limits on the unproven boards, until none is left;
-    a budget with no room for a round runs none."""
+    a budget with no room for a round runs none.  Without a time limit the full pass's
+    is planned from the budget: half of what is left at its start at one limit a board
+    ((400 - 30 - the quick pass) / 2 / 18 boards, about 10 s; kept for later sittings),
+    at least 5 s."""
     recs = read_file(str(devquiz_slice)).records
     out = tmp_path / "a.txt"
     kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, layout_memory=8 << 20, workers=1, quick_node_limit=1)
@@ -269,8 +272,14 @@ def test_budget_rounds_prove_what_the_full_pass_left(devquiz_slice, tmp_path):
     assert [len(m) for m in answers] == [_truth(r) for r in recs]
     assert all(check_moves(r.board, m).ok for r, m in zip(recs, answers))
     assert {"full", "retry"} <= {r["step"] for r in _timeline(out)}  # (the quick pass proved nothing: one node)
-    none = run_pipeline(recs, tmp_path / "b.txt", time_limit=1.0, node_limit=300, budget=1, **kw)
+    none = run_pipeline(recs, tmp_path / "b.txt", node_limit=300, budget=1, **kw)
     assert none.rounds == [] and not all(o.extra.get("optimal") for o in none.outcomes.values())
+    assert none.full_limit == 5.0
+    planned = run_pipeline(recs, tmp_path / "c.txt", node_limit=300, budget=400, **kw)
+    assert len(recs) == 18 and 8 < planned.full_limit <= round(370 / 36, 1)
+    assert Sittings.read(tmp_path / "c.txt").marks["limit"] == planned.full_limit
+    assert {o.extra["time_limit"] for o in planned.full.outcomes.values()} == {planned.full_limit}
+    assert [r[1] for r in planned.rounds] == [planned.full_limit * 2**k for k in range(1, len(planned.rounds) + 1)]
 
 
 def test_a_resumed_budget_counts_earlier_sittings_and_skips_rounds_they_ran(devquiz_slice, tmp_path):
@@ -302,6 +311,26 @@ def test_a_resumed_budget_counts_earlier_sittings_and_skips_rounds_they_ran(devq
     assert all(o.extra.get("optimal") for o in again.outcomes.values())
     spans = Sittings.read(out).spans
     assert len(spans) == 2 and spans[0][0] == float(real.split()[0]) and spans[1][0] >= spans[0][1]
+
+
+def test_the_automatic_budget_gives_the_rounds_the_time_the_passes_took(devquiz_slice, tmp_path):
+    """budget="auto" (the command's default): the running time at the end of the full
+    pass is recorded once; the rounds may run until twice that.  An earlier sitting of
+    1000 s leaves them about 1000 s, so they prove every board the full pass left."""
+    recs = read_file(str(devquiz_slice)).records
+    out = tmp_path / "a.txt"
+    kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, layout_memory=8 << 20, workers=1, quick_node_limit=1)
+    kw.update(time_limit=1.0, node_limit=300)
+    sittings_path(out).write_text("1000.0 2000.0\n")
+    t0 = time.time()
+    res = run_pipeline(recs, out, budget="auto", resume=True, **kw)
+    passes = Sittings.read(out).marks["passes"]
+    assert 1000 < passes < 1000 + time.time() - t0
+    assert res.rounds and all(o.extra.get("optimal") for o in res.outcomes.values())
+    again = run_pipeline(recs, out, budget="auto", resume=True, **kw)  # nothing left: no round, the record kept
+    assert again.rounds == [] and Sittings.read(out).marks["passes"] == passes and len(Sittings.read(out).spans) == 3
+    with pytest.raises(ValueError, match="budget 'soon'"):
+        run_pipeline(recs, out, budget="soon", resume=True, **kw)
 
 
 def test_sittings_count_running_time_across_kills(tmp_path):
@@ -446,7 +475,7 @@ def test_cli_run(devquiz_slice, tmp_path):
     r = CliRunner().invoke(main, ["run", str(devquiz_slice), "--out", str(out), "--disk-limit", "lots"])
     assert r.exit_code == 2 and "--disk-limit" in r.output
     r = CliRunner().invoke(main, ["run", str(devquiz_slice), "--out", str(out), "--budget", "4x"])
-    assert r.exit_code == 2 and "a duration such as 4h" in r.output
+    assert r.exit_code == 2 and "a duration such as 4h, 90m or 600, or auto, or none" in r.output
 
 
 def test_a_peer_answer_shorter_than_our_proof_fails_the_run(tmp_path):
