@@ -275,7 +275,7 @@ def run_pipeline(
         refuse_unless_resume(j, resume)
     sittings = Sittings.begin(out_path, resume)
     res.earlier = (len(sittings.spans) - 1, sittings.spent_before)
-    deadline = None if budget in (None, AUTO_BUDGET) else time.time() + budget - sittings.spent_before
+    deadline = None if budget in (None, AUTO_BUDGET) else sittings.deadline(budget)
     seen = on_outcome
 
     def on_outcome(o: Outcome):
@@ -387,10 +387,12 @@ def run_pipeline(
             )
 
         if time_limit is None:
-            time_limit = sittings.marks.get("limit") or DEFAULT_TIME_LIMIT
-            if deadline is not None and "limit" not in sittings.marks:
-                todo = [r for r in rest if r.index not in done_full]
-                time_limit = sittings.mark("limit", _full_pass_limit(deadline, todo, workers))
+            time_limit = sittings.marks.get("limit")  # planned in an earlier sitting
+        if time_limit is None and deadline is not None:
+            todo = [r for r in rest if r.index not in done_full]
+            time_limit = sittings.mark("limit", _full_pass_limit(deadline, todo, workers))
+        if time_limit is None:
+            time_limit = DEFAULT_TIME_LIMIT
         res.full_limit = time_limit
         res.full = full_batch(rest, plans, time_limit, node_limit, list(again))
         final.update(res.full.outcomes)
@@ -400,7 +402,7 @@ def run_pipeline(
             passes = sittings.marks.get("passes")
             if passes is None or again:  # kept from the sitting that ended the full pass
                 passes = sittings.mark("passes", sittings.running(time.time()))
-            deadline = time.time() + 2 * passes - sittings.running(time.time())
+            deadline = sittings.deadline(2 * passes)
         k = 0
         while deadline is not None and not res.interrupted:
             k += 1

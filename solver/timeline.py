@@ -93,6 +93,10 @@ class Sittings:
         """Seconds the sittings before the last one spent."""
         return sum(b - a for a, b in self.spans[:-1])
 
+    def deadline(self, budget: float) -> float:
+        """The wall-clock time at which the run's running time reaches ``budget``."""
+        return self.spans[-1][0] + budget - self.spent_before
+
     def _holding(self, t: float) -> int:
         """The sitting wall-clock time ``t`` falls in: the last one begun by then (the
         first for a time before it)."""
