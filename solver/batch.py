@@ -43,8 +43,8 @@ def run_batch(
     scheduler=None,
     limits=None,
     journal=None,
-    held=(),
-    prepare=None,
+    jobs=(),
+    job_memory: int | None = None,
     retry=(),
     last_start: float | None = None,
 ) -> BatchResult:
@@ -55,8 +55,9 @@ def run_batch(
     atomically at the end, or at an interrupt with what is finished, never over
     ``limits`` (L, R, U, D).  ``scheduler``: a dask.distributed address (or Client)
     to solve on instead of local processes; ``journal``: another journal path (the
-    default is beside ``out_path``).  ``held`` and ``prepare``: records (indices) to
-    solve only once ``prepare`` releases them, see :class:`Feed`.  ``retry``: indices
+    default is beside ``out_path``).  ``jobs``: work done in the workers' slots that
+    some records wait on (:class:`solver.executors.Job`: database builds), at most
+    ``job_memory`` bytes of them at once, see :class:`Feed`.  ``retry``: indices
     solved again although the journal has them; the better outcome (:func:`better`)
     is kept and journalled.  ``threads``: threads for each board's optimal search
     (local processes only).  ``last_start``: wall-clock time (``time.time()``) after
@@ -76,7 +77,7 @@ def run_batch(
         if on_outcome:
             on_outcome(out)
     todo = [r for r in records if r.index not in done]
-    feed = Feed(todo, held, prepare, last_start)
+    feed = Feed(todo, jobs, last_start, job_memory)
     if scheduler is not None:
         outcomes = _dask_outcomes(feed, db_dir, use_db, time_limit, node_limit, fallback, scheduler)
     else:

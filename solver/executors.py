@@ -6,6 +6,8 @@ from __future__ import annotations
 import heapq
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from pdb_builder.errors import (
@@ -52,103 +54,139 @@ def _dask_solve(rec: Record, db_dir, use_db, time_limit, node_limit, fallback) -
     return solve_record(rec, pools[key], time_limit=time_limit, node_limit=node_limit, fallback=fallback)
 
 
+@dataclass(eq=False)
+class Job:
+    """Work some records wait on (a database build, :mod:`solver.pipeline`), run where
+    the boards are solved, in a worker's slot: ``fn(*args, parallel=...)`` (picklable;
+    ``parallel``: whether it may use every core, true only when nothing runs beside it).
+    ``records`` wait until it is done; ``memory``: the bytes it may hold while it runs.
+    In the caller's thread: ``begin()`` as a slot is given to it (False: skipped, its
+    records go on at once), ``done(value, error)`` when it ends (``error``: the
+    exception it raised, or None)."""
+
+    fn: Callable
+    args: tuple
+    records: list
+    memory: int = 0
+    begin: Callable[[], bool] = lambda: True
+    done: Callable[[object, BaseException | None], None] = lambda value, error: None
+
+
 class Feed:
-    """The records to solve, each as soon as it is ready, in the order of ``todo``.
+    """The records to solve and the jobs they wait on, each handed out as soon as it
+    can start, in the order of ``todo``: a job goes where the first record waiting on
+    it stands, before that record.  A record waiting on jobs is handed out once they
+    are all done (:meth:`job_done`).  Jobs whose ``memory`` would take the running
+    jobs' total past ``memory_cap`` wait (a record goes instead), unless no job runs.
+    After ``last_start`` (wall clock) nothing more is handed out and the feed ends."""
 
-    Records in ``held`` wait until ``prepare(release)`` (run in a background thread,
-    e.g. building their databases) calls ``release(records)``; whatever is still
-    held when ``prepare`` returns is released then.  After ``last_start`` (wall
-    clock) no record is handed out and the feed ends.  A released record goes before
-    every ready one that comes after it in ``todo`` (so a retry's order holds while
-    databases build), which is why the local executor takes only as many as it can start.
-    An error in ``prepare`` is raised in the caller's thread once the released boards
-    are done.  The thread starts at :meth:`start`, which executors call once their
-    worker processes are forked (a fork while another thread runs could copy a held lock)."""
-
-    def __init__(self, todo, held=(), prepare=None, last_start: float | None = None):
+    def __init__(self, todo, jobs=(), last_start: float | None = None, memory_cap: int | None = None):
         self.last_start = last_start  # wall clock (time.time()) after which no record starts: the feed ends
-        self.error: BaseException | None = None
+        self.memory_cap = memory_cap
         self.size = len(todo)
-        self._thread = None
-        self._cv = threading.Condition()
-        self._prepared = prepare is None
-        held_set = set(held) if prepare is not None else set()
-        waiting = {r.index: (k, r) for k, r in enumerate(todo) if r.index in held_set}
-        # a heap of (position in todo, record); sorted, so a heap already
-        self._ready: list = [(k, r) for k, r in enumerate(todo) if r.index not in waiting]
-        if prepare is None:
-            return
-
-        def release(recs):
-            with self._cv:
-                for r in recs:
-                    item = waiting.pop(r.index, None)
-                    if item is not None:
-                        heapq.heappush(self._ready, item)
-                self._cv.notify_all()
-
-        def run():
-            try:
-                prepare(release)
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-                self.error = exc
-            finally:
-                release([r for _, r in waiting.values()])
-                with self._cv:
-                    self._prepared = True
-                    self._cv.notify_all()
-
-        self._thread = threading.Thread(target=run, name="slidepdb-prepare", daemon=True)
-
-    @property
-    def prepares(self) -> bool:
-        """Whether records wait on a ``prepare`` thread."""
-        return self._thread is not None
-
-    def start(self) -> None:
-        if self._thread is not None and self._thread.ident is None:  # not started yet
-            self._thread.start()
+        jobs = list(jobs)
+        self.jobs = len(jobs)
+        self._running = 0  # jobs handed out and not done
+        self._memory = 0  # their memory
+        place = {r.index: k for k, r in enumerate(todo)}
+        self._waits: dict[int, int] = {}  # record index -> jobs it waits on
+        self._heap: list = []  # (position in todo, 0 a job / 1 a record, sequence, item)
+        seq = 0
+        for job in jobs:
+            waiting = [r for r in job.records if r.index in place]
+            for r in waiting:
+                self._waits[r.index] = self._waits.get(r.index, 0) + 1
+            first = min((place[r.index] for r in waiting), default=len(todo))
+            self._heap.append((first, 0, seq, job))
+            seq += 1
+        self._heap += [(k, 1, 0, r) for k, r in enumerate(todo) if r.index not in self._waits]
+        self._waiting = {r.index: (k, r) for k, r in enumerate(todo) if r.index in self._waits}
+        heapq.heapify(self._heap)
 
     def _too_late(self) -> bool:
         return self.last_start is not None and time.time() > self.last_start
 
-    def take(self, block: bool, limit: int | None = None):
-        """Up to ``limit`` ready records, first in ``todo`` first (with ``block``, waits
-        for at least one), and whether the feed has ended."""
-        with self._cv:
-            while block and not self._ready and not self._prepared and not self._too_late():
-                self._cv.wait(None if self.last_start is None else max(self.last_start - time.time(), 0.01))
-            if self._too_late():
-                self._ready.clear()  # too late to start another: the feed ends (held records too)
-                return [], True
-            n = len(self._ready) if limit is None else min(limit, len(self._ready))
-            out = [heapq.heappop(self._ready)[1] for _ in range(n)]
-            ended = self._prepared and not self._ready
-        if not out and ended and self.error is not None:
-            raise self.error
-        return out, ended and self.error is None
+    def _fits(self, job: Job) -> bool:
+        return self._running == 0 or self.memory_cap is None or self._memory + job.memory <= self.memory_cap
+
+    def take(self, limit: int | None = None) -> tuple[list, bool]:
+        """Up to ``limit`` records and jobs that can start, first in ``todo`` first, and
+        whether the feed has ended (nothing left to hand out, no job running)."""
+        if self._too_late():
+            self._heap.clear()  # too late to start another: the feed ends (waiting records too)
+            self._waiting.clear()
+            return [], self._running == 0
+        out, passed = [], []
+        while self._heap and (limit is None or len(out) < limit):
+            item = heapq.heappop(self._heap)
+            job = item[3]
+            if not isinstance(job, Job):
+                out.append(job)
+            elif not self._fits(job):
+                passed.append(item)
+            elif job.begin():
+                self._running += 1
+                self._memory += job.memory
+                out.append(job)
+            else:  # skipped: its records go on now
+                self._release(job)
+        for item in passed:
+            heapq.heappush(self._heap, item)
+        return out, not self._heap and not self._waiting and self._running == 0
+
+    def job_done(self, job: Job, result: Callable) -> None:
+        """``job`` ended: ``result()`` gives its value or raises what it raised (handed
+        to ``job.done``: its records go on either way)."""
+        try:
+            value, error = result(), None
+        except Exception as exc:  # noqa: BLE001 - the job's owner decides
+            value, error = None, exc
+        self._running -= 1
+        self._memory -= job.memory
+        job.done(value, error)
+        self._release(job)
+
+    def _release(self, job: Job) -> None:
+        for r in job.records:
+            n = self._waits.get(r.index)
+            if n is None:
+                continue
+            if n > 1:
+                self._waits[r.index] = n - 1
+                continue
+            del self._waits[r.index]
+            item = self._waiting.pop(r.index, None)
+            if item is not None:
+                heapq.heappush(self._heap, (item[0], 1, 0, item[1]))
 
 
 def _warm_up() -> None:
     time.sleep(0.2)  # busy long enough that each submit forks a new worker
 
 
-def _drive(feed: Feed, submit, wait_some, cancel, slots: int | None = None):
-    """Submit records as the feed makes them ready, at most ``slots`` at a time (the
-    feed keeps the rest in order); yield outcomes as they finish."""
-    pending: set = set()
+def _drive(feed: Feed, submit, run_job, wait_some, cancel, slots: int | None = None):
+    """Submit records and jobs as the feed makes them ready, at most ``slots`` at a time
+    (the feed keeps the rest in order); yield outcomes as boards finish, hand the
+    ends of jobs back to the feed."""
+    pending: dict = {}  # future -> its job, or None for a board
     ended = False
     try:
         while not ended or pending:
             room = None if slots is None else slots - len(pending)
             if room is None or room > 0:
-                recs, ended_now = feed.take(block=not pending and not ended, limit=room)
-                ended = ended or ended_now
-                pending.update(submit(r) for r in recs)
+                items, ended = feed.take(limit=room)
+                for item in items:
+                    if isinstance(item, Job):
+                        pending[run_job(item)] = item
+                    else:
+                        pending[submit(item)] = None
             if pending:
                 for fut in wait_some(pending):
-                    pending.discard(fut)
-                    yield fut.result()
+                    job = pending.pop(fut)
+                    if job is None:
+                        yield fut.result()
+                    else:
+                        feed.job_done(job, fut.result)
     except BaseException:
         cancel(pending)
         raise
@@ -168,25 +206,27 @@ def _local_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback
     import multiprocessing as mp
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-    if workers <= 1 or (feed.size <= 1 and not feed.prepares):
+    if workers <= 1 or (feed.size <= 1 and not feed.jobs):
         # several boards want the kernel anyway: no plain-Python first search (solver.quick)
         pool = SolverPool(db_dir, use_db=use_db, threads=threads, python_first=feed.size <= 1)
-        feed.start()
         ended = False
         while not ended:
-            recs, ended = feed.take(block=True, limit=1)
-            for rec in recs:
-                yield solve_record(rec, pool, time_limit=time_limit, node_limit=node_limit, fallback=fallback)
+            items, ended = feed.take(limit=1)
+            for item in items:
+                if isinstance(item, Job):  # nothing runs beside it: every core
+                    feed.job_done(item, lambda job=item: job.fn(*job.args, parallel=True))
+                else:
+                    yield solve_record(item, pool, time_limit=time_limit, node_limit=node_limit, fallback=fallback)
         return
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
     with ProcessPoolExecutor(
         workers, mp_context=ctx, initializer=_worker_init, initargs=(db_dir, use_db, True, threads)
     ) as ex:
-        wait([ex.submit(_warm_up) for _ in range(workers)])  # every worker forked before the feed's thread runs
-        feed.start()
+        wait([ex.submit(_warm_up) for _ in range(workers)])  # every worker forked at once, before any job
         yield from _drive(
             feed,
             lambda rec: ex.submit(_worker_solve, rec, time_limit, node_limit, fallback),
+            lambda job: ex.submit(job.fn, *job.args, parallel=False),  # one thread: a board or job runs beside it
             lambda pending: wait(pending, timeout=0.2, return_when=FIRST_COMPLETED).done,
             lambda pending: _stop_pool(ex),
             slots=workers,
@@ -204,8 +244,6 @@ def _dask_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback,
         client = scheduler if isinstance(scheduler, Client) else Client(scheduler, timeout=DASK_CONNECT_TIMEOUT)
     except OSError as exc:
         raise BoardError(f"--scheduler {scheduler}: cannot connect: {exc}") from None
-
-    feed.start()
 
     def wait_some(pending):
         done = [f for f in pending if f.done()]
@@ -226,6 +264,7 @@ def _dask_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback,
                 fallback=fallback,
                 pure=False,
             ),
+            lambda job: client.submit(job.fn, *job.args, parallel=False, pure=False),  # one thread of a worker
             wait_some,
             lambda pending: client.cancel(list(pending)),
         )

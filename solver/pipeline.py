@@ -4,13 +4,13 @@
    default partition under ``memory_limit``; sizes that already have one are kept.
 2. **Quick pass**: every board, optimal search only, ``quick_limit`` seconds each,
    on the wall-free tables (walls as fixed home tiles), Manhattan and the goal
-   tables found.
+   tables found.  It runs alongside step 1: a size's boards start as soon as its
+   database is published.
 3. **Exact layouts where they pay**: for each walled board the quick pass did not
    prove, the database of its exact wall layout (small patterns: ``layout_memory``
    per pattern BFS; ``layout_count`` of them, disjoint ways to cut the same
    tiles, whose sums the solver maxes), while the database folder stays under
-   ``disk_limit``; built in a background thread, cheapest a board first.  A retry
-   with a larger ``layout_count`` builds the ones a layout lacks.
+   ``disk_limit``.  A retry with a larger ``layout_count`` builds the ones a layout lacks.
    A build that fails (full disk, memory, a damaged file in the way) is logged and
    listed in the report; its boards are solved with the tables there are.
 4. **Full pass**: those boards again with ``time_limit`` and the weighted fallback,
@@ -37,6 +37,13 @@
    rounds stop when no board is left or none could start.
 6. The answer file (never over the file's move limits) and the report.
 
+Builds and searches share the workers (``workers`` local processes, or the threads
+of a dask cluster): a build is a job in a worker's slot, one thread like a search
+(:class:`_Builds`, :class:`solver.executors.Feed`), so no core runs two things and
+many small builds run side by side; a build goes where the first board that waits
+on it stands in the pass's order, and the builds running at once hold at most
+:func:`build_memory_cap` of BFS memory.  With one worker each build has every core.
+
 Each pass keeps a journal beside the answer file (``OUT.quick.jsonl``,
 ``OUT.progress.jsonl``; ``OUT.timeline.csv``, the proven count against elapsed
 time, is written from them at the end: :mod:`solver.timeline`), builds publish
@@ -48,17 +55,20 @@ left unanswered or unproven, keeping the better outcome of each.
 
 from __future__ import annotations
 
+import functools
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pdb_builder.board import Shape
 from pdb_builder.make.building import BuildReport, build_pdb, default_partition, layout_partitions
-from pdb_builder.patterns import num_placements
+from pdb_builder.patterns import bfs_memory, num_placements
 from pdb_builder.storage import database_files, default_db_dir, pdb_filename
 
 from .batch import BatchResult, run_batch, write_answers
+from .executors import Job
 from .journal import beside, journal_attempts, journal_path, read_journal, refuse_unless_resume
 from .one_board import Outcome
 from .timeline import Sittings, write_timeline
@@ -78,6 +88,8 @@ AUTO_BUDGET = "auto"  # twice the running time at the end of the full pass
 DEFAULT_TIME_LIMIT = 60.0
 FULL_PASS_SHARE = 0.5
 MIN_TIME_LIMIT = 5.0
+# the share of the machine's memory the builds running side by side may hold at once
+BUILD_MEMORY_SHARE = 0.5
 
 
 @dataclass
@@ -86,12 +98,13 @@ class Plan:
     role: str  # "wall-free" or "layout"
     boards: int
     entries: int
-    partitions: list = field(default_factory=list)  # built in turn, one file each
+    partitions: list = field(default_factory=list)  # one file each, one build job each
     records: list = field(default_factory=list)  # the boards that want them
+    started: float = 0.0  # perf_counter() when its build began
 
     @property
     def bytes(self) -> int:
-        return self.entries  # one byte an entry, contiguous layout (no two-bit copy: see do_builds)
+        return self.entries  # one byte an entry, contiguous layout (no two-bit copy: see build_partition)
 
 
 @dataclass
@@ -179,10 +192,13 @@ def _plan(wants, role: str, partitions_of) -> dict[str, Plan]:
             seen.add(s.key)
             parts = partitions_of(s)
             if parts:
-                n = len(s.free_cells)
-                entries = sum(num_placements(n, len(g)) for p in parts for g in p.groups)
-                plans[s.key] = Plan(s, role, 1, entries, parts, [rec])
+                plans[s.key] = Plan(s, role, 1, _entries(s, parts), parts, [rec])
     return plans
+
+
+def _entries(shape: Shape, partitions) -> int:
+    n = len(shape.free_cells)
+    return sum(num_placements(n, len(g)) for p in partitions for g in p.groups)
 
 
 def plan_wall_free(records, db_dir, memory_limit: int) -> list[Plan]:
@@ -230,6 +246,76 @@ def _retry_order(o: Outcome | None, closest: bool = False, attempts: int = 0):
         return attempts, -(1 << 30)
     gap = length - (o.extra.get("lower_bound") or 0)
     return attempts, gap if closest else -gap
+
+
+def build_memory_cap(memory_limit: int) -> int:
+    """BFS memory the builds running at once may hold: :data:`BUILD_MEMORY_SHARE` of
+    this machine's memory, at least one build's ``memory_limit``."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # not POSIX: one build at a time
+        total = 0
+    return max(int(BUILD_MEMORY_SHARE * total), memory_limit)
+
+
+def build_partition(shape: Shape, partition, db_dir, *, parallel: bool) -> BuildReport:
+    """A build job's work (in a worker's slot: :class:`solver.executors.Job`)."""
+    # no two-bit copies: on the DevQuiz sizes they speed the search up too little for
+    # the build time they cost (docs/devquiz.md)
+    return build_pdb(shape, partition, db_dir, two_bit=False, parallel=parallel)
+
+
+class _Builds:
+    """The run's builds as jobs of its batches: one a partition of each plan, run in a
+    worker's slot beside the searches (one thread each), the plan's boards waiting on
+    them all; the database folder kept under ``disk_limit`` as each starts, each
+    outcome in the run's result (``res``) as it ends."""
+
+    def __init__(self, res: RunResult, db_dir, disk_limit, sittings: Sittings, on_build):
+        self.res, self.db_dir, self.disk_limit = res, db_dir, disk_limit
+        self.sittings, self.on_build = sittings, on_build
+        self.used = 0  # bytes in the database folder, counted on as each build starts
+
+    def jobs(self, plans) -> list[Job]:
+        self.used = disk_used(self.db_dir)
+        out = []
+        for p in plans:
+            for part in p.partitions:
+                one = Plan(p.shape, p.role, p.boards, _entries(p.shape, [part]), [part], p.records)
+                memory = max(bfs_memory(len(p.shape.free_cells), len(g)) for g in part.groups)
+                out.append(
+                    Job(
+                        build_partition,
+                        (p.shape, part, self.db_dir),
+                        p.records,
+                        memory,
+                        functools.partial(self.begin, one),
+                        functools.partial(self.done, one),
+                    )
+                )
+        return out
+
+    def begin(self, plan: Plan) -> bool:
+        if self.disk_limit is not None and self.used + plan.bytes > self.disk_limit:
+            self.res.skipped_builds.append(plan)
+            return False
+        self.used += plan.bytes
+        plan.started = time.perf_counter()
+        if self.on_build:
+            self.on_build(plan)
+        return True
+
+    def done(self, plan: Plan, rep: BuildReport | None, error: BaseException | None) -> None:
+        self.res.build_seconds += time.perf_counter() - plan.started  # as each ends: an interrupted run counts them
+        self.sittings.touch()
+        if error is not None:  # one build never stops a run: its boards go on
+            name, text = plan.partitions[0].name, f"{type(error).__name__}: {error}"
+            log.warning("%s %s: build failed (%s); its boards are solved without it", plan.shape.key, name, text)
+            self.res.failed_builds.append((plan.shape.key, name, text))
+            return
+        self.res.builds.append(rep)
+        if self.on_build:
+            self.on_build(rep)
 
 
 def run_pipeline(
@@ -283,43 +369,10 @@ def run_pipeline(
         if seen:
             seen(o)
 
-    def do_builds(plans, release=None):
-        """Build ``plans`` in turn within the disk limit; ``release(records)`` after each
-        layout's build (or its skip) lets the full pass solve that layout's boards."""
-        used = disk_used(db_dir)
-        for p in plans:
-            if disk_limit is not None and used + p.bytes > disk_limit:
-                res.skipped_builds.append(p)
-            else:
-                if on_build:
-                    on_build(p)
-                # no two-bit copies: on the DevQuiz sizes they speed the search up too little
-                # for the build time they cost (docs/devquiz.md)
-                for part in p.partitions:
-                    t0 = time.perf_counter()
-                    try:
-                        rep = build_pdb(p.shape, part, db_dir, two_bit=False)
-                    except Exception as exc:  # noqa: BLE001 - one build never stops a run: its boards go on
-                        res.build_seconds += time.perf_counter() - t0
-                        error = f"{type(exc).__name__}: {exc}"
-                        log.warning(
-                            "%s %s: build failed (%s); its boards are solved without it", p.shape.key, part.name, error
-                        )
-                        res.failed_builds.append((p.shape.key, part.name, error))
-                        continue
-                    res.build_seconds += time.perf_counter() - t0  # as each ends: an interrupted run counts them
-                    sittings.touch()
-                    res.builds.append(rep)
-                    if on_build:
-                        on_build(rep)
-                used += p.bytes
-            if release is not None:
-                release(p.records)
-
+    builds = _Builds(res, db_dir, disk_limit, sittings, on_build)
     try:
-        if build:
-            do_builds(plan_wall_free(records, db_dir, memory_limit))
-        # quick pass: proven boards are final; rejected ones (invalid, unsolvable) too
+        # quick pass, each size's boards as soon as its wall-free database is built: proven
+        # boards are final; rejected ones (invalid, unsolvable) too
         final: dict[int, Outcome] = {}
 
         def quick_seen(o: Outcome):
@@ -341,11 +394,13 @@ def run_pipeline(
             fallback=False,
             scheduler=scheduler,
             on_outcome=quick_seen,
+            jobs=builds.jobs(plan_wall_free(records, db_dir, memory_limit)) if build else (),
+            job_memory=build_memory_cap(memory_limit),
         )
         if res.quick.interrupted:
             raise KeyboardInterrupt
         rest = [r for r in records if r.index not in final]
-        # the layouts build in a background thread while the boards that need no build are solved;
+        # the layouts build in the workers' slots beside the boards that need no build;
         # each layout's boards go to the solvers as soon as its database is published
         done_full = read_journal(fj, rest)
         again = {
@@ -380,8 +435,8 @@ def run_pipeline(
                 fallback=fallback,
                 scheduler=scheduler,
                 on_outcome=on_outcome,
-                held=[r.index for p in plans for r in p.records],
-                prepare=(lambda release: do_builds(plans, release)) if plans else None,
+                jobs=builds.jobs(plans),
+                job_memory=build_memory_cap(memory_limit),
                 retry=retried,
                 last_start=last_start,
             )

@@ -1,5 +1,6 @@
 import csv
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from pdb_builder.formats import read_file
 from pdb_builder.moves import check_moves
 from solver.batch import run_batch
 from solver.cli import main
-from solver.executors import Feed
+from solver.executors import Feed, Job
 from solver.journal import journal_path, read_journal
 from solver.one_board import Outcome, better
 
@@ -118,58 +119,65 @@ def test_cli_report_summary_and_exit(problems, tmp_path):
     assert r.exit_code == 2 and "--resume needs --out" in r.output
 
 
-def test_held_boards_wait_for_prepare(problems, tmp_path):
+def _where(path, fail=False, *, parallel):
+    """A job (picklable: module level): says which process ran it and how."""
+    if fail:
+        raise OSError(28, "No space left on device")
+    Path(path).write_text(f"{os.getpid()} {parallel}")
+    return os.getpid()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_boards_wait_for_their_jobs(problems, tmp_path, workers):
     recs = read_file(str(problems)).records
     events = []
 
-    def prepare(release):
-        events.append("prepare")
-        release(recs[:1])  # the rest of the held ones are released when prepare returns
+    def job(name, waiting, fail=False):
+        return Job(
+            _where,
+            (tmp_path / name, fail),
+            waiting,
+            begin=lambda: events.append(("begin", name)) or True,
+            done=lambda value, error: events.append(("done", name, value, error)),
+        )
 
+    jobs = [job("a", recs[2:4]), job("b", recs[3:5], fail=True)]
     res = run_batch(
-        recs,
-        db_dir=tmp_path / "none",
-        held=[r.index for r in recs[:3]],
-        prepare=prepare,
-        on_outcome=lambda o: events.append(o.index),
-        workers=2,
+        recs, db_dir=tmp_path / "none", jobs=jobs, on_outcome=lambda o: events.append(o.index), workers=workers
     )
-    assert len(res.outcomes) == 8 and "prepare" in events
-    assert sorted(i for i in events if i != "prepare") == sorted(r.index for r in recs)
+    assert len(res.outcomes) == 8
+    assert sorted(i for i in events if isinstance(i, int)) == sorted(r.index for r in recs)
+    ends = {e[1]: k for k, e in enumerate(events) if isinstance(e, tuple) and e[0] == "done"}
+    # each board solved after every job it waits on ended, a failed job's too
+    assert all(events.index(r.index) > ends["a"] for r in recs[2:4])
+    assert all(events.index(r.index) > ends["b"] for r in recs[3:5])
+    (_, _, value, error), (_, _, none, failure) = sorted(e for e in events if isinstance(e, tuple) and e[0] == "done")
+    assert error is None and none is None and "No space left" in str(failure)
+    pid, parallel = (tmp_path / "a").read_text().split()
+    if workers == 1:  # alone: in this process, every core
+        assert int(pid) == value == os.getpid() and parallel == "True"
+    else:  # a worker's slot, one thread beside the searches
+        assert int(pid) == value != os.getpid() and parallel == "False"
 
-    def broken(release):
-        raise RuntimeError("build failed")
 
-    out = tmp_path / "a.txt"
-    with pytest.raises(RuntimeError, match="build failed"):
-        run_batch(recs, db_dir=tmp_path / "none", held=[recs[0].index], prepare=broken, out_path=out, workers=1)
-    # the held board was released and solved before the error was raised
-    assert sum(1 for line in out.read_text().splitlines() if line) == 7  # + one unsolvable
-
-
-def test_feed_puts_a_released_board_before_the_later_ready_ones():
-    import threading
+def test_feed_hands_out_jobs_before_the_boards_that_wait_on_them():
     from types import SimpleNamespace
 
     recs = [SimpleNamespace(index=i) for i in range(5)]
-    go, released = threading.Event(), threading.Event()
-
-    def prepare(release):
-        go.wait(10)
-        release([recs[1]])
-        released.set()  # 3 is released when prepare returns
-
-    feed = Feed(recs, held=[1, 3], prepare=prepare)
-    feed.start()
-    assert feed.take(block=True, limit=1) == ([recs[0]], False)
-    go.set()
-    assert released.wait(10)
-    assert feed.take(block=True, limit=2) == ([recs[1], recs[2]], False)  # 1 before 2, though 2 was ready first
-    rest, ended = [], False
-    while not ended:
-        got, ended = feed.take(block=True)
-        rest += got
-    assert rest == [recs[3], recs[4]]
+    begun = []
+    big = Job(print, (), [recs[1]], memory=8, begin=lambda: begun.append("big") or True)
+    small = Job(print, (), [recs[3]], memory=4, begin=lambda: begun.append("small") or True)
+    skipped = Job(print, (), [recs[4]], begin=lambda: False)  # e.g. over the disk limit: its board goes on at once
+    feed = Feed(recs, [big, small, skipped], memory_cap=10)
+    # big goes where record 1 stands; small would take the jobs past the cap: record 2 goes instead
+    assert feed.take(limit=3) == ([recs[0], big, recs[2]], False)
+    assert feed.take() == ([recs[4]], False) and begun == ["big"]  # small waits, the skipped one's board goes
+    feed.job_done(big, lambda: None)
+    assert feed.take(limit=1) == ([recs[1]], False)  # released: before small, as in todo
+    assert feed.take() == ([small], False)
+    assert feed.take() == ([], False)  # record 3 waits on small
+    feed.job_done(small, lambda: None)
+    assert feed.take() == ([recs[3]], True)
 
 
 def test_retry_solves_again_and_keeps_the_better_outcome(problems, tmp_path):

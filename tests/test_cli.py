@@ -202,6 +202,43 @@ def test_sigterm_stops_a_batch_and_keeps_finished_answers(tmp_path):
     assert journal.exists()
 
 
+def test_sigterm_during_a_build_in_a_worker_then_resume(tmp_path):
+    """``run --workers 2`` killed while a worker builds a table: no database file but the
+    finished ones; the resumed run builds it again and answers every board."""
+    from pdb_builder.storage import database_files, open_database
+
+    boards = [walk(Shape.devquiz(3, 3), seed=s) for s in range(4)] + [
+        walk(Shape.devquiz(4, 4), steps=60, seed=s) for s in range(4)
+    ]
+    f = tmp_path / "p.txt"
+    f.write_text("\n".join(["99 99 99 99", str(len(boards)), *boards]) + "\n")
+    out, db, err = tmp_path / "a.txt", tmp_path / "db", tmp_path / "err.txt"
+    cmd = [sys.executable, "-m", "solver", "run", str(f), "--out", str(out), "--db-dir", str(db)]
+    cmd += ["--memory-limit", "64M", "--workers", "2", "--budget", "none"]
+    with err.open("w") as fh:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=fh)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and "building wall-free database 4x4" not in err.read_text():
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)  # the build has just been handed to a worker
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            subprocess.run(["pkill", "-9", "-P", str(proc.pid)], check=False)
+            proc.kill()
+    assert proc.returncode == 130 and "rerun with --resume" in err.read_text()
+    assert "4x4-devquiz 5-5-5: built" not in err.read_text()
+    assert not any(p.name.startswith("4x4") for p in database_files(db))  # the killed build published nothing
+    r = subprocess.run([*cmd, "--resume"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    files = database_files(db)
+    assert {p.name.split(".")[0] for p in files} == {"3x3-devquiz", "4x4-devquiz"}
+    assert all(open_database(p, verify=True) for p in files) and not list(db.glob(".*.tmp"))
+    answers = out.read_text().split("\n")[:-1]
+    assert all(check_moves(read_board_arg(b).records[0].board, m).ok for b, m in zip(boards, answers))
+
+
 def test_progress_line_on_a_terminal_only():
     import io
 

@@ -2,6 +2,8 @@
 the move budget, comparison with other answer files, and a Dask executor."""
 
 import gc
+import os
+import threading
 import time
 
 import pytest
@@ -209,6 +211,35 @@ def test_a_failed_build_never_stops_the_run(devquiz_slice, tmp_path, monkeypatch
     assert r.output.count("build failed:") >= len(set(failed)) and "No space left" in r.output
 
 
+def test_builds_share_the_workers_one_thread_each(devquiz_slice, tmp_path, monkeypatch):
+    """With two workers every build is a job in a worker's slot on one thread (the
+    forked workers see the patched build), and the boards that wait on it are proven."""
+    import solver.pipeline as pipeline
+
+    recs = read_file(str(devquiz_slice)).records
+    real, seen = pipeline.build_pdb, tmp_path / "seen.txt"
+
+    def noted(shape, part, db_dir, **kw):
+        with seen.open("a") as fh:
+            fh.write(f"{os.getpid()} {kw['parallel']} {shape.key}\n")
+        return real(shape, part, db_dir, **kw)
+
+    monkeypatch.setattr(pipeline, "build_pdb", noted)
+    kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, layout_memory=8 << 20, time_limit=30, quick_node_limit=1)
+    res = run_pipeline(recs, tmp_path / "a.txt", workers=2, **kw)
+    rows = [line.split() for line in seen.read_text().splitlines()]
+    sizes = {r.board.shape.wall_free().key for r in recs}
+    layouts = {r.board.shape.key for r in recs if r.board.shape.walls}
+    assert sorted(key for _, _, key in rows) == sorted(sizes | layouts)
+    assert all(int(pid) != os.getpid() and parallel == "False" for pid, parallel, _ in rows)
+    assert len(res.builds) == len(rows) and not res.failed_builds
+    for rec in recs:
+        o = res.outcomes[rec.index]
+        assert o.extra["optimal"] and o.extra["length"] == _truth(rec)
+        if rec.board.shape.walls:  # proven on its own layout's table: solved after that build
+            assert any(f"({rec.board.shape.key}.pdb" in name for name in o.extra["heuristic"])
+
+
 def test_retry_unanswered_boards_worst_first(devquiz_slice, tmp_path):
     recs = read_file(str(devquiz_slice)).records
     out = tmp_path / "a.txt"
@@ -345,8 +376,8 @@ def test_a_feed_starts_nothing_after_its_last_start(devquiz_slice):
     from solver.executors import Feed
 
     recs = read_file(str(devquiz_slice)).records[:3]
-    assert Feed(recs, last_start=time.time() - 1).take(block=True) == ([], True)
-    got, ended = Feed(recs, last_start=time.time() + 60).take(block=True)
+    assert Feed(recs, last_start=time.time() - 1).take() == ([], True)
+    got, ended = Feed(recs, last_start=time.time() + 60).take()
     assert [r.index for r in got] == [r.index for r in recs] and ended
 
 
@@ -433,6 +464,36 @@ def test_dask_local_cluster_same_answers(devquiz_slice, tmp_path, workers, threa
         remote = run_batch(recs, db_dir=tmp_path / "none", scheduler=client, out_path=tmp_path / "a.txt").outcomes
     assert {i: o.extra["length"] for i, o in remote.items()} == {i: o.extra["length"] for i, o in local.items()}
     assert all(check_moves(r.board, m).ok for r, m in zip(recs, (tmp_path / "a.txt").read_text().split("\n")))
+
+
+def test_dask_cluster_runs_the_builds_too(devquiz_slice, tmp_path, monkeypatch):
+    """``run --scheduler``: the builds are tasks on the cluster, one thread each."""
+    distributed = pytest.importorskip("distributed")
+    import solver.pipeline as pipeline
+
+    recs = [r for r in read_file(str(devquiz_slice)).records if r.board.shape.size_text == "3x3"]
+    real, threads = pipeline.build_pdb, []
+
+    def noted(shape, part, db_dir, **kw):
+        threads.append((threading.current_thread().name, kw["parallel"]))
+        return real(shape, part, db_dir, **kw)
+
+    monkeypatch.setattr(pipeline, "build_pdb", noted)
+    cluster_args = dict(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
+    with distributed.LocalCluster(**cluster_args) as cluster, distributed.Client(cluster) as client:
+        res = run_pipeline(
+            recs,
+            tmp_path / "a.txt",
+            db_dir=tmp_path / "db",
+            memory_limit=8 << 20,
+            layout_memory=8 << 20,
+            quick_node_limit=1,
+            time_limit=30,
+            scheduler=client,
+        )
+    assert len(threads) == len(res.builds) >= 2 and not res.failed_builds
+    assert all(name != threading.main_thread().name and not parallel for name, parallel in threads)
+    assert all(res.outcomes[r.index].extra["length"] == _truth(r) for r in recs)
 
 
 def test_scheduler_unreachable_is_one_line(tmp_path, monkeypatch):

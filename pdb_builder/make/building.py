@@ -147,10 +147,12 @@ def build_pdb(
     layout: str = "contiguous",
     progress=None,
     two_bit: bool = True,
+    parallel: bool = True,
 ) -> BuildReport:
     """Build ``partition`` for ``shape`` and publish it under ``db_dir``.  An existing
     file that opens and verifies is kept unless ``overwrite``.  ``two_bit``: also store
-    each table's two-bit copy (``packed.py``)."""
+    each table's two-bit copy (``packed.py``); ``parallel=False``: the BFS on the
+    calling thread (see :func:`compute_pdb`)."""
     from ..errors import DatabaseError
     from ..storage import default_db_dir, open_database, pdb_filename, write_pdb
 
@@ -189,7 +191,7 @@ def build_pdb(
                 num_placements(n, len(tiles)),
             )
             cb = (lambda d, v, m, s, i=i: progress(i, d, v, m, s)) if progress else None
-            yield compute_pdb(shape, tiles, progress=cb)
+            yield compute_pdb(shape, tiles, progress=cb, parallel=parallel)
 
     _, stats, seconds = write_pdb(
         path,

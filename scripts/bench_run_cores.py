@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""How ``slidepdb run`` shares the cores between its builds and its searches.
+
+    .venv/bin/python scripts/bench_run_cores.py --dir DIR --code . [--code OTHER_CHECKOUT]
+        [--sizes 4x5 5x4 3x5 5x3] [--time-limit 5] [--workers 2] [--rounds 1]
+
+Writes the DevQuiz boards of ``--sizes`` to ``DIR/subset.txt``, then, for each
+``--code`` checkout in turn (``--rounds`` times, alternating), runs from an empty
+database folder
+
+    python -m solver run DIR/subset.txt --out DIR/K/answers.txt --db-dir DIR/K/db
+        --budget none --time-limit T --workers W
+
+with that checkout first on ``PYTHONPATH``, and prints a row per run: wall seconds,
+when the first board was proven and when the quick pass ended (from
+``answers.timeline.csv``), proven and answered boards, CPU seconds of the run's
+processes, busy cores (CPU over wall), the mean number of runnable threads on the
+machine while it ran (``/proc/loadavg``, sampled every half second: above
+``--workers`` means oversubscribed), and the largest resident set of one process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import resource
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "devquiz2011" / "problems.txt"
+
+
+def subset(problems: Path, sizes: set[str], out: Path) -> int:
+    lines = problems.read_text().split("\n")
+    picked = [line for line in lines[2:] if line and "x".join(line.split(",")[:2]) in sizes]
+    out.write_text("\n".join([lines[0], str(len(picked)), *picked]) + "\n")
+    return len(picked)
+
+
+def runnable_sampler(stop: threading.Event, samples: list) -> None:
+    while not stop.wait(0.5):
+        with open("/proc/loadavg") as fh:
+            samples.append(int(fh.read().split()[3].split("/")[0]) - 1)  # less this sampler
+
+
+def label(code: Path) -> str:
+    try:
+        return subprocess.run(
+            ["git", "-C", str(code), "describe", "--always", "--dirty"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return code.name
+
+
+def one_run(code: Path, problems: Path, folder: Path, args) -> dict:
+    folder.mkdir(parents=True)
+    out = folder / "answers.txt"
+    cmd = [sys.executable, "-m", "solver", "run", str(problems), "--out", str(out), "--db-dir", str(folder / "db")]
+    cmd += ["--budget", "none", "--time-limit", str(args.time_limit), "--workers", str(args.workers)]
+    env = dict(os.environ, PYTHONPATH=str(code))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    stop, samples = threading.Event(), []
+    sampler = threading.Thread(target=runnable_sampler, args=(stop, samples), daemon=True)
+    sampler.start()
+    t0 = time.perf_counter()
+    with open(folder / "stderr.txt", "w") as err, open(folder / "stdout.txt", "w") as so:
+        rc = subprocess.run(cmd, cwd=code, env=env, stdout=so, stderr=err).returncode
+    wall = time.perf_counter() - t0
+    stop.set()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    with open(Path(str(out) + ".timeline.csv")) as fh:
+        rows = list(csv.DictReader(fh))
+    proven = [float(r["elapsed_s"]) for r in rows if r["optimal"] == "1"]
+    quick = [float(r["elapsed_s"]) for r in rows if r["step"] == "quick"]
+    return {
+        "rc": rc,
+        "wall": wall,
+        "first proven": min(proven, default=float("nan")),
+        "quick pass ended": max(quick, default=float("nan")),
+        "proven": int(rows[-1]["proven"]) if rows else 0,
+        "answered": int(rows[-1]["answered"]) if rows else 0,
+        "cpu": cpu,
+        "busy cores": cpu / wall,
+        "runnable": sum(samples) / max(len(samples), 1),
+        "peak rss MB": after.ru_maxrss / 1024,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dir", required=True, type=Path, help="working folder (its runs are kept)")
+    ap.add_argument("--code", action="append", type=Path, required=True, help="a checkout to run (repeat)")
+    ap.add_argument("--problems", type=Path, default=DATA)
+    ap.add_argument("--sizes", nargs="+", default=["4x5", "5x4", "3x5", "5x3"])
+    ap.add_argument("--time-limit", type=float, default=5.0)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=1)
+    args = ap.parse_args()
+    args.dir.mkdir(parents=True, exist_ok=True)
+    problems = args.dir / "subset.txt"
+    n = subset(args.problems, set(args.sizes), problems)
+    print(f"{n} boards ({' '.join(args.sizes)}), --time-limit {args.time_limit:g}, --workers {args.workers}")
+    cols = ["code", "rc", "wall", "first proven", "quick pass ended", "proven", "answered", "cpu"]
+    cols += ["busy cores", "runnable", "peak rss MB"]
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+    for k in range(args.rounds):
+        for j, code in enumerate(args.code):
+            row = one_run(code.resolve(), problems, args.dir / f"run{k}-{j}", args)
+            cells = [label(code)] + [f"{row[c]:.1f}" if isinstance(row[c], float) else str(row[c]) for c in cols[1:]]
+            print("| " + " | ".join(cells) + " |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
