@@ -233,17 +233,34 @@ def _local_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback
         )
 
 
-def _dask_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback, scheduler):
+def cluster_threads(scheduler) -> int:
+    """How many boards a dask cluster (an address or a Client) solves at once: its
+    workers' threads together."""
+    client = _dask_client(scheduler)
+    try:
+        return max(sum(client.nthreads().values()), 1)
+    finally:
+        if client is not scheduler:
+            client.close()
+
+
+def _dask_client(scheduler):
     try:
         from distributed import Client
     except ImportError:
         raise BoardError("--scheduler needs dask.distributed: pip install 'slidepdb[dask]'") from None
-    if db_dir is not None:
-        db_dir = str(Path(db_dir).resolve())
+    if isinstance(scheduler, Client):
+        return scheduler
     try:
-        client = scheduler if isinstance(scheduler, Client) else Client(scheduler, timeout=DASK_CONNECT_TIMEOUT)
+        return Client(scheduler, timeout=DASK_CONNECT_TIMEOUT)
     except OSError as exc:
         raise BoardError(f"--scheduler {scheduler}: cannot connect: {exc}") from None
+
+
+def _dask_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback, scheduler):
+    if db_dir is not None:
+        db_dir = str(Path(db_dir).resolve())
+    client = _dask_client(scheduler)
 
     def wait_some(pending):
         done = [f for f in pending if f.done()]

@@ -68,7 +68,7 @@ from pdb_builder.patterns import bfs_memory, num_placements
 from pdb_builder.storage import database_files, default_db_dir, pdb_filename
 
 from .batch import BatchResult, run_batch, write_answers
-from .executors import Job
+from .executors import Job, cluster_threads
 from .journal import beside, journal_attempts, journal_path, read_journal, refuse_unless_resume
 from .one_board import Outcome
 from .timeline import Sittings, write_timeline
@@ -445,7 +445,8 @@ def run_pipeline(
             time_limit = sittings.marks.get("limit")  # planned in an earlier sitting
         if time_limit is None and deadline is not None:
             todo = [r for r in rest if r.index not in done_full]
-            time_limit = sittings.mark("limit", _full_pass_limit(deadline, todo, workers))
+            slots = workers if scheduler is None else cluster_threads(scheduler)
+            time_limit = sittings.mark("limit", _full_pass_limit(deadline, todo, slots))
         if time_limit is None:
             time_limit = DEFAULT_TIME_LIMIT
         res.full_limit = time_limit
@@ -492,15 +493,15 @@ def run_pipeline(
     return res
 
 
-def _full_pass_limit(deadline: float, todo, workers: int) -> float:
+def _full_pass_limit(deadline: float, todo, slots: int) -> float:
     """The full pass's time limit under a budget (``deadline``) with no --time-limit:
     what lets ``todo`` take about FULL_PASS_SHARE of what is left at one limit a
     board on average (the measured mean: most are proven early, the unproven take up
-    to BOARD_SPAN limits)."""
+    to BOARD_SPAN limits), ``slots`` boards at once."""
     if not todo:
         return DEFAULT_TIME_LIMIT
     left = deadline - RESERVE - time.time()
-    fit = FULL_PASS_SHARE * left * max(workers, 1) / len(todo)
+    fit = FULL_PASS_SHARE * left * max(slots, 1) / len(todo)
     return round(min(DEFAULT_TIME_LIMIT, max(MIN_TIME_LIMIT, fit)), 1)
 
 

@@ -467,7 +467,8 @@ def test_dask_local_cluster_same_answers(devquiz_slice, tmp_path, workers, threa
 
 
 def test_dask_cluster_runs_the_builds_too(devquiz_slice, tmp_path, monkeypatch):
-    """``run --scheduler``: the builds are tasks on the cluster, one thread each."""
+    """``run --scheduler``: the builds are tasks on the cluster, one thread each, and a
+    budget's full-pass limit is planned for the cluster's threads."""
     distributed = pytest.importorskip("distributed")
     import solver.pipeline as pipeline
 
@@ -479,6 +480,8 @@ def test_dask_cluster_runs_the_builds_too(devquiz_slice, tmp_path, monkeypatch):
         return real(shape, part, db_dir, **kw)
 
     monkeypatch.setattr(pipeline, "build_pdb", noted)
+    planned = []
+    monkeypatch.setattr(pipeline, "_full_pass_limit", lambda d, todo, slots: planned.append(slots) or 30.0)
     cluster_args = dict(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
     with distributed.LocalCluster(**cluster_args) as cluster, distributed.Client(cluster) as client:
         res = run_pipeline(
@@ -488,9 +491,10 @@ def test_dask_cluster_runs_the_builds_too(devquiz_slice, tmp_path, monkeypatch):
             memory_limit=8 << 20,
             layout_memory=8 << 20,
             quick_node_limit=1,
-            time_limit=30,
             scheduler=client,
+            budget=600,
         )
+    assert planned == [2] and res.full_limit == 30.0
     assert len(threads) == len(res.builds) >= 2 and not res.failed_builds
     assert all(name != threading.main_thread().name and not parallel for name, parallel in threads)
     assert all(res.outcomes[r.index].extra["length"] == _truth(r) for r in recs)
