@@ -17,7 +17,7 @@ work (see :mod:`solver.budget`).  Within it, in turn:
    a few levels at a time (a beam that fails on a ring can succeed at another width or
    in the other direction, and which one cannot be told in advance), the pair with at
    most :data:`LADDER_SHARE` of what is left, each beam stopping at the depth of
-   :data:`LADDER_DEPTH`; one staged search (step 5, :data:`LADDER_STAGED_SHARE` of
+   :data:`LADDER_DEPTH`; one staged search (step 6, :data:`LADDER_STAGED_SHARE` of
    what is left) after the first :data:`LADDER_STAGED` widths; until one answers.
    The steps below then use the board's layout tables;
 3. weighted IDA*, the weights of :data:`FALLBACK_WEIGHTS` in turn, each with half of
@@ -25,11 +25,14 @@ work (see :mod:`solver.budget`).  Within it, in turn:
    1.5 and 2 once a beam has answered: larger weights rarely beat it), until one answers;
 4. wider beams while the next is expected to fit (each takes about four times the last),
    unless step 2 ran;
-5. staged search (:func:`solver.staged.staged_search`: tile groups placed in turn,
+5. on a walled board whose own database tables served steps 1-4 and nothing
+   answered (a ring can mislead them all), step 2's beams and staged search on
+   those tables, with :data:`LAST_LADDER_SHARE` of all that is left (nothing to polish);
+6. staged search (:func:`solver.staged.staged_search`: tile groups placed in turn,
    bounded memory) with what is left of the search phase when the best is over
    :data:`STAGED_RATIO` times the lower bound (a beam can wander for hundreds of
    moves), or with all that is left when nothing answered (nothing to polish);
-6. :func:`solver.polish.polish` (windows of the path solved optimally) with what is
+7. :func:`solver.polish.polish` (windows of the path solved optimally) with what is
    left of the whole fallback share, at least ``FALLBACK_SHARE - SEARCH_SHARE`` limits.
 """
 
@@ -49,7 +52,7 @@ from .polish import polish
 from .staged import reversed_board, staged_search, undo
 
 FALLBACK_SHARE = 2.0  # the fallback's limits, as a multiple of the board's
-SEARCH_SHARE = 1.75  # of which the searches (1-5) take at most this; polishing the rest
+SEARCH_SHARE = 1.75  # of which the searches (1-6) take at most this; polishing the rest
 WEIGHTED_SHARE = 0.5  # weighted IDA* takes at most this part of the search time left after the first beam
 FALLBACK_WEIGHTS = (150, 200, 300, 500, 1000)  # percent; weighted IDA*, in turn
 BEAM_WIDTHS = (1024, 4096, 16384)  # beam search, widening while time allows
@@ -65,6 +68,7 @@ LADDER_STAGED = 3  # step 2 tries staged search after this many widths (it is qu
 LADDER_STAGED_SHARE = 0.6  # ... with at most this part of what is left (where the first widths failed, the
 # staged search answers more often than the last width: 5 of the 9 hardest DevQuiz ring boards, in 0.03-5.4 s)
 LADDER_DEPTH = (3, 60)  # step 2's beams stop at 3 x the lower bound + 60 moves (a beam that wanders has failed)
+LAST_LADDER_SHARE = 0.75  # step 5 (step 2 on a board's own tables) takes at most this part of what is left
 
 
 def layout_searcher(shape: Shape, budget: Budget, use_lc: bool = False) -> Searcher | None:
@@ -162,6 +166,15 @@ def fallback_search(
         keep(beam_search(searcher, board, width=width, budget=search), f"beam width {width}{tag}")
         return time.perf_counter() - t
 
+    def ladder(on: Searcher, budget: Budget) -> None:
+        """Step 2's beams and staged search on ``on``'s tables within ``budget``."""
+        back: dict = {}
+        keep(*_ladder(on, board, budget, lower_bound, LADDER_WIDTHS[:LADDER_STAGED], back))
+        if best is None and not budget.out():
+            keep(staged_search(board, budget=_share(budget, LADDER_STAGED_SHARE)), "staged")
+        if best is None:
+            keep(*_ladder(on, board, budget, lower_bound, LADDER_WIDTHS[LADDER_STAGED:], back))
+
     tag = ""
     last = 0.0  # what a beam took, to judge whether the next, wider one fits
     if BEAM_WIDTHS and search.nodes(BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]) >= BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]:
@@ -175,12 +188,7 @@ def fallback_search(
         layout = layout or layout_searcher(board.shape, search)
         if layout is not None:
             searcher, tag = layout, " on layout tables"
-            back: dict = {}
-            keep(*_ladder(layout, board, search, lower_bound, LADDER_WIDTHS[:LADDER_STAGED], back))
-            if best is None and not search.out():
-                keep(staged_search(board, budget=_share(search, LADDER_STAGED_SHARE)), "staged")
-            if best is None:
-                keep(*_ladder(layout, board, search, lower_bound, LADDER_WIDTHS[LADDER_STAGED:], back))
+            ladder(layout, search)
     weights = FALLBACK_WEIGHTS if best is None else FALLBACK_WEIGHTS[:2]
     weighted = _share(search, WEIGHTED_SHARE)
     for k, weight in enumerate(weights):
@@ -200,6 +208,10 @@ def fallback_search(
         if tag or best is None or lt is None or lt < 4 * last or search.out():
             break
         last = beam(width)
+    if best is None and board.shape.walls and not tag and searcher.h.lookups and not total.out():
+        # a walled board whose own tables misled every search above (a ring): step 2 on
+        # them, with the polishing share too (nothing to polish)
+        ladder(searcher, _share(total, LAST_LADDER_SHARE))
     if best is None and not total.out():  # nothing to polish: the polishing share too
         keep(staged_search(board, budget=total), "staged")
     elif len(best) > STAGED_RATIO * lower_bound and not search.out():

@@ -250,6 +250,19 @@ def test_fallback_answers_a_ring_board_manhattan_beams_cannot():
     assert moves is not None and "layout tables" in how and check_moves(board, moves).ok
 
 
+def test_fallback_answers_a_ring_board_its_own_tables_mislead():
+    """The same ring board searched on tables of its own layout (as with a layout
+    database): the first beam dies out and weighted IDA* finds nothing in its share;
+    the beams on those tables, forwards and backwards, answer."""
+    from solver.fallback import fallback_search, layout_searcher
+
+    board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
+    searcher = layout_searcher(board.shape, Budget())
+    assert searcher.h.lookups and beam_search(searcher, board, width=1024) is None
+    moves, how, _ = fallback_search(searcher, board, 6, None, searcher.initial_h(board))
+    assert moves is not None and "layout tables" in how and check_moves(board, moves).ok
+
+
 def _layout_in_child(queue):
     from solver.fallback import layout_searcher
 
