@@ -560,10 +560,11 @@ def reopened_text(count: int) -> str:
 )
 @click.option(
     "--disk-limit",
-    default="20G",
+    default="auto",
     show_default=True,
-    callback=bytes_callback,
-    help="The database folder's size that builds stay within; layouts beyond it are solved without their own database.",
+    callback=lambda ctx, param, value: "auto" if value == "auto" else bytes_callback(ctx, param, value),
+    help="The database folder's size that builds stay within; layouts beyond it are solved without their own "
+    "database. auto: what the folder holds when the run starts plus half the free space of its disk.",
 )
 @click.option("--no-build", is_flag=True, help="Solve with the databases there are; build nothing.")
 @click.option(

@@ -58,6 +58,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,6 +91,9 @@ FULL_PASS_SHARE = 0.5
 MIN_TIME_LIMIT = 5.0
 # the share of the machine's memory the builds running side by side may hold at once
 BUILD_MEMORY_SHARE = 0.5
+# disk_limit="auto": what the database folder holds at the start plus this share of its disk's free space
+AUTO_DISK = "auto"
+AUTO_DISK_SHARE = 0.5
 
 
 @dataclass
@@ -167,6 +171,15 @@ def journalled_outcomes(records, out_path) -> dict[int, Outcome]:
 
 def _has_pdb(shape: Shape, db_dir) -> bool:
     return any(default_db_dir(db_dir).glob(f"{shape.key}.pdb.*.h5"))
+
+
+def auto_disk_limit(db_dir) -> int:
+    """The database folder's size now plus :data:`AUTO_DISK_SHARE` of the free space
+    of the disk it is on (its nearest existing folder when it is not made yet)."""
+    folder = Path(default_db_dir(db_dir)).resolve()
+    while not folder.exists():
+        folder = folder.parent
+    return disk_used(db_dir) + int(AUTO_DISK_SHARE * shutil.disk_usage(folder).free)
 
 
 def disk_used(db_dir) -> int:
@@ -349,7 +362,9 @@ def run_pipeline(
     ``retry``: "unanswered" or "unproven" (or "closest": the unproven, smallest gap
     first), the full-pass boards to solve again.  ``budget``: seconds for the run
     (with ``resume``, less what earlier sittings spent), or ``"auto"``; after the full
-    pass, rounds (step 5 of the module docstring) until it is spent; None: no rounds."""
+    pass, rounds (step 5 of the module docstring) until it is spent; None: no rounds.
+    ``disk_limit``: bytes, None (none), or ``"auto"`` (:func:`auto_disk_limit` at the
+    first sitting, kept for the later ones)."""
     if retry not in (None, *RETRY_MODES):
         raise ValueError(f"retry {retry!r}: expected one of {', '.join(RETRY_MODES)}")
     if isinstance(budget, str) and budget != AUTO_BUDGET:
@@ -369,6 +384,8 @@ def run_pipeline(
         if seen:
             seen(o)
 
+    if disk_limit == AUTO_DISK:  # worked out once, kept across sittings
+        disk_limit = int(sittings.marks.get("disk") or sittings.mark("disk", auto_disk_limit(db_dir)))
     builds = _Builds(res, db_dir, disk_limit, sittings, on_build)
     try:
         # quick pass, each size's boards as soon as its wall-free database is built: proven

@@ -368,6 +368,29 @@ def test_the_automatic_budget_gives_the_rounds_the_time_the_passes_took(devquiz_
         run_pipeline(recs, out, budget="soon", resume=True, **kw)
 
 
+def test_the_automatic_disk_limit_is_half_the_free_space_kept_across_sittings(devquiz_slice, tmp_path, monkeypatch):
+    import shutil
+    from collections import namedtuple
+
+    import solver.pipeline as pipeline
+
+    usage = namedtuple("usage", "total used free")
+    free = [8 << 30]
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(100 << 30, 0, free[0]))
+    db = tmp_path / "not" / "made"
+    assert pipeline.auto_disk_limit(db) == 4 << 30  # an empty folder (not made yet): half the free space
+    recs = [r for r in read_file(str(devquiz_slice)).records if not r.board.shape.walls][:2]
+    out = tmp_path / "a.txt"
+    kw = dict(db_dir=db, memory_limit=8 << 20, workers=1, disk_limit="auto", budget=None)
+    run_pipeline(recs, out, **kw)
+    assert Sittings.read(out).marks["disk"] == 4 << 30
+    held = pipeline.disk_used(db)
+    assert 0 < held and pipeline.auto_disk_limit(db) == held + (4 << 30)
+    free[0] = 2 << 30  # the disk filled up meanwhile: a resumed run keeps the first sitting's limit
+    run_pipeline(recs, out, resume=True, **kw)
+    assert Sittings.read(out).marks["disk"] == 4 << 30
+
+
 def test_sittings_count_running_time_across_kills(tmp_path):
     sit = Sittings(tmp_path / "a.txt", [[0.0, 100.0], [500.0, 530.0], [900.0, 900.0]])
     assert sit.spent_before == 130.0
