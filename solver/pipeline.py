@@ -4,8 +4,8 @@
    default partition under ``memory_limit``; sizes that already have one are kept.
 2. **Quick pass**: every board, optimal search only, ``quick_limit`` seconds each,
    on the wall-free tables (walls as fixed home tiles), Manhattan and the goal
-   tables found.  It runs alongside step 1, the sizes with the cheapest build a
-   board first: a size's boards start as soon as its database is published.
+   tables found.  It runs alongside step 1, the largest build first: a size's
+   boards start as soon as its database is published.
 3. **Exact layouts where they pay**: for each walled board the quick pass did not
    prove, the database of its exact wall layout (small patterns: ``layout_memory``
    per pattern BFS; ``layout_count`` of them, disjoint ways to cut the same
@@ -401,11 +401,12 @@ def run_pipeline(
 
         caps = [x for x in (node_limit, quick_node_limit) if x is not None]
         wall_free = plan_wall_free(records, db_dir, memory_limit) if build else []
-        # the boards whose tables are there first, then the cheapest table a board: the
-        # small sizes' builds go first, and their boards start while the large ones build
-        cost = {r.index: p.entries / p.boards for p in wall_free for r in p.records}
+        # the boards whose tables are there first, then the largest build first: the
+        # longest builds start at once, the small sizes' builds and boards fill the other
+        # slots meanwhile, and no slot waits idle on a large build at the end
+        size = {r.index: p.entries for p in wall_free for r in p.records}
         res.quick = run_batch(
-            sorted(records, key=lambda r: cost.get(r.index, 0.0)),
+            sorted(records, key=lambda r: (r.index in size, -size.get(r.index, 0))),
             db_dir=db_dir,
             time_limit=quick_limit,
             node_limit=min(caps, default=None),

@@ -213,8 +213,8 @@ def test_a_failed_build_never_stops_the_run(devquiz_slice, tmp_path, monkeypatch
 
 def test_builds_share_the_workers_one_thread_each(devquiz_slice, tmp_path, monkeypatch):
     """With two workers every build is a job in a worker's slot on one thread (the
-    forked workers see the patched build), the wall-free ones cheapest a board first,
-    and the boards that wait on it are proven."""
+    forked workers see the patched build), the wall-free ones largest first, and the
+    boards that wait on it are proven."""
     import solver.pipeline as pipeline
 
     recs = read_file(str(devquiz_slice)).records
@@ -228,9 +228,9 @@ def test_builds_share_the_workers_one_thread_each(devquiz_slice, tmp_path, monke
     monkeypatch.setattr(pipeline, "build_pdb", noted)
     kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, layout_memory=8 << 20, time_limit=30, quick_node_limit=1)
     begun = []
-    res = run_pipeline(recs[::-1], tmp_path / "a.txt", workers=2, on_build=begun.append, **kw)  # 4x3 first
-    wall_free = [p for p in begun if getattr(p, "role", "") == "wall-free"]
-    assert len(wall_free) == 3 and wall_free == sorted(wall_free, key=lambda p: p.entries / p.boards)
+    res = run_pipeline(recs, tmp_path / "a.txt", workers=2, on_build=begun.append, **kw)  # 3x3 first in the file
+    wall_free = [p.shape.size_text for p in begun if getattr(p, "role", "") == "wall-free"]
+    assert wall_free == ["3x4", "4x3", "3x3"]  # the largest build first (3x4 and 4x3 alike: file order)
     rows = [line.split() for line in seen.read_text().splitlines()]
     sizes = {r.board.shape.wall_free().key for r in recs}
     layouts = {r.board.shape.key for r in recs if r.board.shape.walls}
