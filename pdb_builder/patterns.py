@@ -42,6 +42,10 @@ class Partition:
     def sizes(self) -> tuple[int, ...]:
         return tuple(len(g) for g in self.groups)
 
+    def bfs_memory(self, n: int) -> int:
+        """Bytes its largest pattern's BFS needs on n free cells (:func:`bfs_memory`)."""
+        return max(bfs_memory(n, k) for k in self.sizes)
+
 
 # Korf & Felner (2002) partitions as goal cells with the blank on cell 0.
 _KORF_CELLS = {

@@ -65,7 +65,7 @@ from pathlib import Path
 
 from pdb_builder.board import Shape
 from pdb_builder.make.building import BuildReport, build_pdb, default_partition, layout_partitions
-from pdb_builder.patterns import bfs_memory, num_placements
+from pdb_builder.patterns import num_placements
 from pdb_builder.storage import database_files, default_db_dir, pdb_filename
 
 from .batch import BatchResult, run_batch, write_answers
@@ -295,13 +295,12 @@ class _Builds:
         for p in plans:
             for part in p.partitions:
                 one = Plan(p.shape, p.role, p.boards, _entries(p.shape, [part]), [part], p.records)
-                memory = max(bfs_memory(len(p.shape.free_cells), len(g)) for g in part.groups)
                 out.append(
                     Job(
                         build_partition,
                         (p.shape, part, self.db_dir),
                         p.records,
-                        memory,
+                        part.bfs_memory(len(p.shape.free_cells)),
                         functools.partial(self.begin, one),
                         functools.partial(self.done, one),
                     )

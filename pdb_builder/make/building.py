@@ -17,7 +17,6 @@ from ..board import Shape
 from ..errors import BoardError
 from ..patterns import (
     Partition,
-    bfs_memory,
     compact_candidates,
     default_sizes,
     most_compact,
@@ -212,7 +211,7 @@ def build_pdb(
         sum(s.entries for s in stats),
         float(sum(s.mean for s in stats)),
         int(sum(s.max for s in stats)),
-        max(bfs_memory(n, len(g)) for g in partition.groups),
+        partition.bfs_memory(n),
     )
 
 
@@ -286,7 +285,7 @@ def default_partition(shape: Shape, memory_limit: int, build=None) -> Partition:
     if name and not shape.walls:
         part = named_partition(shape, name)
         n = len(shape.free_cells)
-        if max(bfs_memory(n, k) for k in part.sizes) <= memory_limit:
+        if part.bfs_memory(n) <= memory_limit:
             return part
     return auto_partition(shape, memory_limit, build=build)
 
