@@ -56,3 +56,22 @@ class Budget:
         while b is not None:
             yield b
             b = b.parent
+
+
+_stopping = False  # set by :func:`request_stop` (the CLI's SIGTERM and Ctrl-C handler)
+
+
+def request_stop(signum=None, frame=None):
+    """Signal handler of the CLI: SIGTERM (batch schedulers, ``kill``) and Ctrl-C stop a
+    run like ``KeyboardInterrupt``, and are remembered, so that an interrupt a library
+    turned into another exception on its way out (numba's compiler, interrupted while it
+    compiles, raises ``RuntimeError: no compiled object yet``) still stops the run
+    instead of counting as one board's error."""
+    global _stopping
+    _stopping = True
+    raise KeyboardInterrupt
+
+
+def stopping() -> bool:
+    """Whether SIGTERM or Ctrl-C has asked this process to stop."""
+    return _stopping

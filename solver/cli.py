@@ -192,6 +192,11 @@ class SlidepdbGroup(click.Group):
         except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort, SystemExit):
             raise
         except Exception as exc:  # noqa: BLE001 - last resort: no traceback for users
+            from solver.budget import stopping
+
+            if stopping():  # an interrupt a library turned into another exception
+                click.echo("interrupted", err=True)
+                ctx.exit(130)
             if os.environ.get("SLIDEPDB_DEBUG"):
                 raise
             click.echo(f"internal error: {type(exc).__name__}: {exc} (set SLIDEPDB_DEBUG=1 for a traceback)", err=True)
@@ -238,18 +243,18 @@ def entry() -> None:
     os._exit(code)
 
 
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
 def stop_on_sigterm() -> None:
     """SIGTERM (batch schedulers, ``kill``) stops like Ctrl-C: finished answers are kept.
     Background jobs of a non-interactive shell ignore SIGINT, so this is how they stop."""
     import signal
     import threading
 
+    from solver.budget import request_stop
+
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _interrupt)
+        signal.signal(signal.SIGTERM, request_stop)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not where a shell ignores it
+            signal.signal(signal.SIGINT, request_stop)
 
 
 @main.command(epilog=EXIT_HELP)

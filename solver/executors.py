@@ -15,6 +15,7 @@ from pdb_builder.errors import (
 )
 from pdb_builder.formats import Record
 
+from .budget import stopping
 from .one_board import Outcome, SolverPool, solve_record
 
 # -- many boards -----------------------------------------------------------------------------
@@ -140,6 +141,8 @@ class Feed:
         try:
             value, error = result(), None
         except Exception as exc:  # noqa: BLE001 - the job's owner decides
+            if stopping():  # SIGTERM or Ctrl-C, which a library turned into another exception
+                raise KeyboardInterrupt from exc
             value, error = None, exc
         self._running -= 1
         self._memory -= job.memory

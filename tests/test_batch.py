@@ -67,6 +67,41 @@ def test_interrupted_run_resumes_without_loss(problems, tmp_path):
             assert check_moves(rec.board, moves).ok and len(moves) == exact[rec.index]
 
 
+def test_sigterm_that_a_library_turned_into_another_error_still_stops_the_batch(problems, tmp_path, monkeypatch):
+    """numba's compiler, interrupted mid-compile, raises RuntimeError instead of the
+    KeyboardInterrupt: the batch stops there (not one board's error, then the next board),
+    and a plain error on a board, with no stop asked for, stays that board's error."""
+    from solver import budget, one_board
+
+    recs = read_file(str(problems)).records
+    monkeypatch.setattr(budget, "_stopping", False)
+    real, calls = one_board._solve_valid, []
+
+    def interrupted_compile(rec, *args):
+        calls.append(rec.index)
+        if len(calls) == 3:
+            try:
+                budget.request_stop()  # what the CLI's SIGTERM handler runs
+            except KeyboardInterrupt:
+                raise RuntimeError("no compiled object yet") from None
+        return real(rec, *args)
+
+    monkeypatch.setattr(one_board, "_solve_valid", interrupted_compile)
+    out = tmp_path / "a.txt"
+    res = run_batch(recs, db_dir=tmp_path / "none", out_path=out)
+    assert res.interrupted and len(calls) == 3
+    assert sorted(res.outcomes) == sorted(calls[:2]) and all(o.status == "solved" for o in res.outcomes.values())
+    assert sum(1 for x in out.read_text().split("\n") if x) == 2
+
+    def plain_error(rec, *args):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(budget, "_stopping", False)
+    monkeypatch.setattr(one_board, "_solve_valid", plain_error)
+    res = run_batch(recs, db_dir=tmp_path / "none")
+    assert not res.interrupted and sum(o.status == "error" for o in res.outcomes.values()) == 7
+
+
 def test_torn_or_forged_journal_lines_are_solved_again(problems, tmp_path):
     recs = read_file(str(problems)).records
     out = tmp_path / "a.txt"
