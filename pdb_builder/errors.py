@@ -11,6 +11,7 @@ EXIT_BAD_INPUT = 2  # bad input or usage
 EXIT_UNSOLVABLE = 3  # an unsolvable board
 EXIT_LIMIT = 4  # a time or node limit stopped a board without an answer
 EXIT_BAD_MOVES = 5  # a move string that is illegal or does not reach the goal
+EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM (128 + SIGINT, as shells report it)
 
 EXIT_CODES = {
     EXIT_OK: "success",
@@ -19,6 +20,7 @@ EXIT_CODES = {
     EXIT_UNSOLVABLE: "an unsolvable board",
     EXIT_LIMIT: "a limit stopped a board without an answer",
     EXIT_BAD_MOVES: "a move string that is illegal or does not reach the goal",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C or SIGTERM): finished answers kept, --resume goes on",
 }
 
 

@@ -22,7 +22,7 @@ from pdb_builder import __version__
 from pdb_builder.board import parse_size
 from pdb_builder.cli import bytes_callback, format_table
 from pdb_builder.cli import register as register_builder
-from pdb_builder.errors import EXIT_BAD_INPUT, EXIT_CODES, EXIT_INTERNAL, BoardError, SlidepdbError
+from pdb_builder.errors import EXIT_BAD_INPUT, EXIT_CODES, EXIT_INTERNAL, EXIT_INTERRUPTED, BoardError, SlidepdbError
 from pdb_builder.formats import read_board_arg
 
 log = logging.getLogger("slidepdb")
@@ -184,7 +184,7 @@ class SlidepdbGroup(click.Group):
             ctx.exit(exc.exit_code)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
-            ctx.exit(130)
+            ctx.exit(EXIT_INTERRUPTED)
         except BrokenPipeError:  # e.g. `slidepdb check FILE | head -1`: stop quietly, as Unix tools do
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())  # the exit's flush of stdout must not fail again
@@ -196,7 +196,7 @@ class SlidepdbGroup(click.Group):
 
             if stopping():  # an interrupt a library turned into another exception
                 click.echo("interrupted", err=True)
-                ctx.exit(130)
+                ctx.exit(EXIT_INTERRUPTED)
             if os.environ.get("SLIDEPDB_DEBUG"):
                 raise
             click.echo(f"internal error: {type(exc).__name__}: {exc} (set SLIDEPDB_DEBUG=1 for a traceback)", err=True)
@@ -404,7 +404,7 @@ def finish_run(
             + (f"; rerun with --resume to continue {out_path}" if out_path else ""),
             err=True,
         )
-        return 130
+        return EXIT_INTERRUPTED
     return code
 
 
