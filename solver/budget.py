@@ -75,3 +75,10 @@ def request_stop(signum=None, frame=None):
 def stopping() -> bool:
     """Whether SIGTERM or Ctrl-C has asked this process to stop."""
     return _stopping
+
+
+def interrupt_if_stopping(exc: BaseException) -> None:
+    """Where an exception is caught and the work goes on (one board's error, a failed
+    build): raise ``KeyboardInterrupt`` instead when ``exc`` came after a stop was asked."""
+    if _stopping:
+        raise KeyboardInterrupt from exc

@@ -245,7 +245,8 @@ def entry() -> None:
 
 def stop_on_sigterm() -> None:
     """SIGTERM (batch schedulers, ``kill``) stops like Ctrl-C: finished answers are kept.
-    Background jobs of a non-interactive shell ignore SIGINT, so this is how they stop."""
+    Background jobs of a non-interactive shell ignore SIGINT, so this is how they stop.
+    Both go through :func:`solver.budget.request_stop`, which remembers the stop."""
     import signal
     import threading
 

@@ -15,7 +15,7 @@ from pdb_builder.errors import (
 )
 from pdb_builder.formats import Record
 
-from .budget import stopping
+from .budget import interrupt_if_stopping
 from .one_board import Outcome, SolverPool, solve_record
 
 # -- many boards -----------------------------------------------------------------------------
@@ -141,8 +141,7 @@ class Feed:
         try:
             value, error = result(), None
         except Exception as exc:  # noqa: BLE001 - the job's owner decides
-            if stopping():  # SIGTERM or Ctrl-C, which a library turned into another exception
-                raise KeyboardInterrupt from exc
+            interrupt_if_stopping(exc)  # SIGTERM or Ctrl-C, which a library turned into another exception
             value, error = None, exc
         self._running -= 1
         self._memory -= job.memory

@@ -28,7 +28,7 @@ from pdb_builder.formats import Record
 from pdb_builder.moves import check_moves
 from pdb_builder.solvability import decide
 
-from .budget import Budget, stopping
+from .budget import Budget, interrupt_if_stopping
 from .heuristic import manhattan_heuristic
 from .ida import Searcher, SearchResult
 
@@ -178,8 +178,7 @@ def solve_record(
     except DatabaseError:
         raise  # a damaged or unreadable table: every board of its shape would fail; the run stops naming it
     except Exception as exc:  # noqa: BLE001 - one board's failure never stops a batch
-        if stopping():  # SIGTERM or Ctrl-C, which a library turned into another exception
-            raise KeyboardInterrupt from exc
+        interrupt_if_stopping(exc)  # SIGTERM or Ctrl-C, which a library turned into another exception
         if os.environ.get("SLIDEPDB_DEBUG"):
             raise
         return Outcome(

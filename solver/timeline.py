@@ -52,9 +52,9 @@ class Sittings:
     figures the run planned once and keeps across them (:attr:`marks`, lines of
     ``name value``: ``limit``, the full pass's time limit planned from a budget;
     ``passes``, the running time at the end of the full pass, which an automatic
-    budget doubles; ``disk``, the automatic disk limit).  :meth:`begin` reads the earlier ones and adds this one;
-    :meth:`touch` moves this sitting's end to now (written at most every
-    :data:`TOUCH_EVERY` seconds, and always with ``force``)."""
+    budget doubles; ``disk``, the automatic disk limit).  :meth:`begin` reads the
+    earlier ones and adds this one; :meth:`touch` moves this sitting's end to now
+    (written at most every :data:`TOUCH_EVERY` seconds, and always with ``force``)."""
 
     TOUCH_EVERY = 2.0
 
