@@ -308,6 +308,7 @@ class Searcher:
             np.zeros((rows, 4, groups), dtype=np.int64),  # stk_ci: each child's table index per group
             np.zeros((rows, 4, groups), dtype=np.int64),  # stk_cv: and value
             np.zeros((rows, 4 + 2 * groups), dtype=np.int64),  # stk_old: what a move changed
+            np.zeros(rows, dtype=np.int64),  # stk_cnt: nodes visited at each depth this iteration
             np.zeros(rows, dtype=np.int64),  # path: the child taken at each depth
         )
 
@@ -340,7 +341,7 @@ class Searcher:
             return result("", 0, 0)
         stack = self.new_stack(max_depth)
         stk_blank, stk_it, stk_h = stack[0], stack[1], stack[5]
-        state = np.zeros(8, dtype=np.int64)
+        state = np.zeros(K.STATE_SIZE, dtype=np.int64)
         root = st.arrays()
         tables = self.kernel_tables()
         bpmx = self.bpmx and weight == 100
@@ -348,6 +349,7 @@ class Searcher:
         thresh = h0
         nodes = expanded = 0
         parallel = False  # once an iteration outgrew a slice, every later one runs on the threads
+        last = None  # the last iteration's (nodes visited per depth, nodes): where the next one splits
         while True:
             # a fresh iteration from the root
             stk_blank[0] = board.blank
@@ -361,6 +363,8 @@ class Searcher:
             state[K._S_LC] = st.lc
             state[K._S_SKIP] = -1
             state[K._S_EXPANDED] = expanded
+            stack[-2][:] = 0
+            started = nodes
             while not parallel:
                 budget = K.SLICE_NODES if threads == 1 else min(K.SLICE_NODES, PARALLEL_AFTER)
                 if node_limit is not None:
@@ -379,28 +383,21 @@ class Searcher:
                 ):
                     return result(None, thresh, nodes, expanded)
                 parallel = threads > 1
+            if not parallel or last is None:
+                last = (stack[-2].copy(), nodes - started)
             if not parallel:
                 nxt = int(state[K._S_NEXT])
-            else:  # the thread that takes the serial search over reports its part of the next threshold
+            else:  # the iteration starts again from the root, on the threads
                 from .parallel import run_iteration
 
                 out = run_iteration(
-                    self,
-                    board,
-                    threads,
-                    thresh,
-                    weight,
-                    bpmx,
-                    deadline,
-                    node_limit,
-                    nodes,
-                    (root, stack, state),
-                    max_depth,
+                    self, board, threads, thresh, weight, bpmx, deadline, node_limit, nodes, last, max_depth
                 )
                 nodes += out.nodes
                 expanded += out.expanded
                 if out.status != "done":
                     return result(out.moves, thresh, nodes, expanded)
+                last = (out.counts, out.nodes)
                 nxt = out.next_threshold
             if nxt >= max_depth:
                 # Thresholds stay below max_depth, so the stack never overflows and no

@@ -26,11 +26,32 @@ INF = 1 << 30
 _FOUND = 1
 _ITERATION_DONE = 2
 _BUDGET = 3
+_WINDOW = 4  # the next node at the split depth lies past the thread's window
 
 # indices into the kernel's int64 state vector (_S_NODES: nodes generated; _S_EXPANDED:
 # nodes whose children were generated; _S_SKIP: the cell the root's blank came from,
-# never moved back to; -1 at the board's own root)
-_S_DEPTH, _S_THRESH, _S_NEXT, _S_NODES, _S_MD, _S_LC, _S_SKIP, _S_EXPANDED = range(8)
+# never moved back to; -1 at the board's own root).  Split search (solver.parallel):
+# the nodes at depth _S_SPLIT (0: no split) are numbered in the serial order
+# (_S_SEEN: how many met so far) and only those numbered in [_S_LO, _S_HI) are
+# searched; _S_UPPER_NODES and _S_UPPER_EXPANDED count the nodes above the split
+# depth, which every thread walks alike.
+(
+    _S_DEPTH,
+    _S_THRESH,
+    _S_NEXT,
+    _S_NODES,
+    _S_MD,
+    _S_LC,
+    _S_SKIP,
+    _S_EXPANDED,
+    _S_SPLIT,
+    _S_LO,
+    _S_HI,
+    _S_SEEN,
+    _S_UPPER_NODES,
+    _S_UPPER_EXPANDED,
+) = range(14)
+STATE_SIZE = 14
 
 
 @nb.njit(cache=True, inline="always")
@@ -361,7 +382,7 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
         ngroups,
         bpar,
     ) = tables
-    stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_kh, stk_ci, stk_cv, stk_old, path = stack
+    stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_kh, stk_ci, stk_cv, stk_old, stk_cnt, path = stack
     gt_keys, gt_dist, gt_depth, gt_bits, gt_per, gt_codes, gt_cells, gt_key = goal
     d = state[_S_DEPTH]
     thresh = state[_S_THRESH]
@@ -371,6 +392,12 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
     lcsum = state[_S_LC]
     skip0 = state[_S_SKIP]
     expanded = state[_S_EXPANDED]
+    split = state[_S_SPLIT]
+    lo = state[_S_LO]
+    hi = state[_S_HI]
+    seen = state[_S_SEEN]
+    upper_nodes = state[_S_UPPER_NODES]
+    upper_expanded = state[_S_UPPER_EXPANDED]
     stop = nodes + budget
     status = _ITERATION_DONE
     while True:
@@ -381,6 +408,9 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
                 status = _BUDGET
                 break
             expanded += 1
+            if d < split:
+                upper_expanded += 1
+                upper_nodes -= nodes  # the children generated here count as upper nodes (below)
             skip = stk_blank[d - 1] if d > 0 else skip0  # never undo the previous move
             _child_values(
                 cells,
@@ -465,6 +495,8 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
                 stk_ch[d, j] = h
                 stk_ck[d, j] = k
                 cnt += 1
+            if d < split:
+                upper_nodes += nodes
             if goal_k < 0:
                 stk_n[d] = cnt
                 stk_it[d] = 0
@@ -505,7 +537,8 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
             )
             up = stk_h[d] - 1  # BPMX upwards: what the child learnt bounds the parent
             d -= 1
-            if bpmx and up > stk_h[d]:
+            # (not above a split depth: every thread must walk the nodes there alike)
+            if bpmx and up > stk_h[d] and d >= split:
                 stk_h[d] = up
                 if d + up > thresh:
                     if d + up < nxt:
@@ -513,6 +546,14 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
                     stk_it[d] = stk_n[d]
             continue
         else:
+            if d + 1 == split:  # a node at the split depth: searched only in this thread's window
+                if seen >= hi:
+                    status = _WINDOW
+                    break
+                seen += 1
+                if seen <= lo:
+                    stk_it[d] += 1
+                    continue
             k = stk_ck[d, stk_it[d]]
             stk_it[d] += 1
         c = nbr[b, k]
@@ -548,6 +589,7 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
         stk_it[d + 1] = -1
         stk_h[d + 1] = stk_kh[d, k]
         d += 1
+        stk_cnt[d] += 1
         if goal_k >= 0:
             # read the rest off the goal table (goal_e == 0 at the goal): some neighbour is one closer
             while goal_e > 0:
@@ -578,6 +620,9 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
     state[_S_MD] = mdsum
     state[_S_LC] = lcsum
     state[_S_EXPANDED] = expanded
+    state[_S_SEEN] = seen
+    state[_S_UPPER_NODES] = upper_nodes
+    state[_S_UPPER_EXPANDED] = upper_expanded
     return status
 
 

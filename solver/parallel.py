@@ -1,41 +1,35 @@
 """One IDA* iteration searched by several threads (``solve --threads N``).
 
 A search starts on one thread; when an iteration outgrows
-:data:`solver.ida.PARALLEL_AFTER` nodes, :func:`run_iteration` finishes it, and
-every later one, on ``threads`` threads.  Each thread runs the compiled kernel
-without the GIL (:func:`solver.ida_kernel._search`) on a subtree of its
-own, with its own arrays: no lock and no allocation per node.
+:data:`solver.ida.PARALLEL_AFTER` nodes, :func:`run_iteration` searches it again
+from the root, and every later one, on ``threads`` threads.  Each thread runs the
+compiled kernel without the GIL (:func:`solver.ida_kernel._search`) with arrays of
+its own: no lock and no allocation per node.
 
-Work is shared at slice boundaries (every :data:`PAR_SLICE` nodes a thread
-returns to Python for a moment).  The queue is kept stocked with ``threads``
-subtrees more than there are idle threads, so a thread that runs dry starts on
-the next one at once: a thread whose turn finds the queue short gives away the
-untried children of the deepest node on its path that has any with at least
-:data:`GIVE_SLACK` moves of slack under the threshold (smaller subtrees cost
-more to hand over than to search), then of shallower ones.  It marks them tried
-in its own stack and queues each as a new subtree: the board after the moves
-that reach it, the cell its blank came from, its estimate, and its place in the
-serial search's order (the sibling ranks down the tree).  Threads take the
-queued subtree that comes first in that order, so the threads work through an
-iteration near the order the serial search would, and the last iteration's
-goal is not left waiting behind work the serial search would never do.  The
-iteration ends when the queue is empty and every thread is idle.
+The work is shared at a split depth (:func:`plan`, chosen from the nodes the last
+iteration visited at each depth).  Every thread walks the tree above it alike, and
+the nodes at the split depth are numbered in the order the serial search meets
+them.  A thread searches the subtrees of the nodes numbered in its window and skips
+the others; when it reaches the end of its window it takes the next one, the next
+:func:`plan`-sized run of numbers nobody has taken.  So the threads move through
+an iteration together in the serial search's order: the last iteration meets its
+goal after about the nodes the serial search needs to reach it, shared between the
+threads, and a thread never waits for work while there is any left.  Taking a
+window costs one return to Python, every few hundred thousand nodes.
 
-Every node within the threshold is still visited (each child goes to exactly one
-thread) and every pruned node's f still bounds the next threshold, so each
-iteration is as complete as the serial one, and the first solution a thread
-finds within the threshold is optimal by the same argument: every earlier
-threshold was completed.  The others stop at their next slice boundary.  Node
-counts are summed over the threads; they differ a little from the serial
-search's: a queued subtree's root estimate is read afresh from the full tables,
-BPMX does not cross a handover, and the last iteration stops wherever the
-threads are when one finds the goal.
+Every node within the threshold is still visited: each node at the split depth is
+in exactly one window, and above it every thread walks the same nodes, because BPMX
+raises no estimate there from below (a raise learnt in one thread's subtree would
+prune what another thread still counts).  Every pruned node's f still bounds the
+next threshold, so each iteration is as complete as the serial one, and the first
+solution a thread finds within the threshold is optimal by the same argument: every
+earlier threshold was completed.  The other threads stop at their next slice
+boundary.  Node counts are summed over the threads, with the nodes above the split
+depth counted once.
 """
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import os
 import threading
 import time
@@ -43,11 +37,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pdb_builder.board import Board
-from pdb_builder.moves import apply_moves
-
-PAR_SLICE = 50_000  # nodes a thread searches between looks at the queue (a few ms)
-GIVE_SLACK = 6  # moves of slack under the threshold that make a subtree worth giving away
+PAR_SLICE = 200_000  # nodes a thread searches between looks at the clock and the other threads
+SPLIT_SHARE = 4_000  # the split depth holds at least this share (1/N) of the last iteration's nodes
+SPLIT_MIN = 64  # and at least this many nodes a thread
+WINDOW_NODES = 100_000  # nodes a window is planned to hold
+GROWTH = 4  # how much larger an iteration is planned to be than the last
 
 
 def default_threads() -> int:
@@ -58,52 +52,52 @@ def default_threads() -> int:
         return os.cpu_count() or 1
 
 
-@dataclass
-class Subtree:
-    """Work queued for a thread: the board after ``prefix`` (``cells``), the cell its
-    blank came from (``skip``: never moved back to) and the estimate its parent read."""
-
-    cells: tuple
-    prefix: str
-    skip: int
-    h: int
-    key: tuple  # its place in the serial search's order (sibling ranks down the tree)
+def plan(counts, nodes: int, threads: int) -> tuple[int, int]:
+    """(split depth, window length) for an iteration after one that visited
+    ``counts[d]`` nodes at depth ``d`` and ``nodes`` in all: the shallowest depth
+    with enough nodes to share out finely, and windows of about
+    :data:`WINDOW_NODES` nodes."""
+    want = max(SPLIT_MIN * threads, nodes // SPLIT_SHARE, 1)
+    depths = [d for d in range(1, len(counts)) if counts[d] >= want]
+    split = depths[0] if depths else max(range(1, len(counts)), key=lambda d: (counts[d], -d))
+    below = max(nodes / max(int(counts[split]), 1), 1.0)  # nodes under a node at the split depth
+    return split, max(int(WINDOW_NODES / (below * GROWTH)), 1)
 
 
 @dataclass
 class Outcome:
     status: str  # "done" (iteration complete), "found" or "limit"
-    nodes: int  # generated in this iteration's parallel part
+    nodes: int  # generated in this iteration (the nodes above the split depth once)
     expanded: int  # and expanded
     next_threshold: int  # smallest f over the threshold, when done
+    counts: np.ndarray  # nodes visited at each depth (for the next iteration's plan)
     moves: str | None = None
 
 
 class _Worker:
-    """One thread's arrays: a stack, a state vector and the goal table's scratch key."""
+    """One thread's arrays: the root's, a stack, a state vector and the goal table's scratch key."""
 
-    def __init__(self, searcher, max_depth, stack=None, state=None):
-        self.stack = searcher.new_stack(max_depth) if stack is None else stack
-        self.state = np.zeros(8, dtype=np.int64) if state is None else state
+    def __init__(self, searcher, board, max_depth, K):
+        self.st = searcher.root_state(board)
+        self.root = self.st.arrays()
+        self.stack = searcher.new_stack(max_depth)
+        self.state = np.zeros(K.STATE_SIZE, dtype=np.int64)
         goal = searcher.goal
         self.goal = goal[:-1] + (goal[-1].copy(),)
-        self.root = None  # the subtree's root arrays, while one runs
-        self.offset = 0  # its depth in the whole search
-        self.prefix = ""
-        self.key = ()
-        self.cells = None
-        self.nodes = 0  # generated by this thread
-        self.expanded = 0  # expanded by it
+        self.nodes = 0  # generated by this thread, the nodes above the split depth included
+        self.expanded = 0
+        self.upper = (0, 0)  # of which above the split depth (generated, expanded)
 
 
 class Iteration:
     """Shared state of the threads (guarded by ``cond`` where more than one writes)."""
 
-    def __init__(self, searcher, threads, thresh, weight, bpmx, deadline, node_limit, nodes_before):
+    def __init__(self, searcher, board, threads, thresh, weight, bpmx, deadline, node_limit, nodes_before, last):
         from . import ida_kernel
 
         self.K = ida_kernel
         self.s = searcher
+        self.board = board
         self.threads = threads
         self.thresh = thresh
         self.weight = weight
@@ -111,13 +105,11 @@ class Iteration:
         self.deadline = deadline
         self.node_limit = node_limit
         self.nodes_before = nodes_before
+        self.split, self.window = plan(last[0], last[1], threads)
+        self.taken = 0  # windows start here: numbers below it are some thread's
         self.reserved = 0  # nodes granted to slices running now (under a node limit)
         self.tables = searcher.kernel_tables()
         self.cond = threading.Condition()
-        self.queue: list = []  # a heap of (key, sequence number, Subtree): the serial order first
-        self.seq = itertools.count()
-        self.idle = 0
-        self.over = False  # the queue is empty and every thread idle: the iteration is complete
         self.stop = False  # a solution, a limit or an error: every thread stops at its next slice
         self.next = ida_kernel.INF
         self.moves = None
@@ -125,73 +117,38 @@ class Iteration:
         self.error = None
         self.workers: list[_Worker] = []
 
-    # --- the threads
+    def _take(self, w: _Worker) -> None:
+        """The next window of numbers at the split depth for ``w``."""
+        with self.cond:
+            w.state[self.K._S_LO] = self.taken
+            self.taken += self.window
+            w.state[self.K._S_HI] = self.taken
 
     def work(self, w: _Worker) -> None:
-        """A thread's life: its subtree (the lead's: the serial search's, where it
-        stopped), then queued ones until the iteration is over or stopped."""
+        """A thread's life: the iteration from the root, window by window, slice by
+        slice, until its walk is through or the threads stop."""
+        K = self.K
         try:
-            while not self.stop:
-                if w.root is None and not self._take(w):
-                    return
-                self._search(w)
-                w.root = None
+            st = w.state
+            st[K._S_DEPTH] = 0
+            st[K._S_THRESH] = self.thresh
+            st[K._S_NEXT] = K.INF
+            st[K._S_MD], st[K._S_LC] = w.st.md, w.st.lc
+            st[K._S_SKIP] = -1
+            st[K._S_SPLIT] = self.split
+            stk_blank, stk_it, stk_h = w.stack[0], w.stack[1], w.stack[5]
+            stk_blank[0] = self.board.blank
+            stk_it[0] = -1
+            stk_h[0] = w.st.h0 if self.weight == 100 else (w.st.h0 * self.weight) // 100
+            self._take(w)
+            self._run(w)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
             with self.cond:
                 self.error = self.error or exc
                 self.stop = True
                 self.cond.notify_all()
 
-    def _take(self, w: _Worker) -> bool:
-        """Start the first queued subtree (in the serial order) on ``w``, waiting for one; False once the
-        iteration is over or stopped."""
-        while True:
-            with self.cond:
-                self.idle += 1
-                while not self.queue and not self.over and not self.stop:
-                    if self.idle == self.threads:
-                        self.over = True
-                        self.cond.notify_all()
-                        break
-                    self.cond.wait()
-                self.idle -= 1
-                if self.over or self.stop:
-                    return False
-                task = heapq.heappop(self.queue)[2]
-            if self._begin(w, task):
-                return True
-
-    def _begin(self, w: _Worker, task: Subtree) -> bool:
-        """``w``'s arrays at ``task``'s root; False when the root is already over the
-        threshold (its f then bounds the next one) or is the goal."""
-        K, s = self.K, self.s
-        st = s.root_state(Board(s.shape, task.cells))
-        h = st.h0 if self.weight == 100 else (st.h0 * self.weight) // 100
-        h = max(h, task.h)
-        g = len(task.prefix)
-        if h == 0:
-            self._found(task.prefix)
-            return False
-        if g + h > self.thresh:
-            with self.cond:
-                self.next = min(self.next, g + h)
-            return False
-        stk_blank, stk_it, stk_h = w.stack[0], w.stack[1], w.stack[5]
-        stk_blank[0] = task.cells.index(0)
-        stk_it[0] = -1
-        stk_h[0] = h
-        w.state[:] = 0
-        w.state[K._S_THRESH] = self.thresh - g
-        w.state[K._S_NEXT] = K.INF
-        w.state[K._S_MD] = st.md
-        w.state[K._S_LC] = st.lc
-        w.state[K._S_SKIP] = task.skip
-        w.root = st.arrays()
-        w.offset, w.prefix, w.cells, w.key = g, task.prefix, task.cells, task.key
-        return True
-
-    def _search(self, w: _Worker) -> None:
-        """Run ``w``'s subtree slice by slice until it is done or the threads stop."""
+    def _run(self, w: _Worker) -> None:
         K = self.K
         while not self.stop:
             budget = PAR_SLICE
@@ -203,58 +160,26 @@ class Iteration:
                         self._limit()
                         return
                     self.reserved += budget
-            before = int(w.state[K._S_NODES])
-            before_expanded = int(w.state[K._S_EXPANDED])
+            before = (int(w.state[K._S_NODES]), int(w.state[K._S_EXPANDED]))
             status = K._search(w.root, self.tables, w.stack, w.state, budget, self.bpmx, w.goal, self.weight)
             with self.cond:
-                w.nodes += int(w.state[K._S_NODES]) - before
-                w.expanded += int(w.state[K._S_EXPANDED]) - before_expanded
+                w.nodes += int(w.state[K._S_NODES]) - before[0]
+                w.expanded += int(w.state[K._S_EXPANDED]) - before[1]
+                w.upper = (int(w.state[K._S_UPPER_NODES]), int(w.state[K._S_UPPER_EXPANDED]))
                 if self.node_limit is not None:
                     self.reserved -= budget
             if status == K._FOUND:
-                self._found(w.prefix + self.s.path_moves(w.stack, int(w.state[K._S_DEPTH])))
+                self._found(self.s.path_moves(w.stack, int(w.state[K._S_DEPTH])))
                 return
             if status == K._ITERATION_DONE:
                 with self.cond:
-                    self.next = min(self.next, w.offset + int(w.state[K._S_NEXT]))
+                    self.next = min(self.next, int(w.state[K._S_NEXT]))
                 return
-            if self.deadline is not None and time.perf_counter() >= self.deadline:
+            if status == K._WINDOW:
+                self._take(w)
+            elif self.deadline is not None and time.perf_counter() >= self.deadline:
                 self._limit()
                 return
-            if len(self.queue) < self.want():  # read without the lock: at worst one slice late
-                self._give(w)
-
-    def _give(self, w: _Worker) -> None:
-        """Queue the untried children of nodes on ``w``'s path while threads wait for
-        more work than the queue holds, deepest node first: the work the serial search
-        would reach next.  Only children with at least ``GIVE_SLACK`` moves of slack
-        under the threshold are given (smaller subtrees cost more to hand over than
-        to search)."""
-        stk_blank, stk_it, stk_n, stk_ck, stk_kh = (w.stack[i] for i in (0, 1, 2, 4, 6))
-        shape, letters = self.s.shape, self.s.letters
-        depth = int(w.state[self.K._S_DEPTH])
-        sub = int(w.state[self.K._S_THRESH])
-        with self.cond:
-            for d in range(depth - 1, -1, -1):
-                if len(self.queue) >= self.want():
-                    break
-                if not 0 <= stk_it[d] < stk_n[d] or sub - (d + 1 + stk_kh[d, stk_ck[d, stk_it[d]]]) < GIVE_SLACK:
-                    continue
-                lead = self.s.path_moves(w.stack, d)
-                parent = Board(shape, apply_moves(Board(shape, w.cells), lead))  # the node at depth d
-                rank = w.key + tuple(int(stk_it[i]) - 1 for i in range(d))  # the path's place in DFS order
-                for j in range(stk_it[d], stk_n[d]):
-                    k = stk_ck[d, j]
-                    move = letters[stk_blank[d], k]
-                    cells = apply_moves(parent, move)
-                    task = Subtree(cells, w.prefix + lead + move, int(stk_blank[d]), int(stk_kh[d, k]), rank + (j,))
-                    heapq.heappush(self.queue, (task.key, next(self.seq), task))
-                stk_n[d] = stk_it[d]  # given away: this thread backs up past them
-                self.cond.notify_all()
-
-    def want(self) -> int:
-        """Queued subtrees to keep at hand, so a thread that runs dry never waits."""
-        return self.idle + self.threads
 
     def _found(self, moves: str) -> None:
         with self.cond:
@@ -270,29 +195,42 @@ class Iteration:
             self.cond.notify_all()
 
     def nodes(self) -> int:
-        return sum(w.nodes for w in self.workers)
+        """Generated so far, the nodes above the split depth counted once."""
+        return _once(self.workers, "nodes", 0)
+
+    def counts(self) -> np.ndarray:
+        """Nodes visited at each depth: above the split depth every thread's walk is
+        the same (the longest counts), at it and below the threads' parts add up."""
+        cnt = np.stack([w.stack[-2] for w in self.workers])
+        out = cnt.sum(axis=0)
+        out[: self.split] = cnt[:, : self.split].max(axis=0)
+        return out
 
 
-def run_iteration(searcher, board, threads, thresh, weight, bpmx, deadline, node_limit, nodes_before, first, max_depth):
-    """Finish one iteration of ``board``'s search on ``threads`` threads.  ``first``:
-    the serial search's (root arrays, stack, state) as the kernel left them (``nodes_before``
-    generated so far); the thread that takes it over goes on where it stopped."""
-    it = Iteration(searcher, threads, thresh, weight, bpmx, deadline, node_limit, nodes_before)
-    root, stack, state = first
-    lead = _Worker(searcher, max_depth, stack, state)
-    lead.root, lead.cells = root, board.cells
-    it.workers = [lead] + [_Worker(searcher, max_depth) for _ in range(threads - 1)]
+def _once(workers, field: str, i: int) -> int:
+    """Sum of the workers' ``field`` with the nodes above the split depth (``upper[i]``),
+    which each of them walked, counted once."""
+    uppers = [w.upper[i] for w in workers]
+    return sum(getattr(w, field) for w in workers) - sum(uppers) + max(uppers)
+
+
+def run_iteration(searcher, board, threads, thresh, weight, bpmx, deadline, node_limit, nodes_before, last, max_depth):
+    """One iteration of ``board``'s search from its root on ``threads`` threads.
+    ``last``: the last iteration's (nodes visited per depth, nodes generated), from
+    which the split is planned; ``nodes_before``: nodes generated before it."""
+    it = Iteration(searcher, board, threads, thresh, weight, bpmx, deadline, node_limit, nodes_before, last)
+    it.workers = [_Worker(searcher, board, max_depth, it.K) for _ in range(threads)]
     pool = [threading.Thread(target=it.work, args=(w,), daemon=True) for w in it.workers[1:]]
     for t in pool:
         t.start()
-    it.work(lead)
+    it.work(it.workers[0])
     for t in pool:
         t.join()
     if it.error is not None:
         raise it.error
-    nodes, expanded = it.nodes(), sum(w.expanded for w in it.workers)
+    nodes, expanded = it.nodes(), _once(it.workers, "expanded", 1)
     if it.moves is not None:
-        return Outcome("found", nodes, expanded, it.next, it.moves)
-    if it.limited or not it.over:
-        return Outcome("limit", nodes, expanded, it.next)
-    return Outcome("done", nodes, expanded, it.next)
+        return Outcome("found", nodes, expanded, it.next, it.counts(), it.moves)
+    if it.limited:
+        return Outcome("limit", nodes, expanded, it.next, it.counts())
+    return Outcome("done", nodes, expanded, it.next, it.counts())

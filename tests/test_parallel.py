@@ -9,8 +9,10 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -35,19 +37,20 @@ THREADS = (1, 2, 4)  # 4: more threads than this machine's cores
 
 @pytest.fixture
 def split(monkeypatch):
-    """Parallel after 40 nodes of an iteration, work handed over every 16 nodes and
-    children with any slack given away; counts the subtrees threads took."""
+    """Parallel after 40 nodes of an iteration, split at the first depth, a window of
+    one node, threads back in Python every 16 nodes; counts the windows taken."""
     monkeypatch.setattr(kernel, "SLICE_NODES", 40)
     monkeypatch.setattr(parallel, "PAR_SLICE", 16)
-    monkeypatch.setattr(parallel, "GIVE_SLACK", 0)
+    monkeypatch.setattr(parallel, "SPLIT_MIN", 1)
+    monkeypatch.setattr(parallel, "WINDOW_NODES", 1)
     taken = []
-    begin = parallel.Iteration._begin
+    take = parallel.Iteration._take
 
-    def counted(self, w, task):
-        taken.append(task.prefix)
-        return begin(self, w, task)
+    def counted(self, w):
+        taken.append(self.taken)
+        return take(self, w)
 
-    monkeypatch.setattr(parallel.Iteration, "_begin", counted)
+    monkeypatch.setattr(parallel.Iteration, "_take", counted)
     return taken
 
 
@@ -76,7 +79,7 @@ def test_lengths_equal_bfs_on_every_thread_count(split, shape, threads):
     dist, states = _sample(shape, 25, seed=threads)
     _agree(Searcher(manhattan_heuristic(shape)), shape, dist, states, threads)
     if threads > 1:
-        assert split, "no subtree was ever handed to a thread"
+        assert split, "no iteration was ever split between threads"
 
 
 @pytest.mark.parametrize("threads", THREADS)
@@ -104,13 +107,45 @@ def test_goal_table_on_threads(split, tmp_path, threads):
 def test_korf_instances_at_published_lengths_on_threads(monkeypatch, threads):
     monkeypatch.setattr(kernel, "SLICE_NODES", 20_000)
     monkeypatch.setattr(parallel, "PAR_SLICE", 5_000)
-    monkeypatch.setattr(parallel, "GIVE_SLACK", 2)
     recs = [r for r in read_file(str(data_file("korf100.txt"))).records if r.ident in {"2", "5", "9"}]
     s = Searcher(manhattan_heuristic(recs[0].board.shape))
     for rec in recs:
         res = s.solve(rec.board, threads=threads)
         assert res.optimal and res.length == rec.expected_length
         assert check_moves(rec.board, res.moves).ok
+
+
+@pytest.mark.parametrize("window", (1, 3, 1000))
+def test_a_complete_iteration_visits_the_same_nodes_on_any_thread_count(monkeypatch, window):
+    """Each node at the split depth is searched in exactly one thread's window, and
+    above it every thread walks alike: a complete iteration visits the same nodes at
+    every depth on 1, 2 and 4 threads, whatever the windows and however the threads
+    interleave, and its next threshold is the same."""
+    monkeypatch.setattr(parallel, "PAR_SLICE", 7)
+    take, lock = parallel.Iteration._take, threading.Lock()
+
+    def together(self, w):  # every thread's first window once all have started: they interleave
+        with lock:
+            if not hasattr(self, "start_line"):
+                self.start_line = threading.Barrier(self.threads, timeout=30)
+        if int(w.state[kernel._S_HI]) == 0:
+            self.start_line.wait()
+        return take(self, w)
+
+    monkeypatch.setattr(parallel.Iteration, "_take", together)
+    recs = [r for r in read_file(str(data_file("korf100.txt"))).records if r.ident in {"1", "3"}]
+    s = Searcher(manhattan_heuristic(recs[0].board.shape))
+    for rec in recs:
+        h0 = s.initial_h(rec.board)
+        for depth in (2, 5, 9):
+            last = (np.array([0] * depth + [10**6] + [0] * 3), 10**6)  # plans a split at ``depth``
+            monkeypatch.setattr(parallel, "WINDOW_NODES", window * 4)
+            seen = {}
+            for threads in (1, 2, 4):
+                out = parallel.run_iteration(s, rec.board, threads, h0 + 6, 100, s.bpmx, None, None, 0, last, 200)
+                assert out.status == "done"
+                seen[threads] = (out.counts.tolist(), out.nodes, out.next_threshold)
+            assert seen[1] == seen[2] == seen[4], (rec.ident, depth)
 
 
 def test_weighted_search_on_threads_stays_valid(split):
@@ -142,13 +177,15 @@ def test_an_error_in_a_thread_reaches_the_caller(split, monkeypatch):
     shape = Shape.devquiz(3, 3)
     s = Searcher(manhattan_heuristic(shape))
     dist, states = _sample(shape, 0, seed=1)
+    s.solve(Board(shape, states[0]), threads=2)  # the kernel loaded
+    search = kernel._search
 
-    def broken(board):
-        raise DatabaseError("t.h5: dataset x fails its block digest")
+    def broken(*args):
+        if threading.current_thread() is not threading.main_thread():
+            raise DatabaseError("t.h5: dataset x fails its block digest")
+        return search(*args)
 
-    real = s.root_state
-    s.solve(Board(shape, states[0]), threads=2)  # the kernel loaded, the root read for real
-    monkeypatch.setattr(s, "root_state", lambda b: real(b) if b.cells == states[0] else broken(b))
+    monkeypatch.setattr(kernel, "_search", broken)
     with pytest.raises(DatabaseError, match="t.h5"):
         s.solve(Board(shape, states[0]), threads=2)
 
