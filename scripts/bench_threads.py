@@ -9,12 +9,13 @@ first); prints a markdown table for docs/benchmarks.md.
 ``DIR`` holds the 4x4 7-8 file (depth80) and the 5x5 6-6-6-6 file (korf24).  Per
 instance: the length (checked against the published one and simulated), nodes and
 seconds at each thread count, the speed-up against the first count and the nodes
-against it (the splitting's overhead: the last iteration stops wherever the threads
-are when one finds the goal).  With ``--rounds 2`` each instance is run twice, the
-thread counts alternating, and the table gives each round.  A second table holds, for
-the 24-puzzles among Korf & Felner's first 33, the nodes expanded (``nodes`` count the
-children generated) against the nodes their IDA* expanded with the same 6-6-6-6 tables
-and reflection (``../shared/data/korf24_kf2002_nodes.txt``).
+against it (the splitting's overhead: the nodes searched on one thread before an
+iteration is split, and where the threads stand when one finds the goal).  With
+``--rounds 2`` each instance is run twice, the thread counts alternating, and the
+table gives each round.  A second table holds, for the 24-puzzles among Korf &
+Felner's first 33, the nodes expanded (``nodes`` count the children generated) against
+the nodes their IDA* expanded with the same 6-6-6-6 tables and reflection
+(``../shared/data/korf24_kf2002_nodes.txt``).
 """
 
 from __future__ import annotations

@@ -340,7 +340,6 @@ class Searcher:
         if h0 == 0:
             return result("", 0, 0)
         stack = self.new_stack(max_depth)
-        stk_blank, stk_it, stk_h = stack[0], stack[1], stack[5]
         state = np.zeros(K.STATE_SIZE, dtype=np.int64)
         root = st.arrays()
         tables = self.kernel_tables()
@@ -351,19 +350,9 @@ class Searcher:
         parallel = False  # once an iteration outgrew a slice, every later one runs on the threads
         last = None  # the last iteration's (nodes visited per depth, nodes): where the next one splits
         while True:
-            # a fresh iteration from the root
-            stk_blank[0] = board.blank
-            stk_it[0] = -1
-            stk_h[0] = h0
-            state[:] = 0
-            state[K._S_THRESH] = thresh
-            state[K._S_NEXT] = K.INF
+            start_iteration(st, board, h0, thresh, stack, state)
             state[K._S_NODES] = nodes
-            state[K._S_MD] = st.md
-            state[K._S_LC] = st.lc
-            state[K._S_SKIP] = -1
             state[K._S_EXPANDED] = expanded
-            stack[-2][:] = 0
             started = nodes
             while not parallel:
                 budget = K.SLICE_NODES if threads == 1 else min(K.SLICE_NODES, PARALLEL_AFTER)
@@ -404,6 +393,24 @@ class Searcher:
                 # depth cut can hide a solution; past it the board stays unsolved.
                 return result(None, thresh, nodes, expanded)
             thresh = nxt
+
+
+def start_iteration(st: _Root, board: Board, h0: int, thresh: int, stack: tuple, state: np.ndarray, split: int = 0):
+    """A kernel's ``stack`` and ``state`` at the root of a fresh iteration to ``thresh``
+    (``h0``: the root's estimate; ``split``: the depth whose nodes are shared out
+    between threads, :mod:`solver.parallel`; 0 for none)."""
+    K = _kernel()
+    stack[0][0] = board.blank
+    stack[1][0] = -1  # not expanded yet
+    stack[5][0] = h0
+    stack[-2][:] = 0  # nodes visited per depth
+    state[:] = 0
+    state[K._S_THRESH] = thresh
+    state[K._S_NEXT] = K.INF
+    state[K._S_MD] = st.md
+    state[K._S_LC] = st.lc
+    state[K._S_SKIP] = -1
+    state[K._S_SPLIT] = split
 
 
 def ida_star(board: Board, heuristic: Heuristic | None = None, **limits) -> SearchResult:

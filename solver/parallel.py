@@ -127,19 +127,11 @@ class Iteration:
     def work(self, w: _Worker) -> None:
         """A thread's life: the iteration from the root, window by window, slice by
         slice, until its walk is through or the threads stop."""
-        K = self.K
+        from .ida import start_iteration
+
         try:
-            st = w.state
-            st[K._S_DEPTH] = 0
-            st[K._S_THRESH] = self.thresh
-            st[K._S_NEXT] = K.INF
-            st[K._S_MD], st[K._S_LC] = w.st.md, w.st.lc
-            st[K._S_SKIP] = -1
-            st[K._S_SPLIT] = self.split
-            stk_blank, stk_it, stk_h = w.stack[0], w.stack[1], w.stack[5]
-            stk_blank[0] = self.board.blank
-            stk_it[0] = -1
-            stk_h[0] = w.st.h0 if self.weight == 100 else (w.st.h0 * self.weight) // 100
+            h0 = w.st.h0 if self.weight == 100 else (w.st.h0 * self.weight) // 100
+            start_iteration(w.st, self.board, h0, self.thresh, w.stack, w.state, self.split)
             self._take(w)
             self._run(w)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
