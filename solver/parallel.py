@@ -152,11 +152,9 @@ class Iteration:
                         self._limit()
                         return
                     self.reserved += budget
-            before = (int(w.state[K._S_NODES]), int(w.state[K._S_EXPANDED]))
             status = K._search(w.root, self.tables, w.stack, w.state, budget, self.bpmx, w.goal, self.weight)
-            with self.cond:
-                w.nodes += int(w.state[K._S_NODES]) - before[0]
-                w.expanded += int(w.state[K._S_EXPANDED]) - before[1]
+            with self.cond:  # (the state vector counts from this iteration's start)
+                w.nodes, w.expanded = int(w.state[K._S_NODES]), int(w.state[K._S_EXPANDED])
                 w.upper = (int(w.state[K._S_UPPER_NODES]), int(w.state[K._S_UPPER_EXPANDED]))
                 if self.node_limit is not None:
                     self.reserved -= budget
@@ -169,7 +167,7 @@ class Iteration:
                 return
             if status == K._WINDOW:
                 self._take(w)
-            elif self.deadline is not None and time.perf_counter() >= self.deadline:
+            if self.deadline is not None and time.perf_counter() >= self.deadline:
                 self._limit()
                 return
 

@@ -173,6 +173,26 @@ def test_node_and_time_limits_stop_every_thread(monkeypatch):
     assert res.status == "limit" and time.perf_counter() - t0 < 5
 
 
+def test_a_time_limit_is_looked_at_between_windows(monkeypatch):
+    """Windows of one node end every kernel call before its slice does: the threads
+    still look at the clock after each, and start no search past the deadline."""
+    monkeypatch.setattr(parallel, "WINDOW_NODES", 1)
+    board = read_board_arg("6,5,9304781Q2==5=S=INLPKGMC6ERHJ=O").records[0].board
+    s = Searcher(manhattan_heuristic(board.shape))
+    s.solve(board, node_limit=1000, threads=2)  # the kernel loaded
+    search, starts = kernel._search, []
+
+    def timed(*args):
+        starts.append(time.perf_counter())
+        return search(*args)
+
+    monkeypatch.setattr(kernel, "_search", timed)
+    t0 = time.perf_counter()
+    res = s.solve(board, time_limit=0.5, threads=2)
+    assert res.status == "limit"
+    assert max(starts) < t0 + 0.5 + 0.2, max(starts) - t0  # (a search started before the deadline may end after)
+
+
 def test_an_error_in_a_thread_reaches_the_caller(split, monkeypatch):
     shape = Shape.devquiz(3, 3)
     s = Searcher(manhattan_heuristic(shape))
