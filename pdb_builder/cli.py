@@ -488,7 +488,7 @@ def verify(dbs, db_dir, samples, quick):
 
 def register(group: click.Group, measure=None) -> None:
     """Attach the builder's commands to ``group``; ``measure(paths, boards)``: node
-    counts for ``build --collection`` (the solver's, :func:`solver.collection.measure`)."""
+    counts for ``build --collection`` (the solver's, :func:`solver.search.measure.measure`)."""
     global MEASURE
     MEASURE = measure
     group.add_command(build)

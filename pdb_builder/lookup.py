@@ -13,7 +13,7 @@
 
 ``evaluate`` is the slow, obvious Python evaluator (coverage reports, verify,
 tests); the solver's kernel does the same with the arrays of
-``solver.heuristic.kernel_arrays``.
+``solver.search.heuristic.kernel_arrays``.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ def main() -> int:
     import distributed
 
     from pdb_builder.formats import read_file
-    from solver.batch import run_batch
+    from solver.run.batch import run_batch
 
     recs = read_file(str(DATA / "depth80_15puzzle.txt")).records[: a.boards]
     print("| round | cluster | wall s | the boards' own seconds | all optimal at 80 |")

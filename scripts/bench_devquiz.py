@@ -64,10 +64,10 @@ def main() -> int:
 
     from pdb_builder.cli import format_table, parse_bytes
     from pdb_builder.formats import read_file
-    from solver.answers import COMPARISON_HEADERS, compare, comparison_rows, totals
-    from solver.batch import SUMMARY_HEADERS, answers_of, summary_rows
     from solver.cli import stop_on_sigterm
-    from solver.pipeline import LAYOUT_MEMORY, journalled_outcomes, run_pipeline
+    from solver.run.answers import COMPARISON_HEADERS, compare, comparison_rows, totals
+    from solver.run.batch import SUMMARY_HEADERS, answers_of, summary_rows
+    from solver.run.pipeline import LAYOUT_MEMORY, journalled_outcomes, run_pipeline
 
     stop_on_sigterm()  # kill -TERM stops it cleanly, its time logged
 

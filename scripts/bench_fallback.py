@@ -7,7 +7,7 @@ without the exact-layout tables it builds in memory; prints a markdown table.
 Draws walled boards of ``../shared/data/devquiz2011/problems.txt`` at random (seeded)
 and keeps those a width-1024 beam on wall-aware Manhattan distance cannot answer
 (about one walled board in seven): the boards that reach the rest of the fallback.
-Then runs :func:`solver.fallback.fallback_search` on each (no databases, the budget
+Then runs :func:`solver.fallback.ladder.fallback_search` on each (no databases, the budget
 of ``slidepdb solve --time-limit T``'s fallback, lower bound = Manhattan) twice side
 by side, one process a variant on one core each, so both meet the same machine load:
 ``manhattan`` (the layout step off) and ``layout tables`` (as shipped).  Every answer
@@ -31,21 +31,21 @@ VARIANTS = ("manhattan", "layout tables")
 
 def beam_fails(line: str) -> bool:
     from pdb_builder.formats import parse_board_text
-    from solver.beam import beam_search
-    from solver.budget import Budget
-    from solver.heuristic import manhattan_heuristic
-    from solver.ida import Searcher
+    from solver.fallback.beam import beam_search
+    from solver.search.heuristic import manhattan_heuristic
+    from solver.search.limits import Budget
+    from solver.search.searcher import Searcher
 
     board = parse_board_text(line)[1]
     return beam_search(Searcher(manhattan_heuristic(board.shape)), board, width=1024, budget=Budget(3)) is None
 
 
 def run_variant(variant: str, lines: list[str], time_limit: float, conn) -> None:
-    import solver.fallback as fb
+    import solver.fallback.ladder as fb
     from pdb_builder.formats import parse_board_text
     from pdb_builder.moves import check_moves
-    from solver.heuristic import manhattan_heuristic
-    from solver.ida import Searcher
+    from solver.search.heuristic import manhattan_heuristic
+    from solver.search.searcher import Searcher
 
     if variant == "manhattan":
         fb.layout_searcher = lambda *a, **k: None

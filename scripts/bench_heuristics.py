@@ -35,7 +35,7 @@ def main() -> int:
     from pdb_builder.board import Shape, parse_size
     from pdb_builder.make.collection import sample_boards
     from pdb_builder.storage import default_db_dir
-    from solver.collection import measure
+    from solver.search.measure import measure
 
     w, h = parse_size(a.size)
     shape = Shape.devquiz(w, h) if a.goal == "devquiz" else Shape.korf(w, h)

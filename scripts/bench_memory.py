@@ -3,7 +3,7 @@
 
     .venv/bin/python scripts/bench_memory.py [--reads 3000000]
 
-The IDA* kernel (``solver/ida.py``) reads one table byte per child, and whether a
+The IDA* kernel (``solver/search/searcher.py``) reads one table byte per child, and whether a
 node is expanded depends on the bytes its children's reads return: each expanded
 node waits for one read.  Table 1 times such chains of dependent random reads
 (a group of independent reads per step, the next group's addresses depending on

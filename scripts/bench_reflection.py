@@ -20,8 +20,8 @@ DATA = ROOT.parent / "shared" / "data" / "devquiz2011" / "problems.txt"
 def main() -> int:
     sys.path.insert(0, str(ROOT))
     from pdb_builder.formats import read_file
-    from solver.ida import Searcher
-    from solver.tables import heuristic_for
+    from solver.search.searcher import Searcher
+    from solver.search.tables import heuristic_for
 
     db = sys.argv[1] if len(sys.argv) > 1 else "databases"
     recs = [r for r in read_file(str(DATA)).records if r.board and r.board.shape.walls]

@@ -167,9 +167,9 @@ def main() -> int:
     a = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from pdb_builder.formats import read_file
-    from solver.heuristic import manhattan_heuristic
-    from solver.ida import Searcher
-    from solver.tables import heuristic_for
+    from solver.search.heuristic import manhattan_heuristic
+    from solver.search.searcher import Searcher
+    from solver.search.tables import heuristic_for
 
     make = functools.partial(Searcher, packed=not a.full_tables)
     out = []

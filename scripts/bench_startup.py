@@ -39,7 +39,7 @@ ONE_MOVE = "1 0 2 3 4 5 6 7 8 9 10 11 12 13 14 15"
 RUN = (
     "import sys, pdb_builder.jitload as j; quick = int(sys.argv.pop(1)); "
     "j.quick_load = j.quick_load if sys.argv.pop(1) == 'quick' else (lambda ns: 0); "
-    "import solver.quick as q; q.QUICK_NODES = quick; from solver.cli import entry; entry()"
+    "import solver.search.first_nodes as q; q.QUICK_NODES = quick; from solver.cli import entry; entry()"
 )
 # as after ``pip install``: Python keeps the bytecode of the modules it imports
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -63,8 +63,8 @@ def run(args, quick=True, refresh=False, bytecode=True):
 SEARCH_ONLY = """
 import sys, time
 from pdb_builder.formats import read_file
-from solver.ida import Searcher
-from solver.tables import heuristic_for
+from solver.search.searcher import Searcher
+from solver.search.tables import heuristic_for
 recs = read_file(sys.argv[2]).records
 s = Searcher(heuristic_for(recs[0].board.shape, sys.argv[1]))
 s.solve(recs[0].board)

@@ -38,8 +38,8 @@ def main() -> int:
     sys.path.insert(0, str(ROOT))
     from pdb_builder.formats import read_file
     from pdb_builder.moves import check_moves
-    from solver.ida import Searcher
-    from solver.tables import heuristic_for
+    from solver.search.searcher import Searcher
+    from solver.search.tables import heuristic_for
 
     work = []
     if "korf24" in a.sets:

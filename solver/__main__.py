@@ -1,3 +1,3 @@
-from solver.cli import entry
+from .cli import entry
 
 entry()

@@ -1,18 +1,33 @@
 """The solver as a library: ``from solver import solve``.
 
-The CLI's ``slidepdb solve`` runs the same code (:func:`solver.one_board.solve_record`);
+The CLI's ``slidepdb solve`` runs the same code (:func:`solver.api.solve_record`);
 this module only turns a board argument into a record and the outcome into a
 :class:`Result` with the fields of ``--json``.
 """
 
 from __future__ import annotations
 
+import os
+import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pdb_builder import __version__
 from pdb_builder.board import Board
-from pdb_builder.errors import BoardError
+from pdb_builder.errors import BoardError, DatabaseError
 from pdb_builder.formats import Record, parse_board_text
+from pdb_builder.moves import check_moves
+from pdb_builder.solvability import decide
+
+from .outcome import STATUS_EXIT, Outcome, certificate, settle_by_bound
+from .search.heuristic import manhattan_heuristic
+from .search.limits import Budget, interrupt_if_stopping
+from .search.searcher import Searcher, SearchResult
+
+LAYOUT_AFTER = 1.0  # seconds of Manhattan search on a walled board no table serves before its layout's tables
+LAYOUT_AFTER_NODES = 20_000_000  # ... or nodes, whichever comes first
+
 
 _POOLS: dict = {}  # (db_dir, use_db) -> SolverPool: tables loaded and kernels compiled once a process
 
@@ -43,8 +58,6 @@ class Result:
     @property
     def exit_code(self) -> int:
         """The code ``slidepdb solve`` exits with for this board."""
-        from .one_board import STATUS_EXIT
-
         return STATUS_EXIT[self.status]
 
 
@@ -78,9 +91,7 @@ def solve(
     :class:`~pdb_builder.errors.BoardError` for a board that does not parse and
     :class:`~pdb_builder.errors.DatabaseError` for a damaged table (the CLI's exit
     codes 2 and 1); every other outcome is in the result.  ``threads``: threads for the
-    optimal search (default: every core this process may use; :mod:`solver.parallel`)."""
-    from .one_board import SolverPool, solve_record
-
+    optimal search (default: every core this process may use; :mod:`solver.search.threads`)."""
     b = _board(board, goal)
     for name, value in (("time_limit", time_limit), ("node_limit", node_limit)):
         if value is not None and not value > 0:
@@ -90,7 +101,7 @@ def solve(
     if pool is None:
         pool = _POOLS[key] = SolverPool(db_dir, use_db)
     if threads is None:
-        from .parallel import default_threads
+        from .search.threads import default_threads
 
         threads = default_threads()
     if not (isinstance(threads, int) and threads >= 1):
@@ -112,3 +123,221 @@ def solve(
         certificate=e.get("certificate"),
         tables=dict(e.get("tables") or {}),
     )
+
+
+def _board_text(rec: Record) -> str:
+    return str(rec.board) if rec.board is not None else rec.text
+
+
+def check_record(rec: Record, moves: str | None = None) -> Outcome:
+    """Validate a board, decide solvability, and simulate ``moves`` if given."""
+    if rec.error:
+        return Outcome(rec.index, rec.text, "invalid", rec.error)
+    board = rec.board
+    verdict = decide(board)
+    extra = {
+        "solvable": verdict.solvable,
+        "method": verdict.method,
+        "size": board.shape.size_text,
+        "walls": len(board.shape.walls),
+    }
+    if moves is not None:
+        mc = check_moves(board, moves)
+        extra.update(moves=moves, length=len(moves), reaches_goal=mc.ok)
+        if not mc.ok:
+            extra["move_index"] = mc.index
+            return Outcome(rec.index, _board_text(rec), "illegal", mc.reason, extra)
+        return Outcome(rec.index, _board_text(rec), "valid", None, extra)
+    if not verdict.solvable:
+        return Outcome(rec.index, _board_text(rec), "unsolvable", verdict.reason, extra)
+    return Outcome(rec.index, _board_text(rec), "valid", None, extra)
+
+
+class SolverPool:
+    """Prepared searchers by board shape (tables loaded once, kernels compiled once),
+    the :data:`SEARCHERS` most recently used kept: a batch over hundreds of layouts
+    holds the tables of a few at a time (see also :class:`pdb_builder.storage.DatabaseCache`).
+
+    ``db_dir=None`` looks in the default database folder; ``use_db=False`` solves
+    without files (:func:`optimal_search`); ``threads``: threads for each
+    board's optimal search (:mod:`solver.search.threads`); ``python_first=False`` loads the
+    compiled kernel at the first board (a batch needs it anyway)."""
+
+    SEARCHERS = 8
+    LAYOUTS = 2  # in-memory layout searchers kept (tens of MB each; a batch rarely meets a layout twice running)
+
+    def __init__(
+        self, db_dir=None, use_db: bool = True, verify: bool = True, threads: int = 1, python_first: bool = True
+    ):
+        self.db_dir = db_dir
+        self.python_first = python_first  # see Searcher.python_first
+        self.use_db = use_db
+        self.verify = verify
+        self.threads = threads  # for each board's optimal search (solver.search.threads)
+        self._searchers: OrderedDict = OrderedDict()
+        self._layouts: OrderedDict = OrderedDict()  # shape -> in-memory layout searcher (or None: none fits)
+
+    def searcher(self, board: Board) -> Searcher:
+        key = board.shape
+        if key in self._searchers:
+            self._searchers.move_to_end(key)
+            return self._searchers[key]
+        if self.use_db:
+            from .search.tables import heuristic_for  # (h5py: not imported by a --no-db process)
+
+            h = heuristic_for(board.shape, self.db_dir, verify=self.verify)
+        else:
+            h = manhattan_heuristic(board.shape)
+        self._searchers[key] = Searcher(h)
+        self._searchers[key].python_first = self.python_first
+        while len(self._searchers) > self.SEARCHERS:
+            self._searchers.popitem(last=False)
+        return self._searchers[key]
+
+    def layout_searcher(self, shape, budget) -> Searcher | None:
+        """Wall-aware Manhattan + linear conflicts + small tables of ``shape``'s exact
+        layout built in memory (:func:`solver.fallback.ladder.layout_searcher`), the
+        :data:`LAYOUTS` most recently used kept; None when no partition fits or
+        ``budget`` ran out while building (then not kept)."""
+        if shape in self._layouts:
+            self._layouts.move_to_end(shape)
+            return self._layouts[shape]
+        from .fallback import ladder as fallback  # (beams, staged search: compiled kernels, loaded when needed)
+
+        searcher = fallback.layout_searcher(shape, budget, use_lc=True)
+        if searcher is None and budget.out():
+            return None
+        if searcher is not None:
+            searcher.python_first = self.python_first
+        self._layouts[shape] = searcher
+        while len(self._layouts) > self.LAYOUTS:
+            self._layouts.popitem(last=False)
+        return searcher
+
+
+def solve_record(
+    rec: Record,
+    pool: SolverPool,
+    time_limit: float | None = None,
+    node_limit: int | None = None,
+    fallback: bool = True,
+    threads: int | None = None,
+) -> Outcome:
+    """Optimal search within the limits; when a limit stops it and ``fallback`` is on,
+    :func:`solver.fallback.ladder.fallback_search` gives a valid answer within
+    ``FALLBACK_SHARE`` more limits, reported ``optimal: false`` with the lower bound
+    the optimal search proved and how it was found (``fallback``).  ``threads``: for
+    the optimal search (default: the pool's)."""
+    checked = check_record(rec)
+    if checked.status != "valid":
+        return checked
+    try:
+        return _solve_valid(rec, pool, time_limit, node_limit, fallback, pool.threads if threads is None else threads)
+    except DatabaseError:
+        raise  # a damaged or unreadable table: every board of its shape would fail; the run stops naming it
+    except Exception as exc:  # noqa: BLE001 - one board's failure never stops a batch
+        interrupt_if_stopping(exc)  # SIGTERM or Ctrl-C, which a library turned into another exception
+        if os.environ.get("SLIDEPDB_DEBUG"):
+            raise
+        return Outcome(
+            rec.index,
+            str(rec.board),
+            "error",
+            f"internal error: {type(exc).__name__}: {exc}",
+            {
+                "size": rec.board.shape.size_text,
+                "walls": len(rec.board.shape.walls),
+                "moves": None,
+                "length": None,
+                "optimal": False,
+            },
+        )
+
+
+def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback, threads: int) -> Outcome:
+    board = rec.board
+    t0 = time.perf_counter()
+    searcher = pool.searcher(board)
+    result, layout = optimal_search(board, searcher, pool, time_limit, node_limit, threads)
+    nodes, bound = result.nodes, result.lower_bound
+    moves = result.moves
+    how = None
+    if result.status != "solved" and fallback and (time_limit is not None or node_limit is not None):
+        from .fallback.ladder import fallback_search  # (beams, staged search: compiled kernels, loaded when needed)
+
+        moves, how, more = fallback_search(searcher, board, time_limit, node_limit, bound, layout=layout)
+        nodes += more
+        searcher.reads.wait()  # nothing reported before the tables read have passed their checksums
+    extra = {
+        "size": board.shape.size_text,
+        "walls": len(board.shape.walls),
+        "h0": result.h0,
+        "nodes": nodes,
+        "seconds": round(time.perf_counter() - t0, 4),
+        "lower_bound": bound,
+        "heuristic": result.heuristic,
+        "tables": {name: list(sums) for name, sums in searcher.h.checksums.items()},
+        "version": __version__,
+    }
+    if how is not None:
+        extra["fallback"] = how
+    if rec.expected_length is not None:
+        extra["expected_length"] = rec.expected_length
+    if moves is None:
+        extra.update(moves=None, length=None, optimal=False)
+        return Outcome(
+            rec.index, str(board), "limit", f"limit reached before an answer; lower bound {extra['lower_bound']}", extra
+        )
+    mc = check_moves(board, moves)
+    if not mc.ok:  # never print an answer that does not simulate to the goal
+        return Outcome(rec.index, str(board), "error", f"internal error: solver answer rejected: {mc.reason}", extra)
+    extra.update(moves=moves, length=len(moves), optimal=result.status == "solved" and result.optimal)
+    settle_by_bound(extra)
+    if extra["optimal"]:
+        extra["certificate"] = certificate(extra, extra["tables"], how="search" if how is None else "bound")
+    return Outcome(rec.index, str(board), "solved", None, extra)
+
+
+def optimal_search(
+    board: Board, searcher: Searcher, pool: SolverPool, time_limit, node_limit, threads: int = 1
+) -> tuple[SearchResult, Searcher | None]:
+    """IDA* within the limits with ``searcher`` (the pool's for ``board``): (its
+    result, the searcher of tables built in memory for it or None).
+
+    A walled board that no table serves (``--no-db``, or a folder without its
+    shape) is searched with Manhattan distance for :data:`LAYOUT_AFTER` seconds (or
+    :data:`LAYOUT_AFTER_NODES` nodes) at most: most such boards end there.  Then
+    small tables of its exact layout are built in memory (a second or two; a walled
+    ring misleads Manhattan distance, which counts no tile in another's way) and
+    the search starts again on them with what is left of the limits.  Both
+    estimates are admissible, so the lower bound is the larger of the two searches'
+    and the initial estimate the larger of their two."""
+    if not board.shape.walls or searcher.h.lookups:
+        return searcher.solve(board, time_limit=time_limit, node_limit=node_limit, threads=threads), None
+    budget = Budget(time_limit, node_limit)
+    first = searcher.solve(
+        board,
+        time_limit=_least(time_limit, LAYOUT_AFTER),
+        node_limit=_least(node_limit, LAYOUT_AFTER_NODES),
+        threads=threads,
+    )
+    budget.spend(first.nodes)
+    if first.status == "solved" or budget.out():
+        return first, None
+    layout = pool.layout_searcher(board.shape, budget)
+    if budget.out():  # the limits ran out while building
+        first.nodes = budget.spent
+        return first, layout
+    second = (layout or searcher).solve(
+        board, time_limit=budget.seconds_left(), node_limit=budget.nodes(), threads=threads
+    )
+    budget.spend(second.nodes)
+    second.nodes, second.expanded = budget.spent, first.expanded + second.expanded
+    second.lower_bound = max(first.lower_bound, second.lower_bound)
+    second.h0 = max(first.h0, second.h0)
+    second.seconds += first.seconds
+    return second, layout
+
+
+def _least(limit, cap):
+    return cap if limit is None else min(limit, cap)

@@ -10,11 +10,11 @@ from pdb_builder.board import Shape
 from pdb_builder.errors import BoardError
 from pdb_builder.formats import read_file
 from pdb_builder.moves import check_moves
-from solver.batch import run_batch
 from solver.cli import main
-from solver.executors import Feed, Job
-from solver.journal import journal_path, read_journal
-from solver.one_board import Outcome, better
+from solver.outcome import Outcome, better
+from solver.run.batch import run_batch
+from solver.run.journal import journal_path, read_journal
+from solver.run.slots import Feed, Job
 
 from .naive import bfs_distances
 from .test_inspect import walk
@@ -71,7 +71,8 @@ def test_sigterm_that_a_library_turned_into_another_error_still_stops_the_batch(
     """numba's compiler, interrupted mid-compile, raises RuntimeError instead of the
     KeyboardInterrupt: the batch stops there (not one board's error, then the next board),
     and a plain error on a board, with no stop asked for, stays that board's error."""
-    from solver import budget, one_board
+    import solver.api as one_board
+    import solver.search.limits as budget
 
     recs = read_file(str(problems)).records
     monkeypatch.setattr(budget, "_stopping", False)
@@ -292,7 +293,7 @@ def test_better_prefers_proven_then_shorter_and_keeps_the_higher_bound():
 def test_one_board_that_fails_never_stops_a_batch(tmp_path, monkeypatch):
     """An unexpected error on one board (here an OSError from its search) is that board's
     outcome (status error, exit 1, --retry unanswered solves it again); the others go on."""
-    import solver.one_board as one_board
+    import solver.api as one_board
 
     real = one_board._solve_valid
 

@@ -9,8 +9,8 @@ from pdb_builder.goal_table import compute_goal_table, encode_board, find_key
 from pdb_builder.make.building import auto_partition, build_goal_table, build_pdb, compute_pdb, default_partition
 from pdb_builder.patterns import named_partition, parse_partition
 from pdb_builder.ranking import num_placements, rank_py, unrank_py, weights
-from solver.ida import Searcher
-from solver.tables import heuristic_for
+from solver.search.searcher import Searcher
+from solver.search.tables import heuristic_for
 
 from .naive import bfs_distances, pattern_bfs
 

@@ -11,7 +11,7 @@ from pdb_builder.errors import EXIT_UNSOLVABLE
 from pdb_builder.formats import read_board_arg
 from pdb_builder.moves import check_moves
 from solver.cli import main
-from solver.fallback import BEAM_WIDTHS, FALLBACK_SHARE
+from solver.fallback.ladder import BEAM_WIDTHS, FALLBACK_SHARE
 
 from .test_inspect import walk
 
@@ -129,7 +129,7 @@ def test_fallback_gives_a_valid_unproven_answer():
 
 
 def test_weighted_fallback_when_no_beam_answers(monkeypatch):
-    monkeypatch.setattr("solver.fallback.BEAM_WIDTHS", ())
+    monkeypatch.setattr("solver.fallback.ladder.BEAM_WIDTHS", ())
     board = "14 13 15 7 11 12 9 5 6 0 2 1 4 8 10 3"  # Korf #1, optimal 57
     rec = json.loads(run("solve", "--json", "--node-limit", "20000", "--no-db", board).stdout)
     assert rec["status"] == "solved" and rec["fallback"].startswith("weighted IDA*")
@@ -139,9 +139,9 @@ def test_weighted_fallback_when_no_beam_answers(monkeypatch):
 
 
 def test_staged_fallback_when_every_other_search_fails(monkeypatch):
-    monkeypatch.setattr("solver.fallback.BEAM_WIDTHS", ())
-    monkeypatch.setattr("solver.fallback.FALLBACK_WEIGHTS", ())
-    monkeypatch.setattr("solver.fallback.layout_searcher", lambda *a, **k: None)
+    monkeypatch.setattr("solver.fallback.ladder.BEAM_WIDTHS", ())
+    monkeypatch.setattr("solver.fallback.ladder.FALLBACK_WEIGHTS", ())
+    monkeypatch.setattr("solver.fallback.ladder.layout_searcher", lambda *a, **k: None)
     board = walk(Shape.devquiz(5, 5, [6, 13]), steps=3000, seed=3)  # too far for Manhattan alone
     # a node limit, not seconds: the staged search needs about 0.7M nodes here, on any machine's load
     rec = json.loads(run("solve", "--json", "--node-limit", "2000000", "--no-db", board).stdout)
@@ -242,8 +242,8 @@ def test_sigterm_during_a_build_in_a_worker_then_resume(tmp_path):
 def test_progress_line_on_a_terminal_only():
     import io
 
-    from solver.one_board import Outcome
-    from solver.progress import Progress
+    from solver.cli.progress import Progress
+    from solver.outcome import Outcome
 
     term = io.StringIO()
     bar = Progress(4, term, enabled=True)

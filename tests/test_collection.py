@@ -16,9 +16,9 @@ from pdb_builder.moves import check_moves
 from pdb_builder.patterns import named_partition
 from pdb_builder.storage import pdb_filename
 from solver.cli import main
-from solver.collection import measure
-from solver.ida import Searcher
-from solver.tables import heuristic_for
+from solver.search.measure import measure
+from solver.search.searcher import Searcher
+from solver.search.tables import heuristic_for
 
 from .naive import distance
 

@@ -16,8 +16,8 @@ from pdb_builder.make.verify import verify
 from pdb_builder.patterns import named_partition
 from pdb_builder.storage import open_database
 from solver.cli import main
-from solver.ida import Searcher
-from solver.tables import heuristic_for
+from solver.search.searcher import Searcher
+from solver.search.tables import heuristic_for
 
 from .naive import bfs_distances
 

@@ -13,8 +13,8 @@ from pdb_builder.packed import MAX_LOWERING, bits_at, decode, root_value
 from pdb_builder.patterns import named_partition
 from pdb_builder.ranking import rank_py, unrank_py
 from pdb_builder.storage import open_database
-from solver.ida import Searcher
-from solver.tables import heuristic_for
+from solver.search.searcher import Searcher
+from solver.search.tables import heuristic_for
 
 from .naive import bfs_distances
 
@@ -106,7 +106,7 @@ def test_search_on_packed_tables_is_optimal_and_old_files_still_work(tmp_path, s
     with h5py.File(path, "a") as f:
         del f["packed"]
         del f.attrs["packed-tables"]  # (written since; an old file has neither)
-    from solver import tables
+    from solver.search import tables
 
     tables._CACHE.clear()
     assert all(t.packed is None for t in open_database(path).tables)

@@ -1,4 +1,4 @@
-"""One board searched by several threads (solver.parallel): lengths against
+"""One board searched by several threads (solver.search.threads): lengths against
 breadth-first search and published optima, never against the serial kernel alone;
 limits, errors and the CLI.  The ``split`` fixture makes every iteration past a few
 dozen nodes go parallel and hand work over every few nodes, so small boards
@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-import solver.ida_kernel as kernel
-import solver.parallel as parallel
+import solver.search.kernel as kernel
+import solver.search.threads as parallel
 from pdb_builder.board import Board, Shape
 from pdb_builder.errors import DatabaseError
 from pdb_builder.formats import read_board_arg, read_file
@@ -25,9 +25,9 @@ from pdb_builder.make.building import build_goal_table, build_pdb
 from pdb_builder.moves import check_moves
 from pdb_builder.patterns import named_partition
 from solver.cli import main
-from solver.heuristic import manhattan_heuristic
-from solver.ida import Searcher
-from solver.tables import heuristic_for
+from solver.search.heuristic import manhattan_heuristic
+from solver.search.searcher import Searcher
+from solver.search.tables import heuristic_for
 
 from .conftest import data_file
 from .naive import bfs_distances

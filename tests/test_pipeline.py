@@ -12,12 +12,12 @@ from click.testing import CliRunner
 from pdb_builder.errors import BoardError
 from pdb_builder.formats import read_file
 from pdb_builder.moves import check_moves
-from solver.answers import compare, direction_counts, fit_limits, totals
-from solver.batch import answers_of, run_batch
 from solver.cli import main
-from solver.one_board import Outcome
-from solver.pipeline import _retry_order, quick_journal, run_pipeline
-from solver.timeline import Sittings, sittings_path, timeline_path
+from solver.outcome import Outcome
+from solver.run.answers import compare, direction_counts, fit_limits, totals
+from solver.run.batch import answers_of, run_batch
+from solver.run.pipeline import _retry_order, quick_journal, run_pipeline
+from solver.run.timeline import Sittings, sittings_path, timeline_path
 
 from .conftest import data_file
 from .naive import distance
@@ -156,7 +156,7 @@ def _timeline(out) -> list[dict]:
 
 
 def test_a_failed_build_never_stops_the_run(devquiz_slice, tmp_path, monkeypatch):
-    import solver.pipeline as pipeline
+    import solver.run.pipeline as pipeline
 
     recs = read_file(str(devquiz_slice)).records
     real = pipeline.build_pdb
@@ -215,7 +215,7 @@ def test_builds_share_the_workers_one_thread_each(devquiz_slice, tmp_path, monke
     """With two workers every build is a job in a worker's slot on one thread (the
     forked workers see the patched build), the wall-free ones largest first, and the
     boards that wait on it are proven."""
-    import solver.pipeline as pipeline
+    import solver.run.pipeline as pipeline
 
     recs = read_file(str(devquiz_slice)).records
     real, seen = pipeline.build_pdb, tmp_path / "seen.txt"
@@ -372,7 +372,7 @@ def test_the_automatic_disk_limit_is_half_the_free_space_kept_across_sittings(de
     import shutil
     from collections import namedtuple
 
-    import solver.pipeline as pipeline
+    import solver.run.pipeline as pipeline
 
     usage = namedtuple("usage", "total used free")
     free = [8 << 30]
@@ -400,7 +400,7 @@ def test_sittings_count_running_time_across_kills(tmp_path):
 
 
 def test_a_feed_starts_nothing_after_its_last_start(devquiz_slice):
-    from solver.executors import Feed
+    from solver.run.slots import Feed
 
     recs = read_file(str(devquiz_slice)).records[:3]
     assert Feed(recs, last_start=time.time() - 1).take() == ([], True)
@@ -497,7 +497,7 @@ def test_dask_cluster_runs_the_builds_too(devquiz_slice, tmp_path, monkeypatch):
     """``run --scheduler``: the builds are tasks on the cluster, one thread each, and a
     budget's full-pass limit is planned for the cluster's threads."""
     distributed = pytest.importorskip("distributed")
-    import solver.pipeline as pipeline
+    import solver.run.pipeline as pipeline
 
     recs = [r for r in read_file(str(devquiz_slice)).records if r.board.shape.size_text == "3x3"]
     real, threads = pipeline.build_pdb, []
@@ -529,7 +529,7 @@ def test_dask_cluster_runs_the_builds_too(devquiz_slice, tmp_path, monkeypatch):
 
 def test_scheduler_unreachable_is_one_line(tmp_path, monkeypatch):
     pytest.importorskip("distributed")
-    monkeypatch.setattr("solver.executors.DASK_CONNECT_TIMEOUT", "2s")
+    monkeypatch.setattr("solver.run.slots.DASK_CONNECT_TIMEOUT", "2s")
     r = CliRunner().invoke(
         main, ["solve", "3,3,123456708", "--scheduler", "tcp://127.0.0.1:1", "--db-dir", str(tmp_path)]
     )

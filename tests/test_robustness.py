@@ -21,8 +21,8 @@ from pdb_builder.atomic import atomic_path
 from pdb_builder.errors import DatabaseError
 from pdb_builder.formats import read_board_arg
 from solver.cli import main
-from solver.fallback import FALLBACK_SHARE
-from solver.ida import ida_star
+from solver.fallback.ladder import FALLBACK_SHARE
+from solver.search.searcher import ida_star
 
 FIXTURE = Path(__file__).parent / "data" / "3x3-devquiz.pdb.3-3-2.v1.h5"
 

@@ -7,13 +7,13 @@ import pytest
 from pdb_builder.board import Board, Shape
 from pdb_builder.formats import read_board_arg, read_file
 from pdb_builder.moves import check_moves
-from solver import staged
-from solver.beam import beam_search
-from solver.budget import Budget
-from solver.heuristic import manhattan_heuristic
-from solver.ida import Searcher
-from solver.polish import polish
-from solver.staged import staged_search
+from solver.fallback import staged
+from solver.fallback.beam import beam_search
+from solver.fallback.polish import polish
+from solver.fallback.staged import staged_search
+from solver.search.heuristic import manhattan_heuristic
+from solver.search.limits import Budget
+from solver.search.searcher import Searcher
 
 from .conftest import data_file
 from .naive import bfs_distances
@@ -82,8 +82,8 @@ def test_time_limit_stops():
 def test_solver_import_does_not_load_the_build_side():
     build_side = ["pdb_builder.make"]  # the package of bfs, building, lowering, catalogue, verify
     code = (
-        "import solver, solver.ida, solver.ida_kernel, solver.parallel, solver.batch, solver.one_board, "
-        "solver.cli, sys; "
+        "import solver, solver.search.searcher, solver.search.kernel, solver.search.threads, solver.run.batch, "
+        "solver.outcome, solver.cli, sys; "
         f"print([m for m in {build_side!r} if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -97,7 +97,7 @@ def test_solver_import_does_not_load_the_build_side():
 )
 def test_goal_table_settles_nodes_and_keeps_optimality(tmp_path, shape, depth):
     from pdb_builder.make.building import build_goal_table
-    from solver.tables import heuristic_for
+    from solver.search.tables import heuristic_for
 
     build_goal_table(shape, depth, tmp_path)
     h = heuristic_for(shape, tmp_path)
@@ -221,7 +221,7 @@ def test_polish_keeps_answers_valid_and_never_below_optimal(shape):
 def test_fallback_layout_tables_never_overestimate(shape):
     """The tables the fallback builds in memory, for a shape and for a reversed board's
     custom goal, against exhaustive BFS."""
-    from solver.fallback import layout_searcher
+    from solver.fallback.ladder import layout_searcher
 
     dist = bfs_distances(shape)
     searcher = layout_searcher(shape, Budget())
@@ -241,7 +241,7 @@ def test_fallback_layout_tables_never_overestimate(shape):
 def test_fallback_answers_a_ring_board_manhattan_beams_cannot():
     """DevQuiz line 2903: walls leave one ring; the Manhattan beam dies out, the layout
     tables' beams (forwards or backwards) answer within the fallback's budget."""
-    from solver.fallback import fallback_search
+    from solver.fallback.ladder import fallback_search
 
     board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
     searcher = Searcher(manhattan_heuristic(board.shape))
@@ -254,7 +254,7 @@ def test_fallback_answers_a_ring_board_its_own_tables_mislead():
     """The same ring board searched on tables of its own layout (as with a layout
     database): the first beam dies out and weighted IDA* finds nothing in its share;
     the beams on those tables, forwards and backwards, answer."""
-    from solver.fallback import fallback_search, layout_searcher
+    from solver.fallback.ladder import fallback_search, layout_searcher
 
     board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
     searcher = layout_searcher(board.shape, Budget())
@@ -264,7 +264,7 @@ def test_fallback_answers_a_ring_board_its_own_tables_mislead():
 
 
 def _layout_in_child(queue):
-    from solver.fallback import layout_searcher
+    from solver.fallback.ladder import layout_searcher
 
     board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
     queue.put(layout_searcher(board.shape, Budget()).initial_h(board))
@@ -297,9 +297,9 @@ def test_walled_board_without_tables_switches_to_layout_tables_at_bfs_lengths(mo
     LAYOUT_AFTER_NODES) the search again on tables of its layout built in memory;
     lengths, bounds and proofs against exhaustive BFS."""
     from pdb_builder.formats import Record
-    from solver.one_board import SolverPool, solve_record
+    from solver.api import SolverPool, solve_record
 
-    monkeypatch.setattr("solver.one_board.LAYOUT_AFTER_NODES", 30)
+    monkeypatch.setattr("solver.api.LAYOUT_AFTER_NODES", 30)
     pool = SolverPool(use_db=False)
     dist = bfs_distances(shape)
     switched = 0
@@ -318,7 +318,7 @@ def test_ring_board_without_tables_is_proven_on_its_layout_tables():
     IDA* on the layout's tables built in memory completes its iterations (node
     limits: the same on any machine's load)."""
     from pdb_builder.formats import Record
-    from solver.one_board import SolverPool, solve_record
+    from solver.api import SolverPool, solve_record
 
     board = read_board_arg("6,5,=45EDB=3=A8GPLS2=FJ0T==6KQROIC").records[0].board
     out = solve_record(Record(1, str(board), board), SolverPool(use_db=False), node_limit=30_000_000).extra

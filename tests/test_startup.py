@@ -1,4 +1,4 @@
-"""Start-up: the plain-Python first search (solver.quick) against BFS, the modules a
+"""Start-up: the plain-Python first search (solver.search.first_nodes) against BFS, the modules a
 --no-db solve loads, and lazy checksums (pdb_builder.integrity): every table byte a
 result rests on is checked before the result is reported, whichever search read it."""
 
@@ -19,11 +19,11 @@ from pdb_builder.formats import read_board_arg
 from pdb_builder.make.building import build_pdb
 from pdb_builder.moves import check_moves
 from pdb_builder.patterns import named_partition
-from solver import tables
 from solver.cli import main
-from solver.heuristic import manhattan_heuristic
-from solver.ida import Searcher
-from solver.quick import QUICK_NODES, quick_search
+from solver.search import tables
+from solver.search.first_nodes import QUICK_NODES, quick_search
+from solver.search.heuristic import manhattan_heuristic
+from solver.search.searcher import Searcher
 
 from .naive import distance
 
@@ -110,7 +110,7 @@ def test_handover_counts_the_quick_nodes(monkeypatch):
     counted; a node limit below QUICK_NODES stops it there with a lower bound."""
     shape = Shape.devquiz(3, 3)
     board = Board(shape, (8, 6, 7, 2, 5, 4, 3, 0, 1))  # 31 moves, the 3x3's deepest
-    monkeypatch.setattr("solver.ida.kernel_loaded", lambda: False)
+    monkeypatch.setattr("solver.search.searcher.kernel_loaded", lambda: False)
     s = Searcher(manhattan_heuristic(shape))
     res = s.solve(board)
     assert res.optimal and res.length == 31 and res.nodes > QUICK_NODES
@@ -134,11 +134,11 @@ def test_no_db_solve_loads_neither_numba_nor_h5py():
 # holds is compiled and run.
 KERNEL_THEN_COMPILE = """
 import sys
-import solver.quick as q
+import solver.search.first_nodes as q
 q.QUICK_NODES = 0
 from pdb_builder.formats import read_board_arg
-from solver.heuristic import manhattan_heuristic
-from solver.ida import Searcher
+from solver.search.heuristic import manhattan_heuristic
+from solver.search.searcher import Searcher
 b = read_board_arg(sys.argv[1]).records[0].board
 r = Searcher(manhattan_heuristic(b.shape)).solve(b)
 registries = "numba.np.linalg" in sys.modules  # what numba's compiler loads first
@@ -177,7 +177,7 @@ def _damaged(src, tmp_path, dsname, offset):
 
 
 def _solve(db_dir, monkeypatch, kernel: bool):
-    monkeypatch.setattr("solver.ida.kernel_loaded", lambda: kernel)
+    monkeypatch.setattr("solver.search.searcher.kernel_loaded", lambda: kernel)
     return CliRunner().invoke(main, ["solve", "--db-dir", str(db_dir), ONE_MOVE])
 
 

@@ -10,8 +10,8 @@ from pdb_builder.board import Board, Shape
 from pdb_builder.make.building import build_pdb
 from pdb_builder.moves import check_moves
 from pdb_builder.patterns import named_partition
-from solver.ida import Searcher
-from solver.tables import heuristic_for
+from solver.search.searcher import Searcher
+from solver.search.tables import heuristic_for
 
 from .naive import bfs_distances, distance, layouts
 

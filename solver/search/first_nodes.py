@@ -27,7 +27,7 @@ QUICK_NODES = 1000  # nodes tried here before the kernel takes over (at most abo
 
 
 def kernel_loaded() -> bool:
-    return "solver.ida_kernel" in sys.modules
+    return "solver.search.kernel" in sys.modules
 
 
 class _Estimate:
@@ -88,9 +88,9 @@ class _Estimate:
 
 def quick_search(searcher, board: Board, node_limit: int | None = None):
     """IDA* for ``board`` on ``searcher``'s tables in plain Python: the
-    :class:`~solver.ida.SearchResult` when it ends within :data:`QUICK_NODES` nodes
+    :class:`~solver.search.searcher.SearchResult` when it ends within :data:`QUICK_NODES` nodes
     (solved, or stopped by ``node_limit``), else (None, nodes spent, nodes expanded)."""
-    from .ida import SearchResult
+    from .searcher import SearchResult
 
     t0 = time.perf_counter()
     nbr = [[int(searcher.nbr[c, j]) for j in range(int(searcher.ndeg[c]))] for c in range(searcher.shape.n)]

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from pdb_builder.board import Board, Shape
 
-from .budget import Budget
-from .heuristic import manhattan_heuristic
-from .ida import Searcher
+from ..search.heuristic import manhattan_heuristic
+from ..search.limits import Budget
+from ..search.searcher import Searcher
 
 PASSES = ((36, 1_000_000), (48, 3_000_000))  # (moves per window, IDA* nodes per window), in turn
 REPEATS = 3  # passes of one window size at most

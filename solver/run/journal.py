@@ -14,7 +14,7 @@ from pdb_builder.errors import (
 )
 from pdb_builder.moves import check_moves
 
-from .one_board import Outcome, settle_by_bound
+from ..outcome import Outcome, settle_by_bound
 
 
 def beside(out_path, suffix: str) -> Path:

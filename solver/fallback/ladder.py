@@ -3,7 +3,7 @@
 A board's fallback has :data:`FALLBACK_SHARE` times the board's limits (seconds and
 nodes) on top of the optimal search's, so a board takes at most
 ``(1 + FALLBACK_SHARE)`` times its limits in all, plus start-up and one slice of
-work (see :mod:`solver.budget`).  Within it, in turn:
+work (see :mod:`solver.search.limits`).  Within it, in turn:
 
 1. a beam of the first width of :data:`BEAM_WIDTHS` (fast, rarely fails), unless a
    node budget could not pay for :data:`BEAM_MIN_LEVELS` levels of it;
@@ -11,7 +11,7 @@ work (see :mod:`solver.budget`).  Within it, in turn:
    misleads Manhattan distance, which counts no tile in another's way): small tables
    of the exact layout built in memory (:func:`layout_searcher`, patterns of about
    four tiles, under a second on the DevQuiz sizes; the optimal search's when it
-   built them, see :func:`solver.one_board.optimal_search`), for the board and for the board
+   built them, see :func:`solver.api.optimal_search`), for the board and for the board
    reversed (from the goal to the start, answer inverted), then beams on them: each
    width of :data:`LADDER_WIDTHS` in turn, its forward and backward beams taking turns
    a few levels at a time (a beam that fails on a ring can succeed at another width or
@@ -28,7 +28,7 @@ work (see :mod:`solver.budget`).  Within it, in turn:
 5. on a walled board whose own database tables served steps 1-4 and nothing
    answered (a ring can mislead them all), step 2's beams and staged search on
    those tables, with :data:`LAST_LADDER_SHARE` of all that is left (nothing to polish);
-6. staged search (:func:`solver.staged.staged_search`: tile groups placed in turn,
+6. staged search (:func:`solver.fallback.staged.staged_search`: tile groups placed in turn,
    bounded memory) with what is left of the search phase when the best is over
    :data:`STAGED_RATIO` times the lower bound (a beam can wander for hundreds of
    moves), or with all that is left when nothing answered (nothing to polish);
@@ -44,10 +44,10 @@ from pdb_builder.board import Board, Shape
 from pdb_builder.errors import BoardError
 from pdb_builder.lookup import lookups_for
 
+from ..search.heuristic import Heuristic, manhattan_tables
+from ..search.limits import Budget
+from ..search.searcher import Searcher
 from .beam import Beam, beam_search
-from .budget import Budget
-from .heuristic import Heuristic, manhattan_tables
-from .ida import Searcher
 from .polish import polish
 from .staged import reversed_board, staged_search, undo
 
@@ -148,7 +148,7 @@ def fallback_search(
     """The shortest valid answer the steps of the module docstring find within
     :data:`FALLBACK_SHARE` times ``time_limit`` and ``node_limit`` (at least one of
     them given).  ``layout``: step 2's tables when the optimal search already built
-    them (:func:`solver.one_board.optimal_search`).  Returns (moves or None, how it
+    them (:func:`solver.api.optimal_search`).  Returns (moves or None, how it
     was found, nodes of every search)."""
     if time_limit is None and node_limit is None:
         raise ValueError("the fallback needs a time or node limit to share out")

@@ -1,9 +1,9 @@
 """One IDA* iteration searched by several threads (``solve --threads N``).
 
 A search starts on one thread; when an iteration outgrows
-:data:`solver.ida.PARALLEL_AFTER` nodes, :func:`run_iteration` searches it again
+:data:`solver.search.searcher.PARALLEL_AFTER` nodes, :func:`run_iteration` searches it again
 from the root, and every later one, on ``threads`` threads.  Each thread runs the
-compiled kernel without the GIL (:func:`solver.ida_kernel._search`) with arrays of
+compiled kernel without the GIL (:func:`solver.search.kernel._search`) with arrays of
 its own: no lock and no allocation per node.
 
 The work is shared at a split depth (:func:`plan`, chosen from the nodes the last
@@ -93,7 +93,7 @@ class Iteration:
     """Shared state of the threads (guarded by ``cond`` where more than one writes)."""
 
     def __init__(self, searcher, board, threads, thresh, weight, bpmx, deadline, node_limit, nodes_before, last):
-        from . import ida_kernel
+        from . import kernel as ida_kernel
 
         self.K = ida_kernel
         self.s = searcher
@@ -127,7 +127,7 @@ class Iteration:
     def work(self, w: _Worker) -> None:
         """A thread's life: the iteration from the root, window by window, slice by
         slice, until its walk is through or the threads stop."""
-        from .ida import start_iteration
+        from .searcher import start_iteration
 
         try:
             h0 = w.st.h0 if self.weight == 100 else (w.st.h0 * self.weight) // 100

@@ -2,7 +2,7 @@
 step, and the time its sittings have spent.
 
 Every board's outcome is journalled with the wall-clock time it ended (``ended``,
-seconds since the epoch: :func:`solver.batch.run_batch`).  ``ANSWERS.sittings``
+seconds since the epoch: :func:`solver.run.batch.run_batch`).  ``ANSWERS.sittings``
 holds one line per sitting of the run (a first call and each ``--resume``): its
 start and the last time it was seen working (a board journalled, a build finished,
 the run's end), both wall clock; a killed sitting counts up to its last such moment.

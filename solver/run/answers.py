@@ -120,7 +120,7 @@ def compare(path, records, ours: dict[int, str], outcomes=None) -> Comparison:
     against ``ours`` (record index -> moves).  With ``outcomes`` (record index ->
     Outcome), a valid answer of theirs shorter than a length we proved optimal, or than
     our proven lower bound, is a contradiction, listed in ``contradictions``."""
-    from .one_board import contradiction
+    from ..outcome import contradiction
 
     c = Comparison(Path(path).name)
     for line, (rec, theirs) in enumerate(zip(records, read_answer_file(path, records)), 1):

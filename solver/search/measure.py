@@ -13,7 +13,7 @@ def measure(paths, boards, node_limit: int = NODE_LIMIT) -> dict:
     ``[nodes, solved]`` of each) of an optimal IDA* on ``boards`` with the heuristic of
     the database files ``paths`` (the largest of their sums), each board stopped at
     ``node_limit`` nodes."""
-    from .ida import Searcher
+    from .searcher import Searcher
     from .tables import heuristic_for
 
     if not boards:

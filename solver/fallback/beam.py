@@ -17,9 +17,9 @@ from pdb_builder.board import Board
 from pdb_builder.jitload import quick_load
 from pdb_builder.ranking import rank_kernel
 
-from .budget import Budget
-from .ida import Searcher
-from .ida_kernel import _init_groups, _load_byte
+from ..search.kernel import _init_groups, _load_byte
+from ..search.limits import Budget
+from ..search.searcher import Searcher
 
 _EMPTY = np.uint64(0)
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from pdb_builder.atomic import write_text_atomic
 
+from ..outcome import Outcome, better
 from .answers import fit_limits
-from .executors import Feed, _dask_outcomes, _local_outcomes
 from .journal import current_checksums, journal_path, read_journal, refuse_unless_resume
-from .one_board import Outcome, better
+from .slots import Feed, _dask_outcomes, _local_outcomes
 
 
 @dataclass
@@ -56,7 +56,7 @@ def run_batch(
     ``limits`` (L, R, U, D).  ``scheduler``: a dask.distributed address (or Client)
     to solve on instead of local processes; ``journal``: another journal path (the
     default is beside ``out_path``).  ``jobs``: work done in the workers' slots that
-    some records wait on (:class:`solver.executors.Job`: database builds), at most
+    some records wait on (:class:`solver.run.slots.Job`: database builds), at most
     ``job_memory`` bytes of them at once, see :class:`Feed`.  ``retry``: indices
     solved again although the journal has them; the better outcome (:func:`better`)
     is kept and journalled.  ``threads``: threads for each board's optimal search
@@ -92,7 +92,7 @@ def run_batch(
                 tried = None if had is None or time_limit is None else max(had, time_limit)
                 out = better(before, out)
             out.extra["time_limit"] = tried  # the largest this board has had (None: none)
-            out.extra["ended"] = round(time.time(), 3)  # wall clock: solver/timeline.py
+            out.extra["ended"] = round(time.time(), 3)  # wall clock: solver/run/timeline.py
             result.outcomes[out.index] = out
             if jf is not None:
                 jf.write(json.dumps(out.as_json()) + "\n")
@@ -123,7 +123,7 @@ def answers_of(outcomes: dict[int, Outcome]) -> dict[int, str]:
 def write_answers(out_path, records, outcomes: dict[int, Outcome], limits=None) -> set[int]:
     """DevQuiz answer file: one line per board in input order, empty when unsolved.
 
-    Never over ``limits``: the answers :func:`solver.answers.fit_limits` leaves out
+    Never over ``limits``: the answers :func:`solver.run.answers.fit_limits` leaves out
     get an empty line; their indices are returned (and marked in their outcomes)."""
     answers = answers_of(outcomes)
     left_out = fit_limits(answers, limits, {i: bool(outcomes[i].extra.get("optimal")) for i in answers})

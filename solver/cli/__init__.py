@@ -150,7 +150,7 @@ def show(out, boards, as_json: bool, human) -> None:
 
 def progressive(boards, as_json: bool, human):
     """``on_outcome`` for a run over ``boards``: each board shown, and on a terminal an
-    overall progress line below (:class:`solver.progress.Progress`)."""
+    overall progress line below (:class:`solver.cli.progress.Progress`)."""
     from .progress import Progress
 
     bar = Progress(len(boards.records))
@@ -192,7 +192,7 @@ class SlidepdbGroup(click.Group):
         except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort, SystemExit):
             raise
         except Exception as exc:  # noqa: BLE001 - last resort: no traceback for users
-            from solver.budget import stopping
+            from ..search.limits import stopping
 
             if stopping():  # an interrupt a library turned into another exception
                 click.echo("interrupted", err=True)
@@ -246,11 +246,11 @@ def entry() -> None:
 def stop_on_sigterm() -> None:
     """SIGTERM (batch schedulers, ``kill``) stops like Ctrl-C: finished answers are kept.
     Background jobs of a non-interactive shell ignore SIGINT, so this is how they stop.
-    Both go through :func:`solver.budget.request_stop`, which remembers the stop."""
+    Both go through :func:`solver.search.limits.request_stop`, which remembers the stop."""
     import signal
     import threading
 
-    from solver.budget import request_stop
+    from ..search.limits import request_stop
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, request_stop)
@@ -270,7 +270,7 @@ def check(board, moves, size, goal, as_json):
     BOARD is a DevQuiz line (W,H,CELLS), a numeric board ("t0 t1 ..", with --size
     and --goal), a file of boards, or - for standard input.
     """
-    from solver.one_board import check_record
+    from ..api import check_record
 
     boards = load_boards(board, size, goal)
     outcomes = (check_record(rec, moves) for rec in boards.records)
@@ -360,8 +360,8 @@ def finish_run(
     boards, outcomes, *, report_path, compare_paths, as_json, head, left_out, out_path, interrupted, extra_tables=()
 ) -> int:
     """Report, tables (per size, move budget, comparisons) and the exit code of a solve or run."""
-    from solver.answers import BUDGET_HEADERS, COMPARISON_HEADERS, budget_rows, compare, comparison_rows
-    from solver.batch import SUMMARY_HEADERS, answers_of, summary_rows, write_report
+    from ..run.answers import BUDGET_HEADERS, COMPARISON_HEADERS, budget_rows, compare, comparison_rows
+    from ..run.batch import SUMMARY_HEADERS, answers_of, summary_rows, write_report
 
     code = report_file_errors(boards)
     outcomes = dict(outcomes)
@@ -463,7 +463,7 @@ def solve(
     (``optimal: false``, with the proven lower bound) unless --no-fallback.
     Ctrl-C keeps every finished answer (rerun with --resume).
     """
-    from solver.batch import run_batch
+    from ..run.batch import run_batch
 
     if resume and not out_path:
         raise click.UsageError("--resume needs --out")
@@ -473,7 +473,7 @@ def solve(
     if workers is None:
         workers = (os.cpu_count() or 1) if len(boards.records) > 1 else 1
     if threads is None:
-        from solver.parallel import default_threads
+        from ..search.threads import default_threads
 
         threads = default_threads() if len(boards.records) == 1 else 1
     result = run_batch(
@@ -642,7 +642,7 @@ def run(
     beside ANSWERS (.quick.jsonl, .progress.jsonl) stay as the per-board record;
     ANSWERS.sittings holds each sitting's start and end (--budget covers them all).
     """
-    from solver.pipeline import run_pipeline
+    from ..run.pipeline import run_pipeline
 
     if plot_png:
         from pdb_builder.make.catalogue import pyplot
@@ -698,7 +698,7 @@ def run(
     shown.close()
     total = time.perf_counter() - t0
     if plot_png:
-        from solver.timeline import plot_timeline
+        from ..run.timeline import plot_timeline
 
         plot_timeline(res.timeline, plot_png)
     phases = res.phase_rows(total)
@@ -730,7 +730,7 @@ def run(
 
 
 def _measure(paths, boards):
-    from solver.collection import measure
+    from ..search.measure import measure
 
     return measure(paths, boards)
 

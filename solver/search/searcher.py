@@ -10,8 +10,8 @@ threshold is a proven lower bound.
 began at the threshold every earlier completed iteration proved, with an
 admissible heuristic: the first solution at threshold f is optimal.
 
-The kernel (:mod:`solver.ida_kernel`) is imported at a search's first need; a
-board that :mod:`solver.quick` answers in plain Python never loads numba.
+The kernel (:mod:`solver.search.kernel`) is imported at a search's first need; a
+board that :mod:`solver.search.first_nodes` answers in plain Python never loads numba.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from pdb_builder.board import MOVES, Board
 from pdb_builder.entries import bits_at, root_value
 from pdb_builder.solvability import decide
 
+from .first_nodes import kernel_loaded, quick_search
 from .heuristic import (
     MAX_LOOKUP_TILES,
     Heuristic,
@@ -35,15 +36,14 @@ from .heuristic import (
     kernel_arrays,
     manhattan_heuristic,
 )
-from .quick import kernel_loaded, quick_search
 
 MAX_DEPTH = 1000  # deepest path the kernel keeps; longer thresholds stop as a limit
 PARALLEL_AFTER = 200_000  # with threads: nodes of an iteration searched serially before it splits
 
 
 def _kernel():
-    """solver.ida_kernel, imported (and numba with it) at the first search that needs it."""
-    from . import ida_kernel
+    """solver.search.kernel, imported (and numba with it) at the first search that needs it."""
+    from . import kernel as ida_kernel
 
     return ida_kernel
 
@@ -120,7 +120,7 @@ class Searcher:
         self.h = heuristic
         self.bpmx = bpmx
         # until the compiled kernel is loaded, a search first runs a few nodes in plain
-        # Python (solver.quick): a near-goal board is answered without loading numba
+        # Python (solver.search.first_nodes): a near-goal board is answered without loading numba
         self.python_first = True
         self.shape = heuristic.shape
         self.nbr, self.ndeg, self.letters = neighbour_arrays(self.shape)
@@ -267,12 +267,12 @@ class Searcher:
         the optimal length); only ``weight == 100`` can claim optimality.  Returns only
         once the tables it read have passed their checksums (:class:`TableReads`).
 
-        Until the kernel is loaded in this process, the first :data:`solver.quick.QUICK_NODES`
-        nodes are searched in plain Python (:mod:`solver.quick`); their nodes and time
+        Until the kernel is loaded in this process, the first :data:`solver.search.first_nodes.QUICK_NODES`
+        nodes are searched in plain Python (:mod:`solver.search.first_nodes`); their nodes and time
         count against the limits.
 
         ``threads > 1``: an iteration that outgrows one slice of nodes (and every
-        later one) is searched by that many threads (:mod:`solver.parallel`); the
+        later one) is searched by that many threads (:mod:`solver.search.threads`); the
         answer's length is the same, proven the same way."""
         if weight < 100:
             raise ValueError("weight must be at least 100 (percent)")
@@ -377,7 +377,7 @@ class Searcher:
             if not parallel:
                 nxt = int(state[K._S_NEXT])
             else:  # the iteration starts again from the root, on the threads
-                from .parallel import run_iteration
+                from .threads import run_iteration
 
                 out = run_iteration(
                     self, board, threads, thresh, weight, bpmx, deadline, node_limit, nodes, last, max_depth
@@ -398,7 +398,7 @@ class Searcher:
 def start_iteration(st: _Root, board: Board, h0: int, thresh: int, stack: tuple, state: np.ndarray, split: int = 0):
     """A kernel's ``stack`` and ``state`` at the root of a fresh iteration to ``thresh``
     (``h0``: the root's estimate; ``split``: the depth whose nodes are shared out
-    between threads, :mod:`solver.parallel`; 0 for none)."""
+    between threads, :mod:`solver.search.threads`; 0 for none)."""
     K = _kernel()
     stack[0][0] = board.blank
     stack[1][0] = -1  # not expanded yet

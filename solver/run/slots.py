@@ -15,8 +15,9 @@ from pdb_builder.errors import (
 )
 from pdb_builder.formats import Record
 
-from .budget import interrupt_if_stopping
-from .one_board import Outcome, SolverPool, solve_record
+from ..api import SolverPool, solve_record
+from ..outcome import Outcome
+from ..search.limits import interrupt_if_stopping
 
 # -- many boards -----------------------------------------------------------------------------
 #
@@ -57,7 +58,7 @@ def _dask_solve(rec: Record, db_dir, use_db, time_limit, node_limit, fallback) -
 
 @dataclass(eq=False)
 class Job:
-    """Work some records wait on (a database build, :mod:`solver.pipeline`), run where
+    """Work some records wait on (a database build, :mod:`solver.run.pipeline`), run where
     the boards are solved, in a worker's slot: ``fn(*args, parallel=...)`` (picklable;
     ``parallel``: whether it may use every core, true only when nothing runs beside it).
     ``records`` wait until it is done; ``memory``: the bytes it may hold while it runs.
@@ -209,7 +210,7 @@ def _local_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     if workers <= 1 or (feed.size <= 1 and not feed.jobs):
-        # several boards want the kernel anyway: no plain-Python first search (solver.quick)
+        # several boards want the kernel anyway: no plain-Python first search (solver.search.first_nodes)
         pool = SolverPool(db_dir, use_db=use_db, threads=threads, python_first=feed.size <= 1)
         ended = False
         while not ended:

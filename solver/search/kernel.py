@@ -1,4 +1,4 @@
-"""The IDA* kernel and its helpers, compiled by numba (:mod:`solver.ida` drives them
+"""The IDA* kernel and its helpers, compiled by numba (:mod:`solver.search.searcher` drives them
 and imports this module only when a search needs it, so a process that answers a
 board in plain Python never loads numba).
 
@@ -30,7 +30,7 @@ _WINDOW = 4  # the next node at the split depth lies past the thread's window
 
 # indices into the kernel's int64 state vector (_S_NODES: nodes generated; _S_EXPANDED:
 # nodes whose children were generated; _S_SKIP: the cell the root's blank came from,
-# never moved back to; -1 at the board's own root).  Split search (solver.parallel):
+# never moved back to; -1 at the board's own root).  Split search (solver.search.threads):
 # the nodes at depth _S_SPLIT (0: no split) are numbered in the serial order
 # (_S_SEEN: how many met so far) and only those numbered in [_S_LO, _S_HI) are
 # searched; _S_UPPER_NODES and _S_UPPER_EXPANDED count the nodes above the split
@@ -346,7 +346,7 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
     Its arrays come in four groups: ``root`` (the board and the incremental state of
     its estimate, :class:`_Root`), ``tables`` (:meth:`Searcher._tables`: the shape's
     neighbours and every lookup's arrays), ``stack`` (one row per depth) and ``goal``
-    (the goal table, :func:`~solver.heuristic.goal_arrays`).
+    (the goal table, :func:`~solver.search.heuristic.goal_arrays`).
 
     At its first visit (``stk_it[d] == -1``) a node generates all its children
     (each counted once): first every child's table values (:func:`_child_values`,

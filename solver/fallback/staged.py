@@ -44,9 +44,9 @@ from pdb_builder.jitload import quick_load
 from pdb_builder.packed import compact_neighbours
 from pdb_builder.solvability import decide
 
-from .budget import Budget
-from .heuristic import manhattan_heuristic
-from .ida import Searcher
+from ..search.heuristic import manhattan_heuristic
+from ..search.limits import Budget
+from ..search.searcher import Searcher
 
 TABLE_BITS = 22  # a stage's search stores at most 70% of 2 ** TABLE_BITS states (32 bytes each)
 WHOLE_TABLE_BITS = 25  # the same when the group is every tile left (the exact search that ends a board)

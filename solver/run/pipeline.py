@@ -23,7 +23,7 @@
    as their layout's database is published.
 5. With a budget (``--budget``, wall-clock seconds for the run, builds included,
    every sitting together: a resumed run has what the earlier sittings left,
-   :class:`solver.timeline.Sittings`; ``"auto"``, the command's default: twice the
+   :class:`solver.run.timeline.Sittings`; ``"auto"``, the command's default: twice the
    running time at the end of the full pass, so the rounds take at most as long as
    everything before them):
    rounds on the full pass's boards left unanswered or unproven, those first, then
@@ -39,14 +39,14 @@
 
 Builds and searches share the workers (``workers`` local processes, or the threads
 of a dask cluster): a build is a job in a worker's slot, one thread like a search
-(:class:`_Builds`, :class:`solver.executors.Feed`), so no core runs two things and
+(:class:`_Builds`, :class:`solver.run.slots.Feed`), so no core runs two things and
 many small builds run side by side; a build goes where the first board that waits
 on it stands in the pass's order, and the builds running at once hold at most
 :func:`build_memory_cap` of BFS memory.  With one worker each build has every core.
 
 Each pass keeps a journal beside the answer file (``OUT.quick.jsonl``,
 ``OUT.progress.jsonl``; ``OUT.timeline.csv``, the proven count against elapsed
-time, is written from them at the end: :mod:`solver.timeline`), builds publish
+time, is written from them at the end: :mod:`solver.run.timeline`), builds publish
 atomically, so a killed run continues with ``resume`` where it stopped.  The
 journals stay when the run is complete: they are its per-board record, and
 ``retry`` solves the boards of a finished (or unfinished) full pass again that it
@@ -68,10 +68,10 @@ from pdb_builder.make.building import BuildReport, build_pdb, default_partition,
 from pdb_builder.patterns import num_placements
 from pdb_builder.storage import database_files, default_db_dir, pdb_filename
 
+from ..outcome import Outcome
 from .batch import BatchResult, run_batch, write_answers
-from .executors import Job, cluster_threads
 from .journal import beside, journal_attempts, journal_path, read_journal, refuse_unless_resume
-from .one_board import Outcome
+from .slots import Job, cluster_threads
 from .timeline import Sittings, write_timeline
 
 log = logging.getLogger("slidepdb.run")
@@ -122,7 +122,7 @@ class RunResult:
     full: BatchResult | None = None
     left_out: set[int] = field(default_factory=set)
     interrupted: bool = False
-    timeline: Path | None = None  # ANSWERS.timeline.csv (solver/timeline.py)
+    timeline: Path | None = None  # ANSWERS.timeline.csv (solver/run/timeline.py)
     full_limit: float | None = None  # the full pass's time limit (given, or planned from the budget)
     rounds: list[tuple] = field(default_factory=list)  # --budget: (round, time limit, boards, proven, seconds)
     earlier: tuple[int, float] = (0, 0.0)  # earlier sittings of the run (resumed): how many, seconds they spent
@@ -272,7 +272,7 @@ def build_memory_cap(memory_limit: int) -> int:
 
 
 def build_partition(shape: Shape, partition, db_dir, *, parallel: bool) -> BuildReport:
-    """A build job's work (in a worker's slot: :class:`solver.executors.Job`)."""
+    """A build job's work (in a worker's slot: :class:`solver.run.slots.Job`)."""
     # no two-bit copies: on the DevQuiz sizes they speed the search up too little for
     # the build time they cost (docs/devquiz.md)
     return build_pdb(shape, partition, db_dir, two_bit=False, parallel=parallel)

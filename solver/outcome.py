@@ -1,0 +1,125 @@
+"""What happened to one board (:class:`Outcome`, the ``--json`` record and its exit code)
+and what two answers for the same board say together: the better of them
+(:func:`better`), a contradiction between them, the certificate of a proof.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pdb_builder.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_BAD_MOVES,
+    EXIT_INTERNAL,
+    EXIT_LIMIT,
+    EXIT_OK,
+    EXIT_UNSOLVABLE,
+)
+
+STATUS_EXIT = {
+    "valid": EXIT_OK,
+    "solved": EXIT_OK,
+    "invalid": EXIT_BAD_INPUT,
+    "unsolvable": EXIT_UNSOLVABLE,
+    "limit": EXIT_LIMIT,
+    "illegal": EXIT_BAD_MOVES,
+    "error": EXIT_INTERNAL,
+}
+
+
+@dataclass
+class Outcome:
+    """What happened to one board; ``as_json`` is the ``--json`` record."""
+
+    index: int
+    board: str
+    status: str
+    error: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        code = STATUS_EXIT[self.status]
+        return max(code, EXIT_INTERNAL) if self.extra.get("contradiction") else code
+
+    def as_json(self) -> dict:
+        out = {"index": self.index, "board": self.board, "status": self.status, "error": self.error}
+        out.update(self.extra)
+        return out
+
+
+def certificate(extra: dict, checksums: dict, how: str) -> dict:
+    """Why an answer is optimal, for the record: the threshold of the IDA* iteration
+    that completed (``how="search"``: the iteration at the answer's length found it
+    after every lower one completed without a solution; ``"bound"``: an iteration at
+    the answer's length was reached, so every lower one completed), the answer's
+    length, and the tables the estimate read (file name -> each table's sha256, 16
+    hex digits; none: wall-aware Manhattan distance and linear conflicts only)."""
+    return {"threshold": extra["lower_bound"], "length": extra["length"], "how": how, "tables": checksums}
+
+
+def settle_by_bound(extra: dict) -> None:
+    """Flag an answer optimal when it is as long as the lower bound and that bound is
+    past the initial estimate: it is then the threshold of an IDA* iteration on an
+    admissible estimate, reached only after every iteration below it completed without
+    a solution, so nothing shorter exists.  (A fallback answer often meets it: the
+    optimal search ran out of time in the last iteration.)  ``proof`` records it."""
+    length, bound = extra.get("length"), extra.get("lower_bound")
+    if not extra.get("optimal") and length is not None and length == bound and bound > extra.get("h0", bound):
+        extra["optimal"] = True
+        extra["proof"] = "length equals the lower bound"
+
+
+def _rank(o: Outcome):
+    length = o.extra.get("length")
+    return (o.status == "solved", bool(o.extra.get("optimal")), -(length if length is not None else 1 << 30))
+
+
+def better(old: Outcome, new: Outcome) -> Outcome:
+    """Of two outcomes for one board: proven beats unproven beats none, then the
+    shorter answer; the higher of their lower bounds is kept either way.
+
+    Both answers were simulated, so one shorter than the other's proven length or
+    lower bound is a contradiction (a table or a search is wrong): the shorter one is
+    kept, nothing is called optimal, and ``extra["contradiction"]`` says what met
+    (the outcome's exit code is then 1)."""
+    clash = contradiction(old, _answer_length(new)) or contradiction(new, _answer_length(old))
+    if clash:
+        keep = min((o for o in (old, new) if o.extra.get("length") is not None), key=lambda o: o.extra["length"])
+        keep.extra.update(optimal=False, contradiction=clash)
+        keep.extra.pop("proof", None)
+        length = keep.extra["length"]
+        keep.extra["lower_bound"] = max(
+            [b for b in (o.extra.get("lower_bound") for o in (old, new)) if b is not None and b <= length] or [0]
+        )
+        return keep
+    keep = new if _rank(new) >= _rank(old) else old
+    bounds = [o.extra.get("lower_bound") for o in (old, new) if o.extra.get("lower_bound") is not None]
+    if bounds:
+        keep.extra["lower_bound"] = max(bounds)
+        settle_by_bound(keep.extra)
+        if keep.extra.get("optimal") and "certificate" not in keep.extra:  # proven by the other's bound
+            tables = {**old.extra.get("tables", {}), **new.extra.get("tables", {})}
+            keep.extra["certificate"] = certificate(keep.extra, tables, how="bound")
+    return keep
+
+
+def _answer_length(o: Outcome) -> int | None:
+    return o.extra.get("length") if o.status == "solved" else None
+
+
+def contradiction(claim: Outcome, length: int | None) -> str | None:
+    """What is wrong when a valid (simulated) answer of ``length`` moves is shorter
+    than ``claim``'s proven length or lower bound, else None."""
+    if length is None:
+        return None
+    proven = claim.extra.get("length") if claim.status == "solved" and claim.extra.get("optimal") else None
+    bound = claim.extra.get("lower_bound")
+    if proven is not None and length < proven:
+        what = f"an answer of {length} moves is shorter than the {proven} called optimal"
+    elif bound is not None and length < bound:
+        what = f"an answer of {length} moves is shorter than the proven lower bound {bound}"
+    else:
+        return None
+    tables = "; ".join(claim.extra.get("heuristic") or []) or "Manhattan distance"
+    return f"contradiction on board {claim.board}: {what} (that claim's tables: {tables}); its optimal claim withdrawn"
