@@ -166,6 +166,28 @@ def build(
     ]
 
 
+def layout_tables(shape: Shape, memory_limit: int):
+    """Additive pattern tables of ``shape`` (its exact wall layout) computed in memory
+    and never written: the partition the build would choose within ``memory_limit``
+    bytes a pattern BFS, and an iterator that builds its tables one pattern at a time
+    on the calling thread, yielding (pattern tiles, table, placements valued), so the
+    caller can stop between patterns.  Raises :class:`~pdb_builder.errors.BoardError`
+    when no partition fits.  (The solver's fallback asks for these: the build side is
+    imported here, at the first call, not by the solver.)"""
+    from .make.building import compute_pdb, default_partition
+
+    # the BFS keeps to the calling thread: the tables are small, and a batch worker forked
+    # from a process that ran parallel kernels must not start threads of its own
+    part = default_partition(shape, memory_limit, build=lambda s, g: compute_pdb(s, g, parallel=False))
+
+    def tables():
+        for group in part.groups:
+            table, stats = compute_pdb(shape, group, parallel=False)
+            yield group, table, stats.entries
+
+    return part, tables()
+
+
 @dataclass
 class Check:
     """What ``slidepdb check`` says of one board (and moves): ``solvable`` decided

@@ -67,7 +67,9 @@ def main() -> int:
     from solver.cli import stop_on_sigterm
     from solver.run.answers import COMPARISON_HEADERS, compare, comparison_rows, totals
     from solver.run.batch import SUMMARY_HEADERS, answers_of, summary_rows
-    from solver.run.pipeline import LAYOUT_MEMORY, journalled_outcomes, run_pipeline
+    from solver.run.builds import LAYOUT_MEMORY
+    from solver.run.files import RunFiles
+    from solver.run.pipeline import journalled_outcomes, run_pipeline
 
     stop_on_sigterm()  # kill -TERM stops it cleanly, its time logged
 
@@ -141,7 +143,7 @@ def main() -> int:
                 + "\n"
             )
     # what is finished: the final answers when the run is complete, else the journals
-    outcomes = journalled_outcomes(recs, out)
+    outcomes = journalled_outcomes(recs, RunFiles(out))
     if not outcomes and out.exists():
         lines = out.read_text().split("\n")
         answers = {r.index: lines[k] for k, r in enumerate(recs) if k < len(lines) and lines[k]}

@@ -23,7 +23,8 @@ from pdb_builder.solvability import decide
 from .outcome import STATUS_EXIT, Outcome, certificate, settle_by_bound
 from .search.heuristic import manhattan_heuristic
 from .search.limits import Budget, interrupt_if_stopping
-from .search.searcher import Searcher, SearchResult
+from .search.searcher import Searcher
+from .search.state import SearchResult
 
 LAYOUT_AFTER = 1.0  # seconds of Manhattan search on a walled board no table serves before its layout's tables
 LAYOUT_AFTER_NODES = 20_000_000  # ... or nodes, whichever comes first

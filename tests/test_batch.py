@@ -13,7 +13,8 @@ from pdb_builder.moves import check_moves
 from solver.cli import main
 from solver.outcome import Outcome, better
 from solver.run.batch import run_batch
-from solver.run.journal import journal_path, read_journal
+from solver.run.files import RunFiles
+from solver.run.journal import read_journal
 from solver.run.slots import Feed, Job
 
 from .naive import bfs_distances
@@ -52,12 +53,12 @@ def test_interrupted_run_resumes_without_loss(problems, tmp_path):
     assert first.interrupted and len(first.outcomes) == 3
     lines = out.read_text().split("\n")[:-1]
     assert len(lines) == 8 and sum(1 for x in lines if x) == 3  # finished answers kept
-    assert journal_path(out).exists()
+    assert RunFiles(out).journal.exists()
     with pytest.raises(BoardError, match="--resume"):
         run_batch(recs, db_dir=tmp_path / "none", out_path=out)
     second = run_batch(recs, db_dir=tmp_path / "none", out_path=out, resume=True)
     assert second.resumed == 3 and not second.interrupted and len(second.outcomes) == 8
-    assert not journal_path(out).exists()
+    assert not RunFiles(out).journal.exists()
     answers = out.read_text().split("\n")[:-1]
     exact = _lengths(recs)
     for rec, moves in zip(recs, answers):
@@ -106,7 +107,7 @@ def test_sigterm_that_a_library_turned_into_another_error_still_stops_the_batch(
 def test_torn_or_forged_journal_lines_are_solved_again(problems, tmp_path):
     recs = read_file(str(problems)).records
     out = tmp_path / "a.txt"
-    j = journal_path(out)
+    j = RunFiles(out).journal
     good = {
         "index": 3,
         "board": str(recs[0].board),

@@ -16,8 +16,9 @@ from solver.cli import main
 from solver.outcome import Outcome
 from solver.run.answers import compare, direction_counts, fit_limits, totals
 from solver.run.batch import answers_of, run_batch
-from solver.run.pipeline import _retry_order, quick_journal, run_pipeline
-from solver.run.timeline import Sittings, sittings_path, timeline_path
+from solver.run.files import RunFiles
+from solver.run.pipeline import _retry_order, run_pipeline
+from solver.run.timeline import Sittings
 
 from .conftest import data_file
 from .naive import distance
@@ -82,7 +83,7 @@ def test_devquiz_slice_end_to_end(devquiz_slice, tmp_path):
         assert check_moves(rec.board, moves).ok
         assert o.extra["optimal"] and len(moves) == _truth(rec), rec.board
         assert any(f"({rec.board.shape.key}.pdb" in name for name in o.extra["heuristic"])  # its own layout's
-    assert quick_journal(out).exists()  # the per-board record stays; resuming a finished run solves nothing
+    assert RunFiles(out).quick_journal.exists()  # the per-board record stays; resuming a finished run solves nothing
     done = run_pipeline(
         recs,
         out,
@@ -120,7 +121,7 @@ def test_run_resumes_after_a_kill(devquiz_slice, tmp_path):
     kw = dict(db_dir=db, memory_limit=8 << 20, layout_memory=8 << 20, workers=1, quick_node_limit=1)
     first = run_pipeline(recs, out, on_outcome=kill_after_four, **kw)
     assert first.interrupted
-    started = Sittings.read(out).spans[0][0]
+    started = Sittings.read(RunFiles(out).sittings).spans[0][0]
     assert _timeline(out)[-1]["proven"] == "4"  # the timeline of what the journals hold so far
     lines = out.read_text().split("\n")[:-1]
     assert len(lines) == len(recs) and sum(1 for x in lines if x) == 4  # finished answers kept
@@ -133,7 +134,7 @@ def test_run_resumes_after_a_kill(devquiz_slice, tmp_path):
     assert answers[:0] == [] and all(check_moves(r.board, m).ok for r, m in zip(recs, answers))
     assert [len(m) for m in answers] == [second.outcomes[r.index].extra["length"] for r in recs]
     rows = _timeline(out)
-    spans = Sittings.read(out).spans
+    spans = Sittings.read(RunFiles(out).sittings).spans
     assert len(spans) == 2 and spans[0][0] == started  # the resumed run counts on from the first sitting's time
     assert [float(r["elapsed_s"]) for r in rows] == sorted(float(r["elapsed_s"]) for r in rows)
     final = second.outcomes.values()
@@ -151,15 +152,16 @@ def test_run_resumes_after_a_kill(devquiz_slice, tmp_path):
 def _timeline(out) -> list[dict]:
     import csv
 
-    with open(timeline_path(out), newline="") as fh:
+    with open(RunFiles(out).timeline, newline="") as fh:
         return list(csv.DictReader(fh))
 
 
 def test_a_failed_build_never_stops_the_run(devquiz_slice, tmp_path, monkeypatch):
+    import solver.run.builds as builds
     import solver.run.pipeline as pipeline
 
     recs = read_file(str(devquiz_slice)).records
-    real = pipeline.build_pdb
+    real = builds.build_pdb
     failed = []
 
     def layouts_fail(shape, part, db_dir, **kw):
@@ -168,7 +170,7 @@ def test_a_failed_build_never_stops_the_run(devquiz_slice, tmp_path, monkeypatch
             raise OSError(28, "No space left on device")
         return real(shape, part, db_dir, **kw)
 
-    monkeypatch.setattr(pipeline, "build_pdb", layouts_fail)
+    monkeypatch.setattr(builds, "build_pdb", layouts_fail)
     out = tmp_path / "a.txt"
     res = run_pipeline(
         recs,
@@ -215,17 +217,17 @@ def test_builds_share_the_workers_one_thread_each(devquiz_slice, tmp_path, monke
     """With two workers every build is a job in a worker's slot on one thread (the
     forked workers see the patched build), the wall-free ones largest first, and the
     boards that wait on it are proven."""
-    import solver.run.pipeline as pipeline
+    import solver.run.builds as builds
 
     recs = read_file(str(devquiz_slice)).records
-    real, seen = pipeline.build_pdb, tmp_path / "seen.txt"
+    real, seen = builds.build_pdb, tmp_path / "seen.txt"
 
     def noted(shape, part, db_dir, **kw):
         with seen.open("a") as fh:
             fh.write(f"{os.getpid()} {kw['parallel']} {shape.key}\n")
         return real(shape, part, db_dir, **kw)
 
-    monkeypatch.setattr(pipeline, "build_pdb", noted)
+    monkeypatch.setattr(builds, "build_pdb", noted)
     kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, layout_memory=8 << 20, time_limit=30, quick_node_limit=1)
     begun = []
     res = run_pipeline(recs, tmp_path / "a.txt", workers=2, on_build=begun.append, **kw)  # 3x3 first in the file
@@ -312,7 +314,7 @@ def test_budget_rounds_prove_what_the_full_pass_left(devquiz_slice, tmp_path):
     assert none.full_limit == 5.0
     planned = run_pipeline(recs, tmp_path / "c.txt", node_limit=300, budget=400, **kw)
     assert len(recs) == 18 and 8 < planned.full_limit <= round(370 / 36, 1)
-    assert Sittings.read(tmp_path / "c.txt").marks["limit"] == planned.full_limit
+    assert Sittings.read(RunFiles(tmp_path / "c.txt").sittings).marks["limit"] == planned.full_limit
     assert {o.extra["time_limit"] for o in planned.full.outcomes.values()} == {planned.full_limit}
     assert [r[1] for r in planned.rounds] == [planned.full_limit * 2**k for k in range(1, len(planned.rounds) + 1)]
 
@@ -333,8 +335,8 @@ def test_a_resumed_budget_counts_earlier_sittings_and_skips_rounds_they_ran(devq
             raise KeyboardInterrupt
 
     first = run_pipeline(recs, out, budget=600, on_outcome=kill_in_round_one, **kw)
-    assert first.interrupted and unproven and len(Sittings.read(out).spans) == 1
-    spent = sittings_path(out)
+    assert first.interrupted and unproven and len(Sittings.read(RunFiles(out).sittings).spans) == 1
+    spent = RunFiles(out).sittings
     real = spent.read_text()
     spent.write_text("1000.0 1001000.0\n" + real)  # an earlier sitting that spent the whole budget
     spent_all = run_pipeline(recs, out, budget=600, resume=True, **kw)
@@ -344,7 +346,7 @@ def test_a_resumed_budget_counts_earlier_sittings_and_skips_rounds_they_ran(devq
     again = run_pipeline(recs, out, budget=600, resume=True, **kw)
     assert again.rounds[0][:3] == (1, 2.0, len(unproven) - 1)  # the board round 1 had before the kill is skipped
     assert all(o.extra.get("optimal") for o in again.outcomes.values())
-    spans = Sittings.read(out).spans
+    spans = Sittings.read(RunFiles(out).sittings).spans
     assert len(spans) == 2 and spans[0][0] == float(real.split()[0]) and spans[1][0] >= spans[0][1]
 
 
@@ -356,14 +358,15 @@ def test_the_automatic_budget_gives_the_rounds_the_time_the_passes_took(devquiz_
     out = tmp_path / "a.txt"
     kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, layout_memory=8 << 20, workers=1, quick_node_limit=1)
     kw.update(time_limit=1.0, node_limit=300)
-    sittings_path(out).write_text("1000.0 2000.0\n")
+    RunFiles(out).sittings.write_text("1000.0 2000.0\n")
     t0 = time.time()
     res = run_pipeline(recs, out, budget="auto", resume=True, **kw)
-    passes = Sittings.read(out).marks["passes"]
+    passes = Sittings.read(RunFiles(out).sittings).marks["passes"]
     assert 1000 < passes < 1000 + time.time() - t0
     assert res.rounds and all(o.extra.get("optimal") for o in res.outcomes.values())
     again = run_pipeline(recs, out, budget="auto", resume=True, **kw)  # nothing left: no round, the record kept
-    assert again.rounds == [] and Sittings.read(out).marks["passes"] == passes and len(Sittings.read(out).spans) == 3
+    sittings = Sittings.read(RunFiles(out).sittings)
+    assert again.rounds == [] and sittings.marks["passes"] == passes and len(sittings.spans) == 3
     with pytest.raises(ValueError, match="budget 'soon'"):
         run_pipeline(recs, out, budget="soon", resume=True, **kw)
 
@@ -372,27 +375,27 @@ def test_the_automatic_disk_limit_is_half_the_free_space_kept_across_sittings(de
     import shutil
     from collections import namedtuple
 
-    import solver.run.pipeline as pipeline
+    import solver.run.builds as builds
 
     usage = namedtuple("usage", "total used free")
     free = [8 << 30]
     monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(100 << 30, 0, free[0]))
     db = tmp_path / "not" / "made"
-    assert pipeline.auto_disk_limit(db) == 4 << 30  # an empty folder (not made yet): half the free space
+    assert builds.auto_disk_limit(db) == 4 << 30  # an empty folder (not made yet): half the free space
     recs = [r for r in read_file(str(devquiz_slice)).records if not r.board.shape.walls][:2]
     out = tmp_path / "a.txt"
     kw = dict(db_dir=db, memory_limit=8 << 20, workers=1, disk_limit="auto", budget=None)
     run_pipeline(recs, out, **kw)
-    assert Sittings.read(out).marks["disk"] == 4 << 30
-    held = pipeline.disk_used(db)
-    assert 0 < held and pipeline.auto_disk_limit(db) == held + (4 << 30)
+    assert Sittings.read(RunFiles(out).sittings).marks["disk"] == 4 << 30
+    held = builds.disk_used(db)
+    assert 0 < held and builds.auto_disk_limit(db) == held + (4 << 30)
     free[0] = 2 << 30  # the disk filled up meanwhile: a resumed run keeps the first sitting's limit
     run_pipeline(recs, out, resume=True, **kw)
-    assert Sittings.read(out).marks["disk"] == 4 << 30
+    assert Sittings.read(RunFiles(out).sittings).marks["disk"] == 4 << 30
 
 
 def test_sittings_count_running_time_across_kills(tmp_path):
-    sit = Sittings(tmp_path / "a.txt", [[0.0, 100.0], [500.0, 530.0], [900.0, 900.0]])
+    sit = Sittings(RunFiles(tmp_path / "a.txt").sittings, [[0.0, 100.0], [500.0, 530.0], [900.0, 900.0]])
     assert sit.spent_before == 130.0
     assert [sit.running(t) for t in (50.0, 510.0, 950.0)] == [50.0, 110.0, 180.0]
     sit.cover([140.0, 520.0])  # a board journalled after its sitting's last write
@@ -497,16 +500,17 @@ def test_dask_cluster_runs_the_builds_too(devquiz_slice, tmp_path, monkeypatch):
     """``run --scheduler``: the builds are tasks on the cluster, one thread each, and a
     budget's full-pass limit is planned for the cluster's threads."""
     distributed = pytest.importorskip("distributed")
+    import solver.run.builds as builds
     import solver.run.pipeline as pipeline
 
     recs = [r for r in read_file(str(devquiz_slice)).records if r.board.shape.size_text == "3x3"]
-    real, threads = pipeline.build_pdb, []
+    real, threads = builds.build_pdb, []
 
     def noted(shape, part, db_dir, **kw):
         threads.append((threading.current_thread().name, kw["parallel"]))
         return real(shape, part, db_dir, **kw)
 
-    monkeypatch.setattr(pipeline, "build_pdb", noted)
+    monkeypatch.setattr(builds, "build_pdb", noted)
     planned = []
     monkeypatch.setattr(pipeline, "_full_pass_limit", lambda d, todo, slots: planned.append(slots) or 30.0)
     cluster_args = dict(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
@@ -557,7 +561,7 @@ def test_cli_run(devquiz_slice, tmp_path):
     ]
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output
-    assert (tmp_path / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and timeline_path(out).exists()
+    assert (tmp_path / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and RunFiles(out).timeline.exists()
     for table in ("proven optimal", "quick pass", "move budget"):
         assert table in r.output
     recs = read_file(str(devquiz_slice)).records

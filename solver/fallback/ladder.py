@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import time
 
+from pdb_builder.api import layout_tables
 from pdb_builder.board import Board, Shape
 from pdb_builder.errors import BoardError
 from pdb_builder.lookup import lookups_for
@@ -74,30 +75,29 @@ LAST_LADDER_SHARE = 0.75  # step 5 (step 2 on a board's own tables) takes at mos
 def layout_searcher(shape: Shape, budget: Budget, use_lc: bool = False) -> Searcher | None:
     """A searcher on wall-aware Manhattan (with linear conflicts if ``use_lc``) plus
     additive tables of ``shape``'s exact layout
-    (:func:`pdb_builder.make.building.default_partition` within :data:`LAYOUT_MEMORY`
-    a pattern), built in memory; None when no partition fits or ``budget`` runs out
+    (:func:`pdb_builder.api.layout_tables` within :data:`LAYOUT_MEMORY` a pattern),
+    built in memory; None when no partition fits or ``budget`` runs out
     between patterns.  The placements the BFS valued are spent from ``budget``.  The
     BFS keeps to the calling thread: the tables are small, and a batch worker forked
     from a process that ran parallel kernels (``slidepdb run`` builds before it
     solves) must not start threads of its own."""
-    from pdb_builder.make.building import compute_pdb, default_partition
-
     try:
-        part = default_partition(shape, LAYOUT_MEMORY, build=lambda s, g: compute_pdb(s, g, parallel=False))
+        part, tables = layout_tables(shape, LAYOUT_MEMORY)
     except BoardError:
         return None
-    tables = []
-    for group in part.groups:
-        if budget.out():
+    built = []
+    if budget.out():
+        return None
+    for group, table, entries in tables:  # each pattern built as the loop asks for it
+        budget.spend(entries)
+        built.append((group, table))
+        if budget.out() and len(built) < len(part.groups):
             return None
-        table, stats = compute_pdb(shape, group, parallel=False)
-        budget.spend(stats.entries)
-        tables.append((group, table))
     h = Heuristic(
         shape,
         *manhattan_tables(shape),
         use_lc=use_lc,
-        lookups=lookups_for(shape, shape, tables, 0, reflect=False),
+        lookups=lookups_for(shape, shape, built, 0, reflect=False),
         names=[f"layout {part.name} (in memory)"],
     )
     return Searcher(h)

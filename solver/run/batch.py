@@ -13,7 +13,8 @@ from pdb_builder.atomic import write_text_atomic
 
 from ..outcome import Outcome, better
 from .answers import fit_limits
-from .journal import current_checksums, journal_path, read_journal, refuse_unless_resume
+from .files import RunFiles
+from .journal import current_checksums, read_journal, refuse_unless_resume
 from .slots import Feed, _dask_outcomes, _local_outcomes
 
 
@@ -64,7 +65,7 @@ def run_batch(
     which no board starts; those not started keep their journalled outcome."""
     t0 = time.perf_counter()
     if journal is None and out_path:
-        journal = journal_path(out_path)
+        journal = RunFiles(out_path).journal
     journal = Path(journal) if journal is not None else None
     done: dict[int, Outcome] = {}
     if journal is not None:

@@ -17,16 +17,6 @@ from pdb_builder.moves import check_moves
 from ..outcome import Outcome, settle_by_bound
 
 
-def beside(out_path, suffix: str) -> Path:
-    """The file ``ANSWERS<suffix>`` next to the answer file ``out_path``."""
-    out_path = Path(out_path)
-    return out_path.with_name(out_path.name + suffix)
-
-
-def journal_path(out_path) -> Path:
-    return beside(out_path, ".progress.jsonl")
-
-
 def refuse_unless_resume(journal: Path, resume: bool) -> None:
     """A journal left by an earlier run is continued only when asked to."""
     if journal.exists() and not resume:

@@ -39,7 +39,7 @@
 
 Builds and searches share the workers (``workers`` local processes, or the threads
 of a dask cluster): a build is a job in a worker's slot, one thread like a search
-(:class:`_Builds`, :class:`solver.run.slots.Feed`), so no core runs two things and
+(:class:`solver.run.builds.Builds`, :class:`solver.run.slots.Feed`), so no core runs two things and
 many small builds run side by side; a build goes where the first board that waits
 on it stands in the pass's order, and the builds running at once hold at most
 :func:`build_memory_cap` of BFS memory.  With one worker each build has every core.
@@ -55,28 +55,30 @@ left unanswered or unproven, keeping the better outcome of each.
 
 from __future__ import annotations
 
-import functools
 import logging
-import os
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pdb_builder.board import Shape
-from pdb_builder.make.building import BuildReport, build_pdb, default_partition, layout_partitions
-from pdb_builder.patterns import num_placements
-from pdb_builder.storage import database_files, default_db_dir, pdb_filename
-
 from ..outcome import Outcome
 from .batch import BatchResult, run_batch, write_answers
-from .journal import beside, journal_attempts, journal_path, read_journal, refuse_unless_resume
-from .slots import Job, cluster_threads
+from .builds import (
+    AUTO_DISK,
+    LAYOUT_MEMORY,
+    Builds,
+    Plan,
+    auto_disk_limit,
+    build_memory_cap,
+    plan_layouts,
+    plan_wall_free,
+)
+from .files import RunFiles
+from .journal import journal_attempts, read_journal, refuse_unless_resume
+from .slots import cluster_threads
 from .timeline import Sittings, write_timeline
 
 log = logging.getLogger("slidepdb.run")
 
-LAYOUT_MEMORY = 512 << 20  # per pattern BFS of an exact-layout database: small, quick tables
 # --budget rounds: a board's worst wall time in time limits (its search, the fallback's
 # 2 limits, a slice of slack); the seconds kept back to write the answer file; the most
 # exact-layout partitions (disjoint cuts of the same tiles) a round asks for
@@ -89,32 +91,51 @@ AUTO_BUDGET = "auto"  # twice the running time at the end of the full pass
 DEFAULT_TIME_LIMIT = 60.0
 FULL_PASS_SHARE = 0.5
 MIN_TIME_LIMIT = 5.0
-# the share of the machine's memory the builds running side by side may hold at once
-BUILD_MEMORY_SHARE = 0.5
-# disk_limit="auto": what the database folder holds at the start plus this share of its disk's free space
-AUTO_DISK = "auto"
-AUTO_DISK_SHARE = 0.5
+RETRY_MODES = ("unanswered", "unproven", "closest")
 
 
 @dataclass
-class Plan:
-    shape: Shape
-    role: str  # "wall-free" or "layout"
-    boards: int
-    entries: int
-    partitions: list = field(default_factory=list)  # one file each, one build job each
-    records: list = field(default_factory=list)  # the boards that want them
-    started: float = 0.0  # perf_counter() when its build began
+class RunOptions:
+    """What ``slidepdb run`` was asked for (:func:`run_pipeline`'s keywords).  ``limits``:
+    the file's L R U D move limits; ``quick_node_limit`` caps the quick pass's nodes too
+    (tests use it to send boards to the full pass); ``retry``: one of
+    :data:`RETRY_MODES`, the full-pass boards to solve again; ``budget``: seconds for
+    the run (every sitting together), ``"auto"`` or None (no rounds); ``disk_limit``:
+    bytes, None (none) or ``"auto"`` (:func:`~solver.run.builds.auto_disk_limit` at the
+    first sitting, kept for the later ones); ``on_outcome`` sees each final outcome,
+    ``on_build`` each build as it is planned (Plan) and finished (BuildReport)."""
 
-    @property
-    def bytes(self) -> int:
-        return self.entries  # one byte an entry, contiguous layout (no two-bit copy: see build_partition)
+    db_dir: object = None
+    limits: object = None
+    time_limit: float | None = None
+    quick_limit: float = 5.0
+    node_limit: int | None = None
+    memory_limit: int = 4 << 30
+    layout_memory: int = LAYOUT_MEMORY
+    layout_count: int = 1
+    disk_limit: int | str | None = None
+    workers: int = 1
+    scheduler: object = None
+    resume: bool = False
+    fallback: bool = True
+    build: bool = True
+    on_outcome: object = None
+    on_build: object = None
+    quick_node_limit: int | None = None
+    retry: str | None = None
+    budget: float | str | None = None
+
+    def __post_init__(self):
+        if self.retry not in (None, *RETRY_MODES):
+            raise ValueError(f"retry {self.retry!r}: expected one of {', '.join(RETRY_MODES)}")
+        if isinstance(self.budget, str) and self.budget != AUTO_BUDGET:
+            raise ValueError(f"budget {self.budget!r}: expected seconds, {AUTO_BUDGET!r} or None")
 
 
 @dataclass
 class RunResult:
     outcomes: dict[int, Outcome] = field(default_factory=dict)
-    builds: list[BuildReport] = field(default_factory=list)
+    builds: list = field(default_factory=list)  # BuildReport of each build done
     skipped_builds: list[Plan] = field(default_factory=list)  # over the disk limit
     failed_builds: list[tuple[str, str, str]] = field(default_factory=list)  # (shape key, partition, error)
     build_seconds: float = 0.0
@@ -157,95 +178,202 @@ class RunResult:
         ]
 
 
-def quick_journal(out_path) -> Path:
-    return beside(out_path, ".quick.jsonl")
-
-
-def journalled_outcomes(records, out_path) -> dict[int, Outcome]:
+def journalled_outcomes(records, files: RunFiles) -> dict[int, Outcome]:
     """What the journals of an unfinished run hold: the quick pass's finished boards
     (its limits go on to the full pass) and the full pass's outcomes."""
-    out = {i: o for i, o in read_journal(quick_journal(out_path), records).items() if o.status != "limit"}
-    out.update(read_journal(journal_path(out_path), records))
+    out = {i: o for i, o in read_journal(files.quick_journal, records).items() if o.status != "limit"}
+    out.update(read_journal(files.journal, records))
     return out
 
 
-def _has_pdb(shape: Shape, db_dir) -> bool:
-    return any(default_db_dir(db_dir).glob(f"{shape.key}.pdb.*.h5"))
+def run_pipeline(records, out_path, **options) -> RunResult:
+    """Steps 1-5 of the module docstring for ``records``, answers to ``out_path``;
+    ``options``: the fields of :class:`RunOptions`."""
+    return Run(records, RunFiles(out_path), RunOptions(**options)).go()
 
 
-def auto_disk_limit(db_dir) -> int:
-    """The database folder's size now plus :data:`AUTO_DISK_SHARE` of the free space
-    of the disk it is on (its nearest existing folder when it is not made yet)."""
-    folder = Path(default_db_dir(db_dir)).resolve()
-    while not folder.exists():
-        folder = folder.parent
-    return disk_used(db_dir) + int(AUTO_DISK_SHARE * shutil.disk_usage(folder).free)
+class Run:
+    """One sitting of a run: its files, its sittings (the budget across them), its
+    options and builds, and the result it fills in, shared by the passes below."""
 
+    def __init__(self, records, files: RunFiles, opts: RunOptions):
+        self.records, self.files, self.opts = records, files, opts
+        for j in (files.quick_journal, files.journal):
+            refuse_unless_resume(j, opts.resume)
+        self.res = RunResult()
+        self.sittings = Sittings.begin(files.sittings, opts.resume)
+        self.res.earlier = (len(self.sittings.spans) - 1, self.sittings.spent_before)
+        budget = opts.budget
+        self.deadline = None if budget in (None, AUTO_BUDGET) else self.sittings.deadline(budget)
+        disk_limit = opts.disk_limit
+        if disk_limit == AUTO_DISK:  # worked out once, kept across sittings
+            marks = self.sittings.marks
+            disk_limit = int(marks.get("disk") or self.sittings.mark("disk", auto_disk_limit(opts.db_dir)))
+        self.builds = Builds(self.res, opts.db_dir, disk_limit, self.sittings, opts.on_build)
+        self.final: dict[int, Outcome] = {}  # each board's outcome that stands
 
-def disk_used(db_dir) -> int:
-    total = 0
-    for p in database_files(default_db_dir(db_dir)):
+    def seen(self, o: Outcome) -> None:
+        """A final outcome: the sitting touched, the caller told."""
+        self.sittings.touch()
+        if self.opts.on_outcome:
+            self.opts.on_outcome(o)
+
+    def go(self) -> RunResult:
+        res = self.res
         try:
-            total += p.stat().st_size
-        except FileNotFoundError:  # removed since the listing
-            continue
-    return total
+            self.quick_pass()
+            rest, again = self.full_pass()
+            if not res.interrupted:
+                self.rounds(rest, bool(again))
+        except KeyboardInterrupt:
+            res.interrupted = True
+        if not res.outcomes:  # interrupted early: whatever the journals hold
+            res.outcomes = journalled_outcomes(self.records, self.files)
+        res.left_out = write_answers(self.files.answers, self.records, res.outcomes, self.opts.limits)
+        self.sittings.touch(force=True)
+        res.timeline = write_timeline(self.records, self.files)
+        return res
 
+    def batch(self, recs, journal, limit, nodes, *, fallback, on_outcome, plans=(), retried=(), last_start=None):
+        """One batch of the run, the builds of ``plans`` as jobs its boards wait on."""
+        o = self.opts
+        return run_batch(
+            recs,
+            db_dir=o.db_dir,
+            time_limit=limit,
+            node_limit=nodes,
+            workers=o.workers,
+            journal=journal,
+            resume=True,
+            fallback=fallback,
+            scheduler=o.scheduler,
+            on_outcome=on_outcome,
+            jobs=self.builds.jobs(plans),
+            job_memory=build_memory_cap(o.memory_limit),
+            retry=retried,
+            last_start=last_start,
+        )
 
-def _plan(wants, role: str, partitions_of) -> dict[str, Plan]:
-    """A build for each distinct shape of ``wants`` ((shape, record) pairs) that
-    ``partitions_of(shape)`` says lacks some partitions, with the boards that want it."""
-    plans: dict[str, Plan] = {}
-    seen: set[str] = set()
-    for s, rec in wants:
-        if s.key in plans:
-            plans[s.key].boards += 1
-            plans[s.key].records.append(rec)
-        elif s.key not in seen:
-            seen.add(s.key)
-            parts = partitions_of(s)
-            if parts:
-                plans[s.key] = Plan(s, role, 1, _entries(s, parts), parts, [rec])
-    return plans
+    def quick_pass(self) -> None:
+        """Every board, each size's as soon as its wall-free database is built: proven
+        boards are final; rejected ones (invalid, unsolvable) too."""
+        o = self.opts
 
+        def quick_seen(out: Outcome):
+            if out.status != "limit":
+                self.final[out.index] = out
+                self.seen(out)
+            else:
+                self.sittings.touch()
 
-def _entries(shape: Shape, partitions) -> int:
-    n = len(shape.free_cells)
-    return sum(num_placements(n, len(g)) for p in partitions for g in p.groups)
+        caps = [x for x in (o.node_limit, o.quick_node_limit) if x is not None]
+        wall_free = plan_wall_free(self.records, o.db_dir, o.memory_limit) if o.build else []
+        # the boards whose tables are there first, then the largest build first: the
+        # longest builds start at once, the small sizes' builds and boards fill the other
+        # slots meanwhile, and no slot waits idle on a large build at the end
+        size = {r.index: p.entries for p in wall_free for r in p.records}
+        self.res.quick = self.batch(
+            sorted(self.records, key=lambda r: (r.index in size, -size.get(r.index, 0))),
+            self.files.quick_journal,
+            o.quick_limit,
+            min(caps, default=None),
+            fallback=False,
+            on_outcome=quick_seen,
+            plans=wall_free,
+        )
+        if self.res.quick.interrupted:
+            raise KeyboardInterrupt
 
+    def full_pass(self):
+        """The boards the quick pass left, with the full pass's limit and the fallback;
+        the layouts build in the workers' slots beside the boards that need no build,
+        each layout's boards go to the solvers as soon as its database is published.
+        Returns the boards (records) and those retried (index -> earlier outcome)."""
+        o, res, final = self.opts, self.res, self.final
+        rest = [r for r in self.records if r.index not in final]
+        done_full = read_journal(self.files.journal, rest)
+        again = {
+            i: out
+            for i, out in done_full.items()
+            if o.retry in ("unproven", "closest")
+            and not out.extra.get("optimal")
+            or o.retry == "unanswered"
+            and out.status in ("limit", "error")
+        }
+        for i in again:
+            del done_full[i]
+        if again:
+            tries = journal_attempts(self.files.journal)
+            rest.sort(key=lambda r: _retry_order(again.get(r.index), o.retry == "closest", tries[r.index]))
+        todo = [r for r in rest if r.index not in done_full]
+        plans = plan_layouts(todo, o.db_dir, o.layout_memory, o.layout_count) if o.build else []
+        time_limit = o.time_limit
+        if time_limit is None:
+            time_limit = self.sittings.marks.get("limit")  # planned in an earlier sitting
+        if time_limit is None and self.deadline is not None:
+            slots = o.workers if o.scheduler is None else cluster_threads(o.scheduler)
+            time_limit = self.sittings.mark("limit", _full_pass_limit(self.deadline, todo, slots))
+        if time_limit is None:
+            time_limit = DEFAULT_TIME_LIMIT
+        res.full_limit = time_limit
+        res.full = self.batch(
+            rest,
+            self.files.journal,
+            time_limit,
+            o.node_limit,
+            fallback=o.fallback,
+            on_outcome=self.seen,
+            plans=plans,
+            retried=list(again),
+        )
+        final.update(res.full.outcomes)
+        res.outcomes = final
+        res.interrupted = res.full.interrupted
+        return rest, again
 
-def plan_wall_free(records, db_dir, memory_limit: int) -> list[Plan]:
-    """One wall-free database per size (and goal) the file holds and the folder lacks."""
-    wants = (
-        (r.board.shape.wall_free() if r.board.shape.goal_kind != "custom" else r.board.shape, r)
-        for r in records
-        if r.board is not None
-    )
-    return list(
-        _plan(
-            wants, "wall-free", lambda s: [] if _has_pdb(s, db_dir) else [default_partition(s, memory_limit)]
-        ).values()
-    )
-
-
-def plan_layouts(records, db_dir, layout_memory: int = LAYOUT_MEMORY, count: int = 1) -> list[Plan]:
-    """The exact-layout databases (``count`` partitions, :func:`layout_partitions`)
-    each walled board in ``records`` lacks, cheapest a board first."""
-    d = default_db_dir(db_dir)
-    wants = (
-        (r.board.shape, r)
-        for r in records
-        if r.board is not None and r.board.shape.walls and r.board.shape.goal_kind != "custom"
-    )
-    plans = _plan(
-        wants,
-        "layout",
-        lambda s: [p for p in layout_partitions(s, layout_memory, count) if not (d / pdb_filename(s, p.name)).exists()],
-    )
-    return sorted(plans.values(), key=lambda p: (p.entries / p.boards, p.shape.key))
-
-
-RETRY_MODES = ("unanswered", "unproven", "closest")
+    def rounds(self, rest, retried: bool) -> None:
+        """Step 5 of the module docstring: rounds on the full pass's unproven boards
+        until the budget is spent."""
+        o, res, final = self.opts, self.res, self.final
+        if o.budget == AUTO_BUDGET:
+            passes = self.sittings.marks.get("passes")
+            if passes is None or retried:  # kept from the sitting that ended the full pass
+                passes = self.sittings.mark("passes", self.sittings.running(time.time()))
+            self.deadline = self.sittings.deadline(2 * passes)
+        deadline, k = self.deadline, 0
+        while deadline is not None and not res.interrupted:
+            k += 1
+            limit = res.full_limit * 2**k
+            unproven = [r for r in rest if final.get(r.index) is not None and not final[r.index].extra.get("optimal")]
+            last_start = deadline - RESERVE - BOARD_SPAN * limit  # a board started later might outlast the budget
+            if not unproven or time.time() > last_start:
+                break
+            todo = sorted(
+                (r for r in unproven if _tried_limit(final[r.index]) < limit),  # not this round's in an earlier sitting
+                key=lambda r: _retry_order(final[r.index], closest=True),
+            )
+            if not todo:
+                continue
+            count = min(MAX_LAYOUT_PARTITIONS, o.layout_count + k)
+            plans = plan_layouts(todo, o.db_dir, min(o.memory_limit, o.layout_memory << k), count) if o.build else []
+            t0, began = time.perf_counter(), time.time()
+            nodes = None if o.node_limit is None else o.node_limit * 2**k
+            batch = self.batch(
+                todo,
+                self.files.journal,
+                limit,
+                nodes,
+                fallback=o.fallback,
+                on_outcome=self.seen,
+                plans=plans,
+                retried=[r.index for r in todo],
+                last_start=last_start,
+            )
+            tried = [x for x in batch.outcomes.values() if x.extra.get("ended", 0) >= began]  # the rest never started
+            gained = sum(bool(x.extra.get("optimal")) for x in tried)  # all were unproven
+            res.rounds.append((k, limit, len(tried), gained, time.perf_counter() - t0))
+            final.update(batch.outcomes)
+            res.interrupted = batch.interrupted
 
 
 def _retry_order(o: Outcome | None, closest: bool = False, attempts: int = 0):
@@ -259,259 +387,6 @@ def _retry_order(o: Outcome | None, closest: bool = False, attempts: int = 0):
         return attempts, -(1 << 30)
     gap = length - (o.extra.get("lower_bound") or 0)
     return attempts, gap if closest else -gap
-
-
-def build_memory_cap(memory_limit: int) -> int:
-    """BFS memory the builds running at once may hold: :data:`BUILD_MEMORY_SHARE` of
-    this machine's memory, at least one build's ``memory_limit``."""
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):  # not POSIX: one build at a time
-        total = 0
-    return max(int(BUILD_MEMORY_SHARE * total), memory_limit)
-
-
-def build_partition(shape: Shape, partition, db_dir, *, parallel: bool) -> BuildReport:
-    """A build job's work (in a worker's slot: :class:`solver.run.slots.Job`)."""
-    # no two-bit copies: on the DevQuiz sizes they speed the search up too little for
-    # the build time they cost (docs/devquiz.md)
-    return build_pdb(shape, partition, db_dir, two_bit=False, parallel=parallel)
-
-
-class _Builds:
-    """The run's builds as jobs of its batches: one a partition of each plan, run in a
-    worker's slot beside the searches (one thread each), the plan's boards waiting on
-    them all; the database folder kept under ``disk_limit`` as each starts, each
-    outcome in the run's result (``res``) as it ends."""
-
-    def __init__(self, res: RunResult, db_dir, disk_limit, sittings: Sittings, on_build):
-        self.res, self.db_dir, self.disk_limit = res, db_dir, disk_limit
-        self.sittings, self.on_build = sittings, on_build
-        self.used = 0  # bytes in the database folder, counted on as each build starts
-
-    def jobs(self, plans) -> list[Job]:
-        self.used = disk_used(self.db_dir)
-        out = []
-        for p in plans:
-            for part in p.partitions:
-                one = Plan(p.shape, p.role, p.boards, _entries(p.shape, [part]), [part], p.records)
-                out.append(
-                    Job(
-                        build_partition,
-                        (p.shape, part, self.db_dir),
-                        p.records,
-                        part.bfs_memory(len(p.shape.free_cells)),
-                        functools.partial(self.begin, one),
-                        functools.partial(self.done, one),
-                    )
-                )
-        return out
-
-    def begin(self, plan: Plan) -> bool:
-        if self.disk_limit is not None and self.used + plan.bytes > self.disk_limit:
-            self.res.skipped_builds.append(plan)
-            return False
-        self.used += plan.bytes
-        plan.started = time.perf_counter()
-        if self.on_build:
-            self.on_build(plan)
-        return True
-
-    def done(self, plan: Plan, rep: BuildReport | None, error: BaseException | None) -> None:
-        self.res.build_seconds += time.perf_counter() - plan.started  # as each ends: an interrupted run counts them
-        self.sittings.touch()
-        if error is not None:  # one build never stops a run: its boards go on
-            name, text = plan.partitions[0].name, f"{type(error).__name__}: {error}"
-            log.warning("%s %s: build failed (%s); its boards are solved without it", plan.shape.key, name, text)
-            self.res.failed_builds.append((plan.shape.key, name, text))
-            return
-        self.res.builds.append(rep)
-        if self.on_build:
-            self.on_build(rep)
-
-
-def run_pipeline(
-    records,
-    out_path,
-    *,
-    db_dir=None,
-    limits=None,
-    time_limit: float | None = None,
-    quick_limit: float = 5.0,
-    node_limit: int | None = None,
-    memory_limit: int = 4 << 30,
-    layout_memory: int = LAYOUT_MEMORY,
-    layout_count: int = 1,
-    disk_limit: int | None = None,
-    workers: int = 1,
-    scheduler=None,
-    resume: bool = False,
-    fallback: bool = True,
-    build: bool = True,
-    on_outcome=None,
-    on_build=None,
-    quick_node_limit: int | None = None,
-    retry: str | None = None,
-    budget: float | str | None = None,
-) -> RunResult:
-    """Steps 1-5 of the module docstring.  ``on_outcome`` sees each final outcome
-    (a board proven in the quick pass, or the full pass's verdict); ``on_build``
-    each build as it is planned (Plan) and finished (BuildReport).  ``quick_node_limit``
-    caps the quick pass's nodes too (tests use it to send boards to the full pass).
-    ``retry``: "unanswered" or "unproven" (or "closest": the unproven, smallest gap
-    first), the full-pass boards to solve again.  ``budget``: seconds for the run
-    (with ``resume``, less what earlier sittings spent), or ``"auto"``; after the full
-    pass, rounds (step 5 of the module docstring) until it is spent; None: no rounds.
-    ``disk_limit``: bytes, None (none), or ``"auto"`` (:func:`auto_disk_limit` at the
-    first sitting, kept for the later ones)."""
-    if retry not in (None, *RETRY_MODES):
-        raise ValueError(f"retry {retry!r}: expected one of {', '.join(RETRY_MODES)}")
-    if isinstance(budget, str) and budget != AUTO_BUDGET:
-        raise ValueError(f"budget {budget!r}: expected seconds, {AUTO_BUDGET!r} or None")
-    out_path = Path(out_path)
-    res = RunResult()
-    qj, fj = quick_journal(out_path), journal_path(out_path)
-    for j in (qj, fj):
-        refuse_unless_resume(j, resume)
-    sittings = Sittings.begin(out_path, resume)
-    res.earlier = (len(sittings.spans) - 1, sittings.spent_before)
-    deadline = None if budget in (None, AUTO_BUDGET) else sittings.deadline(budget)
-    seen = on_outcome
-
-    def on_outcome(o: Outcome):
-        sittings.touch()
-        if seen:
-            seen(o)
-
-    if disk_limit == AUTO_DISK:  # worked out once, kept across sittings
-        disk_limit = int(sittings.marks.get("disk") or sittings.mark("disk", auto_disk_limit(db_dir)))
-    builds = _Builds(res, db_dir, disk_limit, sittings, on_build)
-    try:
-        # quick pass, each size's boards as soon as its wall-free database is built: proven
-        # boards are final; rejected ones (invalid, unsolvable) too
-        final: dict[int, Outcome] = {}
-
-        def quick_seen(o: Outcome):
-            if o.status != "limit":
-                final[o.index] = o
-                on_outcome(o)
-            else:
-                sittings.touch()
-
-        caps = [x for x in (node_limit, quick_node_limit) if x is not None]
-        wall_free = plan_wall_free(records, db_dir, memory_limit) if build else []
-        # the boards whose tables are there first, then the largest build first: the
-        # longest builds start at once, the small sizes' builds and boards fill the other
-        # slots meanwhile, and no slot waits idle on a large build at the end
-        size = {r.index: p.entries for p in wall_free for r in p.records}
-        res.quick = run_batch(
-            sorted(records, key=lambda r: (r.index in size, -size.get(r.index, 0))),
-            db_dir=db_dir,
-            time_limit=quick_limit,
-            node_limit=min(caps, default=None),
-            workers=workers,
-            journal=qj,
-            resume=True,
-            fallback=False,
-            scheduler=scheduler,
-            on_outcome=quick_seen,
-            jobs=builds.jobs(wall_free),
-            job_memory=build_memory_cap(memory_limit),
-        )
-        if res.quick.interrupted:
-            raise KeyboardInterrupt
-        rest = [r for r in records if r.index not in final]
-        # the layouts build in the workers' slots beside the boards that need no build;
-        # each layout's boards go to the solvers as soon as its database is published
-        done_full = read_journal(fj, rest)
-        again = {
-            i: o
-            for i, o in done_full.items()
-            if retry in ("unproven", "closest")
-            and not o.extra.get("optimal")
-            or retry == "unanswered"
-            and o.status in ("limit", "error")
-        }
-        for i in again:
-            del done_full[i]
-        if again:
-            tries = journal_attempts(fj)
-            rest.sort(key=lambda r: _retry_order(again.get(r.index), retry == "closest", tries[r.index]))
-        plans = (
-            plan_layouts([r for r in rest if r.index not in done_full], db_dir, layout_memory, layout_count)
-            if build
-            else []
-        )
-
-        def full_batch(recs, plans, limit, nodes, retried, last_start=None) -> BatchResult:
-            """A full-pass batch (its journal ``fj``): the boards of ``plans`` wait for their builds."""
-            return run_batch(
-                recs,
-                db_dir=db_dir,
-                time_limit=limit,
-                node_limit=nodes,
-                workers=workers,
-                journal=fj,
-                resume=True,
-                fallback=fallback,
-                scheduler=scheduler,
-                on_outcome=on_outcome,
-                jobs=builds.jobs(plans),
-                job_memory=build_memory_cap(memory_limit),
-                retry=retried,
-                last_start=last_start,
-            )
-
-        if time_limit is None:
-            time_limit = sittings.marks.get("limit")  # planned in an earlier sitting
-        if time_limit is None and deadline is not None:
-            todo = [r for r in rest if r.index not in done_full]
-            slots = workers if scheduler is None else cluster_threads(scheduler)
-            time_limit = sittings.mark("limit", _full_pass_limit(deadline, todo, slots))
-        if time_limit is None:
-            time_limit = DEFAULT_TIME_LIMIT
-        res.full_limit = time_limit
-        res.full = full_batch(rest, plans, time_limit, node_limit, list(again))
-        final.update(res.full.outcomes)
-        res.outcomes = final
-        res.interrupted = res.full.interrupted
-        if budget == AUTO_BUDGET and not res.interrupted:
-            passes = sittings.marks.get("passes")
-            if passes is None or again:  # kept from the sitting that ended the full pass
-                passes = sittings.mark("passes", sittings.running(time.time()))
-            deadline = sittings.deadline(2 * passes)
-        k = 0
-        while deadline is not None and not res.interrupted:
-            k += 1
-            limit = time_limit * 2**k
-            unproven = [r for r in rest if final.get(r.index) is not None and not final[r.index].extra.get("optimal")]
-            last_start = deadline - RESERVE - BOARD_SPAN * limit  # a board started later might outlast the budget
-            if not unproven or time.time() > last_start:
-                break
-            todo = sorted(
-                (r for r in unproven if _tried_limit(final[r.index]) < limit),  # not this round's in an earlier sitting
-                key=lambda r: _retry_order(final[r.index], closest=True),
-            )
-            if not todo:
-                continue
-            count = min(MAX_LAYOUT_PARTITIONS, layout_count + k)
-            plans = plan_layouts(todo, db_dir, min(memory_limit, layout_memory << k), count) if build else []
-            t0, began = time.perf_counter(), time.time()
-            nodes = None if node_limit is None else node_limit * 2**k
-            batch = full_batch(todo, plans, limit, nodes, [r.index for r in todo], last_start)
-            tried = [o for o in batch.outcomes.values() if o.extra.get("ended", 0) >= began]  # the rest never started
-            gained = sum(bool(o.extra.get("optimal")) for o in tried)  # all were unproven
-            res.rounds.append((k, limit, len(tried), gained, time.perf_counter() - t0))
-            final.update(batch.outcomes)
-            res.interrupted = batch.interrupted
-    except KeyboardInterrupt:
-        res.interrupted = True
-    if not res.outcomes:  # interrupted early: whatever the journals hold
-        res.outcomes = journalled_outcomes(records, out_path)
-    res.left_out = write_answers(out_path, records, res.outcomes, limits)
-    sittings.touch(force=True)
-    res.timeline = write_timeline(records, out_path, [("quick", qj), ("full", fj)])
-    return res
 
 
 def _full_pass_limit(deadline: float, todo, slots: int) -> float:

@@ -23,7 +23,8 @@ from pathlib import Path
 
 from pdb_builder.atomic import write_text_atomic
 
-from .journal import beside, journal_lines
+from .files import RunFiles
+from .journal import journal_lines
 
 COLUMNS = [
     "elapsed_s",
@@ -39,14 +40,6 @@ COLUMNS = [
 ]
 
 
-def sittings_path(out_path) -> Path:
-    return beside(out_path, ".sittings")
-
-
-def timeline_path(out_path) -> Path:
-    return beside(out_path, ".timeline.csv")
-
-
 class Sittings:
     """The sittings of one run (``ANSWERS.sittings``, lines of ``start end``) and the
     figures the run planned once and keeps across them (:attr:`marks`, lines of
@@ -58,18 +51,18 @@ class Sittings:
 
     TOUCH_EVERY = 2.0
 
-    def __init__(self, out_path, spans: list[list[float]], marks: dict[str, float] | None = None):
-        self.path = sittings_path(out_path)
+    def __init__(self, path, spans: list[list[float]], marks: dict[str, float] | None = None):
+        self.path = Path(path)  # ANSWERS.sittings (RunFiles.sittings)
         self.spans = spans
         self.marks = marks if marks is not None else {}
         self._written = 0.0
         self._lock = threading.Lock()  # the batch's thread and the builds' thread both touch
 
     @classmethod
-    def read(cls, out_path) -> Sittings:
+    def read(cls, path) -> Sittings:
         spans, marks = [], {}
         try:
-            for line in sittings_path(out_path).read_text(encoding="utf-8").splitlines():
+            for line in Path(path).read_text(encoding="utf-8").splitlines():
                 a, b = line.split()
                 if a.isidentifier():
                     marks[a] = float(b)
@@ -77,12 +70,12 @@ class Sittings:
                     spans.append([float(a), max(float(a), float(b))])
         except (OSError, ValueError):
             pass  # none yet, or not ours: counted from now
-        return cls(out_path, spans, marks)
+        return cls(path, spans, marks)
 
     @classmethod
-    def begin(cls, out_path, resume: bool) -> Sittings:
+    def begin(cls, path, resume: bool) -> Sittings:
         """A new sitting: after the earlier ones with ``resume``, else the first."""
-        sit = cls.read(out_path) if resume else cls(out_path, [])
+        sit = cls.read(path) if resume else cls(path, [])
         now = time.time()
         sit.spans.append([now, now])
         sit.touch(force=True)
@@ -138,16 +131,17 @@ def _events(journal: Path, step: str):
             yield float(rec["ended"]), step, rec
 
 
-def timeline_rows(records, out_path, journals) -> list[dict]:
-    """Rows of :data:`COLUMNS`; ``journals``: (step name, journal path) in run order.  A
+def timeline_rows(records, files: RunFiles) -> list[dict]:
+    """Rows of :data:`COLUMNS` from the quick pass's and the full pass's journals.  A
     board's later outcome replaces its earlier one (a journal keeps the better of
     two tries), so the counts say how many boards stand proven and answered then."""
     size_of = {r.index: (r.board.shape.size_text if r.board is not None else "?") for r in records}
     boards: dict[str, int] = {}
     for s in size_of.values():
         boards[s] = boards.get(s, 0) + 1
-    events = sorted((e for step, j in journals for e in _events(Path(j), step)), key=lambda e: e[0])
-    sittings = Sittings.read(out_path)
+    journals = [("quick", files.quick_journal), ("full", files.journal)]
+    events = sorted((e for step, j in journals for e in _events(j, step)), key=lambda e: e[0])
+    sittings = Sittings.read(files.sittings)
     sittings.cover(e[0] for e in events)
     best: dict[int, tuple[bool, bool]] = {}  # index -> (answered, optimal)
     proven = answered = 0
@@ -187,17 +181,16 @@ def timeline_rows(records, out_path, journals) -> list[dict]:
     return rows
 
 
-def write_timeline(records, out_path, journals) -> Path:
+def write_timeline(records, files: RunFiles) -> Path:
     """``ANSWERS.timeline.csv`` (atomically); returns its path."""
     import io
 
     buf = io.StringIO()
     w = csv.DictWriter(buf, COLUMNS, lineterminator="\n")
     w.writeheader()
-    w.writerows(timeline_rows(records, out_path, journals))
-    path = timeline_path(out_path)
-    write_text_atomic(path, buf.getvalue())
-    return path
+    w.writerows(timeline_rows(records, files))
+    write_text_atomic(files.timeline, buf.getvalue())
+    return files.timeline
 
 
 def plot_timeline(csv_path, png) -> None:

@@ -23,6 +23,8 @@ import time
 from pdb_builder.board import Board
 from pdb_builder.entries import rank_py, weights
 
+from .state import SearchResult
+
 QUICK_NODES = 1000  # nodes tried here before the kernel takes over (at most about 0.05 s)
 
 
@@ -88,10 +90,8 @@ class _Estimate:
 
 def quick_search(searcher, board: Board, node_limit: int | None = None):
     """IDA* for ``board`` on ``searcher``'s tables in plain Python: the
-    :class:`~solver.search.searcher.SearchResult` when it ends within :data:`QUICK_NODES` nodes
+    :class:`~solver.search.state.SearchResult` when it ends within :data:`QUICK_NODES` nodes
     (solved, or stopped by ``node_limit``), else (None, nodes spent, nodes expanded)."""
-    from .searcher import SearchResult
-
     t0 = time.perf_counter()
     nbr = [[int(searcher.nbr[c, j]) for j in range(int(searcher.ndeg[c]))] for c in range(searcher.shape.n)]
     letter = [[str(searcher.letters[c, j]) for j in range(len(nbr[c]))] for c in range(searcher.shape.n)]

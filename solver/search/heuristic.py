@@ -22,6 +22,7 @@ The heuristic is 0 only at the goal (``md`` is), so the kernel tests the goal by
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -176,7 +177,20 @@ def board_arrays(shape: Shape, cells) -> tuple[np.ndarray, np.ndarray]:
     return c, pos
 
 
-def goal_arrays(h: Heuristic):
+class Goal(NamedTuple):
+    """The kernel's ``goal`` argument (the kernel unpacks it in this order)."""
+
+    keys: np.ndarray  # the goal table's sorted arrangement keys
+    dist: np.ndarray  # each key's distance from the goal
+    depth: int  # the table's depth; -1: no goal table
+    bits: int  # bits per cell code in a key
+    per: int  # cell codes per key word
+    codes: np.ndarray  # each tile's code
+    cells: np.ndarray  # the free cells a key covers, in order
+    key: np.ndarray  # scratch for one key (each thread needs its own copy)
+
+
+def goal_arrays(h: Heuristic) -> Goal:
     """The goal table as the kernel's arguments (depth -1 and dummies when there is none)."""
     from pdb_builder.goal_table import key_layout, tile_codes
 
@@ -192,4 +206,4 @@ def goal_arrays(h: Heuristic):
     codes = tile_codes(shape)
     codes = np.where(codes < 0, 0, codes).astype(np.int64)
     cells_of = np.array(shape.free_cells, dtype=np.int64)
-    return (keys, dist, depth, bits, per, codes, cells_of, np.zeros(nwords, dtype=np.uint64))
+    return Goal(keys, dist, depth, bits, per, codes, cells_of, np.zeros(nwords, dtype=np.uint64))

@@ -344,7 +344,8 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
     """Run IDA* from the state vector for at most ``budget`` generated nodes.
 
     Its arrays come in four groups: ``root`` (the board and the incremental state of
-    its estimate, :class:`_Root`), ``tables`` (:meth:`Searcher._tables`: the shape's
+    its estimate, :class:`~solver.search.state.Root`), ``tables``
+    (:meth:`~solver.search.searcher.Searcher.kernel_tables`: the shape's
     neighbours and every lookup's arrays), ``stack`` (one row per depth) and ``goal``
     (the goal table, :func:`~solver.search.heuristic.goal_arrays`).
 

@@ -17,7 +17,6 @@ board that :mod:`solver.search.first_nodes` answers in plain Python never loads 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -36,6 +35,7 @@ from .heuristic import (
     kernel_arrays,
     manhattan_heuristic,
 )
+from .state import Root, SearchResult, new_stack, path_moves, start_iteration
 
 MAX_DEPTH = 1000  # deepest path the kernel keeps; longer thresholds stop as a limit
 PARALLEL_AFTER = 200_000  # with threads: nodes of an iteration searched serially before it splits
@@ -46,20 +46,6 @@ def _kernel():
     from . import kernel as ida_kernel
 
     return ida_kernel
-
-
-@dataclass
-class SearchResult:
-    moves: str | None
-    length: int | None
-    optimal: bool
-    lower_bound: int
-    nodes: int
-    seconds: float
-    status: str  # "solved", "limit" or "unsolvable" (from :func:`ida_star` only)
-    heuristic: list[str] = field(default_factory=list)
-    h0: int = 0
-    expanded: int = 0  # nodes whose children were generated (``nodes`` counts the children)
 
 
 def neighbour_arrays(shape):
@@ -77,40 +63,6 @@ def neighbour_arrays(shape):
                 letters[c, ndeg[c]] = m
                 ndeg[c] += 1
     return nbr, ndeg, letters
-
-
-@dataclass
-class _Root:
-    """A search's root: the board's arrays and the incremental state of its estimate
-    (lookup values and ranks, group sums, Manhattan and linear-conflict parts), which
-    the kernel updates move by move and restores on the way back."""
-
-    cells: np.ndarray
-    pos: np.ndarray
-    buf: np.ndarray
-    lc_lines: np.ndarray
-    lk_rank: np.ndarray
-    lk_used: np.ndarray
-    lk_slotof: np.ndarray
-    lk_val: np.ndarray
-    group_sum: np.ndarray
-    md: int
-    lc: int
-    h0: int
-
-    def arrays(self) -> tuple:
-        """The kernel's ``root`` argument."""
-        return (
-            self.cells,
-            self.pos,
-            self.lk_val,
-            self.group_sum,
-            self.lc_lines,
-            self.lk_rank,
-            self.lk_used,
-            self.lk_slotof,
-            self.buf,
-        )
 
 
 class Searcher:
@@ -187,7 +139,7 @@ class Searcher:
             self.bpar,
         )
 
-    def root_state(self, board: Board) -> _Root:
+    def root_state(self, board: Board) -> Root:
         """The root's arrays and estimate, as the kernel keeps them up to date."""
         K = _kernel()
         shape = self.shape
@@ -238,7 +190,7 @@ class Searcher:
             e = int(K._goal_distance(cells, keys, dist, bits, per, codes, gcells, key))
             h0 = max(h0, depth + 1) if e < 0 else e
         h0 = int(K._parity_up.py_func(h0, int(self.bpar[board.blank])))  # plain Python: no kernel to load
-        return _Root(
+        return Root(
             cells=cells,
             pos=pos,
             buf=buf,
@@ -294,29 +246,6 @@ class Searcher:
         self.reads.wait()
         return result
 
-    def new_stack(self, max_depth: int) -> tuple:
-        """The kernel's ``stack`` argument: one row per depth up to ``max_depth``."""
-        rows, groups = max_depth + 2, max(self.ngroups, 1)
-        return (
-            np.zeros(rows, dtype=np.int64),  # stk_blank: the blank's cell
-            np.zeros(rows, dtype=np.int64),  # stk_it: next child to visit (-1: not expanded)
-            np.zeros(rows, dtype=np.int64),  # stk_n: children kept
-            np.zeros((rows, 4), dtype=np.int64),  # stk_ch: kept children's estimates, sorted
-            np.zeros((rows, 4), dtype=np.int64),  # stk_ck: kept children (neighbour index)
-            np.zeros(rows, dtype=np.int64),  # stk_h: the node's estimate (BPMX raises it)
-            np.zeros((rows, 4), dtype=np.int64),  # stk_kh: each child's estimate
-            np.zeros((rows, 4, groups), dtype=np.int64),  # stk_ci: each child's table index per group
-            np.zeros((rows, 4, groups), dtype=np.int64),  # stk_cv: and value
-            np.zeros((rows, 4 + 2 * groups), dtype=np.int64),  # stk_old: what a move changed
-            np.zeros(rows, dtype=np.int64),  # stk_cnt: nodes visited at each depth this iteration
-            np.zeros(rows, dtype=np.int64),  # path: the child taken at each depth
-        )
-
-    def path_moves(self, stack: tuple, depth: int) -> str:
-        """The moves on a kernel stack's path, from its root down to ``depth``."""
-        stk_blank, path = stack[0], stack[-1]
-        return "".join(self.letters[stk_blank[i], path[i]] for i in range(depth))
-
     def _solve(self, board: Board, time_limit, node_limit, max_depth: int, weight: int, threads: int) -> SearchResult:
         K = _kernel()
         t0 = time.perf_counter()
@@ -339,7 +268,7 @@ class Searcher:
 
         if h0 == 0:
             return result("", 0, 0)
-        stack = self.new_stack(max_depth)
+        stack = new_stack(max_depth, self.ngroups)
         state = np.zeros(K.STATE_SIZE, dtype=np.int64)
         root = st.arrays()
         tables = self.kernel_tables()
@@ -350,7 +279,7 @@ class Searcher:
         parallel = False  # once an iteration outgrew a slice, every later one runs on the threads
         last = None  # the last iteration's (nodes visited per depth, nodes): where the next one splits
         while True:
-            start_iteration(st, board, h0, thresh, stack, state)
+            start_iteration(st, board.blank, h0, thresh, stack, state)
             state[K._S_NODES] = nodes
             state[K._S_EXPANDED] = expanded
             started = nodes
@@ -364,7 +293,7 @@ class Searcher:
                 nodes = int(state[K._S_NODES])
                 expanded = int(state[K._S_EXPANDED])
                 if status == K._FOUND:
-                    return result(self.path_moves(stack, int(state[K._S_DEPTH])), thresh, nodes, expanded)
+                    return result(path_moves(self.letters, stack, int(state[K._S_DEPTH])), thresh, nodes, expanded)
                 if status == K._ITERATION_DONE:
                     break
                 if (node_limit is not None and nodes >= node_limit) or (
@@ -373,7 +302,7 @@ class Searcher:
                     return result(None, thresh, nodes, expanded)
                 parallel = threads > 1
             if not parallel or last is None:
-                last = (stack[-2].copy(), nodes - started)
+                last = (stack.cnt.copy(), nodes - started)
             if not parallel:
                 nxt = int(state[K._S_NEXT])
             else:  # the iteration starts again from the root, on the threads
@@ -393,24 +322,6 @@ class Searcher:
                 # depth cut can hide a solution; past it the board stays unsolved.
                 return result(None, thresh, nodes, expanded)
             thresh = nxt
-
-
-def start_iteration(st: _Root, board: Board, h0: int, thresh: int, stack: tuple, state: np.ndarray, split: int = 0):
-    """A kernel's ``stack`` and ``state`` at the root of a fresh iteration to ``thresh``
-    (``h0``: the root's estimate; ``split``: the depth whose nodes are shared out
-    between threads, :mod:`solver.search.threads`; 0 for none)."""
-    K = _kernel()
-    stack[0][0] = board.blank
-    stack[1][0] = -1  # not expanded yet
-    stack[5][0] = h0
-    stack[-2][:] = 0  # nodes visited per depth
-    state[:] = 0
-    state[K._S_THRESH] = thresh
-    state[K._S_NEXT] = K.INF
-    state[K._S_MD] = st.md
-    state[K._S_LC] = st.lc
-    state[K._S_SKIP] = -1
-    state[K._S_SPLIT] = split
 
 
 def ida_star(board: Board, heuristic: Heuristic | None = None, **limits) -> SearchResult:

@@ -1,0 +1,168 @@
+"""The options, parameter types and board loading that the commands share."""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import tempfile
+from pathlib import Path
+
+import click
+
+from pdb_builder.board import parse_size
+from pdb_builder.errors import EXIT_CODES, BoardError
+from pdb_builder.formats import read_board_arg
+
+log = logging.getLogger("slidepdb")
+
+EXIT_HELP = "\b\nExit codes:\n" + "\n".join(f"  {k}  {v}" for k, v in EXIT_CODES.items())
+
+
+def size_option(f):
+    return click.option(
+        "--size",
+        "size",
+        metavar="WxH",
+        default=None,
+        help="Board size for numeric boards (default: square, from the count).",
+    )(f)
+
+
+def goal_option(f):
+    return click.option(
+        "--goal",
+        type=click.Choice(["korf", "devquiz"]),
+        default="korf",
+        show_default=True,
+        help="Goal for numeric boards (DevQuiz lines always use the DevQuiz goal).",
+    )(f)
+
+
+def json_option(f):
+    return click.option("--json", "as_json", is_flag=True, help="One JSON object per board per line.")(f)
+
+
+class Seconds(click.ParamType):
+    """A positive, finite number of seconds (``nan`` and ``inf`` are refused); ``s``,
+    ``m``, ``h`` suffixes (``90m``, ``4h``) where ``units``; ``words``: names taken
+    as their values (``{"none": None}``)."""
+
+    name = "SECONDS"
+    UNITS = {"s": 1, "m": 60, "h": 3600}
+
+    def __init__(self, units: bool = False, words: dict | None = None):
+        self.units = units
+        self.words = words or {}
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float):
+            return value
+        text, scale = str(value).strip().lower(), 1
+        if text in self.words:
+            return self.words[text]
+        if self.units and text[-1:] in self.UNITS:
+            text, scale = text[:-1], self.UNITS[text[-1]]
+        try:
+            v = float(text) * scale
+        except (TypeError, ValueError):
+            what = "a duration such as 4h, 90m or 600" if self.units else "a number of seconds"
+            what += "".join(f", or {w}" for w in self.words)
+            self.fail(f"{value!r} is not {what}", param, ctx)
+        if not math.isfinite(v) or v <= 0:
+            self.fail(f"{value!r}: give a positive, finite number of seconds", param, ctx)
+        return v
+
+
+def output_path(ctx, param, value):
+    """An output file's folder must exist and take a new file: checked before any work,
+    so a long run never ends in an error about where to write."""
+    if value is None:
+        return None
+    folder = Path(value).resolve().parent
+    if not folder.is_dir():
+        raise click.BadParameter(f"{value}: folder {folder} does not exist", ctx, param)
+    if Path(value).is_dir():
+        raise click.BadParameter(f"{value}: is a folder", ctx, param)
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".slidepdb-probe.", dir=folder)
+    except OSError as exc:
+        raise click.BadParameter(f"{value}: cannot write in {folder}: {exc.strerror or exc}", ctx, param) from None
+    os.close(fd)
+    os.unlink(probe)
+    return value
+
+
+def warn_missing_db_dir(db_dir) -> None:
+    if db_dir is not None and not Path(db_dir).is_dir():
+        log.warning("warning: database folder %s does not exist: solving without databases", db_dir)
+
+
+def _parse_size_opt(size):
+    if size is None:
+        return None
+    try:
+        return parse_size(size)
+    except BoardError as exc:
+        raise click.BadParameter(str(exc), param_hint="--size") from None
+
+
+def load_boards(board_arg: str, size, goal):
+    """Boards of a BOARD argument, with the format said at -v."""
+    boards = read_board_arg(board_arg, _parse_size_opt(size), goal)  # BoardError: exit 2
+    log.info("%s: %d boards, format %s", boards.source, len(boards.records), boards.format)
+    return boards
+
+
+def solve_options(f):
+    """Options shared by ``solve`` and ``run``."""
+    opts = [
+        json_option,
+        click.option(
+            "--resume", is_flag=True, help="Continue an interrupted run of --out: skip boards already answered."
+        ),
+        click.option(
+            "--report",
+            "report_path",
+            type=click.Path(dir_okay=False),
+            default=None,
+            callback=output_path,
+            help="Per-board report: CSV if the name ends in .csv, else JSON lines.",
+        ),
+        click.option(
+            "--db-dir",
+            type=click.Path(file_okay=False),
+            default=None,
+            help="Database folder (default: $SLIDEPDB_DB_DIR or ./databases).",
+        ),
+        click.option("--node-limit", type=click.IntRange(min=1), default=None, help="Nodes per board."),
+        click.option(
+            "--workers",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Processes (default: one per core for several boards).",
+        ),
+        click.option(
+            "--scheduler",
+            default=None,
+            metavar="ADDRESS",
+            help="Solve on a dask.distributed cluster (e.g. tcp://host:8786) instead of local "
+            "processes; its workers must see --db-dir at the same path.",
+        ),
+        click.option(
+            "--no-fallback",
+            is_flag=True,
+            help="Optimal or nothing: no fallback (beam, weighted IDA*, staged search) for a board a limit stopped.",
+        ),
+        click.option(
+            "--compare",
+            "compare_paths",
+            multiple=True,
+            type=click.Path(exists=True, dir_okay=False),
+            help="Another answer file for the same boards (repeatable): simulated and compared "
+            "board by board at the end.",
+        ),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f

@@ -1,0 +1,131 @@
+"""What the commands print: each board's line or JSON object, the progress line, and
+the closing tables (per size, move budget, comparisons) with the exit code."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from pdb_builder.cli import format_table
+from pdb_builder.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED
+
+
+def where(boards, index: int) -> str:
+    return f"{boards.source}:{index}" if boards.source != "<argument>" else "board"
+
+
+def report_file_errors(boards) -> int:
+    """File-level problems (e.g. a wrong count line) to stderr; their exit code."""
+    for err in boards.errors:
+        click.echo(f"error: {where(boards, err.index)}: {err.error}", err=True)
+    return EXIT_BAD_INPUT if boards.errors else 0
+
+
+def show(out, boards, as_json: bool, human) -> None:
+    """One outcome: its JSON object, or its error on stderr and ``human(out)`` on stdout."""
+    if as_json:
+        click.echo(json.dumps(out.as_json()))
+        return
+    if out.error:
+        click.echo(f"{out.status}: {where(boards, out.index)}: {out.error}", err=True)
+    line = human(out)
+    if line is not None:
+        click.echo(line)
+
+
+def progressive(boards, as_json: bool, human):
+    """``on_outcome`` for a run over ``boards``: each board shown, and on a terminal an
+    overall progress line below (:class:`solver.cli.progress.Progress`)."""
+    from .progress import Progress
+
+    bar = Progress(len(boards.records))
+
+    def on_outcome(out):
+        bar.clear()
+        show(out, boards, as_json, human)
+        bar.update(out)
+
+    on_outcome.close = bar.close  # before the summary
+    return on_outcome
+
+
+def emit(outcomes, boards, as_json: bool, human) -> int:
+    """Print each outcome; return the highest exit code."""
+    code = report_file_errors(boards)
+    for out in outcomes:
+        code = max(code, out.exit_code)
+        show(out, boards, as_json, human)
+    return code
+
+
+def human_solved(boards):
+    def human(out):
+        if out.status != "solved":
+            return None
+        e = out.extra
+        if e["optimal"]:
+            tag = f"optimal: {e['proof']}" if e.get("proof") else "optimal"
+        else:
+            tag = f"not proven optimal, {e.get('fallback')}, lower bound {e['lower_bound']}"
+        moves = "1 move" if e["length"] == 1 else f"{e['length']} moves"
+        return f"{where(boards, out.index)}: {moves} ({tag}, {e['nodes']} nodes, {e['seconds']:.2f} s): {e['moves']}"
+
+    return human
+
+
+def finish_run(
+    boards, outcomes, *, report_path, compare_paths, as_json, head, left_out, out_path, interrupted, extra_tables=()
+) -> int:
+    """Report, tables (per size, move budget, comparisons) and the exit code of a solve or run."""
+    from ..run.answers import BUDGET_HEADERS, COMPARISON_HEADERS, budget_rows, compare, comparison_rows
+    from ..run.batch import SUMMARY_HEADERS, answers_of, summary_rows, write_report
+
+    code = report_file_errors(boards)
+    outcomes = dict(outcomes)
+    if report_path:
+        write_report(report_path, outcomes.values())
+    for o in outcomes.values():
+        code = max(code, o.exit_code)
+    answers = {i: m for i, m in answers_of(outcomes).items() if i not in left_out}
+    text = []
+    if len(boards.records) > 1:
+        text += [head, format_table(summary_rows(outcomes.values()), SUMMARY_HEADERS)]
+        for title, table in extra_tables:
+            text += [title, table]
+        if boards.limits is not None or left_out:
+            text += [
+                "move budget (the file's first line)" if boards.limits else "moves",
+                format_table(budget_rows(answers.values(), boards.limits), BUDGET_HEADERS),
+            ]
+        if left_out:
+            text.append(
+                f"{len(left_out)} answers left out of {out_path} to stay within the move limits: "
+                + ", ".join(where(boards, i) for i in sorted(left_out)[:10])
+                + (" ..." if len(left_out) > 10 else "")
+            )
+    comps = [compare(p, boards.records, answers, outcomes) for p in compare_paths]
+    if comps:
+        text += ["against other answer files", format_table(comparison_rows(comps), COMPARISON_HEADERS)]
+        for c in comps:
+            for prob in c.problems[:5]:
+                text.append(f"  {prob}")
+    if text:
+        click.echo("\n".join(text), err=as_json)
+    for line in [o.extra["contradiction"] for o in outcomes.values() if o.extra.get("contradiction")] + [
+        p for c in comps for p in c.contradictions
+    ]:
+        click.echo(f"error: {line}", err=True)
+        code = max(code, 1)
+    if interrupted:
+        click.echo(
+            f"interrupted: {len(outcomes)} boards finished"
+            + (f"; rerun with --resume to continue {out_path}" if out_path else ""),
+            err=True,
+        )
+        return EXIT_INTERRUPTED
+    return code
+
+
+def reopened_text(count: int) -> str:
+    return f"{count} journalled proof(s) reopened: their tables changed or are gone since (answers kept, solved again)"

@@ -1,0 +1,227 @@
+"""``slidepdb run``: a whole problem file from one command (:mod:`solver.run.pipeline`)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import click
+
+from pdb_builder.cli import bytes_callback, format_table
+
+from .options import EXIT_HELP, Seconds, load_boards, log, output_path, solve_options, warn_missing_db_dir
+from .report import finish_run, human_solved, progressive, reopened_text
+
+
+@click.command(epilog=EXIT_HELP)
+@click.argument("problems", type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(dir_okay=False),
+    required=True,
+    callback=output_path,
+    help="Answer file (one line per board, in order; never over the file's move limits).",
+)
+@click.option(
+    "--time-limit",
+    type=Seconds(),
+    default=None,
+    help="Seconds per board in the full pass; the fallback takes up to about twice as long again. "
+    "Default: 60, or with a --budget in hours or seconds, what lets the full pass take about half "
+    "of the budget left at its start (5 to 60).",
+)
+@click.option(
+    "--quick-limit",
+    type=Seconds(),
+    default=5.0,
+    show_default=True,
+    help="Seconds per board in the quick pass on the wall-free tables.",
+)
+@click.option(
+    "--memory-limit",
+    default="4G",
+    show_default=True,
+    callback=bytes_callback,
+    help="Memory for one pattern's BFS of a wall-free database.",
+)
+@click.option(
+    "--layout-memory",
+    default="512M",
+    show_default=True,
+    callback=bytes_callback,
+    help="Memory for one pattern's BFS of an exact-layout database (small patterns build fast).",
+)
+@click.option(
+    "--layout-partitions",
+    "layout_count",
+    type=click.IntRange(1, 5),
+    default=1,
+    show_default=True,
+    help="Exact-layout databases per layout: disjoint ways to cut the same tiles, each a file; "
+    "the solver takes the max of their sums. A --retry with more builds the missing ones.",
+)
+@click.option(
+    "--disk-limit",
+    default="auto",
+    show_default=True,
+    callback=lambda ctx, param, value: "auto" if value == "auto" else bytes_callback(ctx, param, value),
+    help="The database folder's size that builds stay within; layouts beyond it are solved without their own "
+    "database. auto: what the folder holds when the run starts plus half the free space of its disk.",
+)
+@click.option("--no-build", is_flag=True, help="Solve with the databases there are; build nothing.")
+@click.option(
+    "--retry",
+    type=click.Choice(["unanswered", "unproven", "closest"]),
+    default=None,
+    help="With --resume: solve the full pass's unanswered (or unproven) boards again, e.g. with "
+    "a longer --time-limit, the least tried first, then worst first; closest: the unproven, "
+    "the least tried, then the smallest gap to their lower bound first. Each keeps the "
+    "better outcome.",
+)
+@click.option(
+    "--budget",
+    type=Seconds(units=True, words={"auto": "auto", "none": None}),
+    default="auto",
+    show_default=True,
+    help="Wall-clock time for the run, builds included (4h, 90m, seconds), every sitting together "
+    "(with --resume: what earlier sittings left): after the full pass, "
+    "rounds on the boards left unanswered or unproven (those first, then the smallest gap), each "
+    "with twice the time and node limits, one more exact-layout partition and patterns twice as "
+    "large, boards started while they can still end in time. auto: the rounds get at most the "
+    "running time the run had at the end of its full pass; none: no rounds.",
+)
+@click.option(
+    "--plot",
+    "plot_png",
+    type=click.Path(dir_okay=False),
+    default=None,
+    callback=output_path,
+    help="Also draw ANSWERS.timeline.csv (boards proven against hours, per size) into this PNG (matplotlib).",
+)
+@solve_options
+def run(
+    problems,
+    out_path,
+    time_limit,
+    quick_limit,
+    memory_limit,
+    layout_memory,
+    layout_count,
+    disk_limit,
+    no_build,
+    retry,
+    budget,
+    plot_png,
+    as_json,
+    resume,
+    report_path,
+    db_dir,
+    node_limit,
+    workers,
+    scheduler,
+    no_fallback,
+    compare_paths,
+):
+    """Answer every board of PROBLEMS (e.g. the DevQuiz file): build, solve, report.
+
+    \b
+    1. wall-free databases for each size the file holds (kept when present);
+    2. a quick pass: every board, optimal search, --quick-limit seconds each;
+    3. for walled boards it did not prove: the database of their exact layout
+       (within --disk-limit);
+    4. a full pass on those with --time-limit and the fallback (beam, weighted
+       IDA*, staged search), so every solvable board gets an answer;
+    5. the answer file (within the move limits of the file's first line) and the
+       report: per size, move budget, --compare files; ANSWERS.timeline.csv, the
+       boards proven against the run's running time (--plot draws it).
+    Kill it at any moment: --resume continues where it stopped.  The journals
+    beside ANSWERS (.quick.jsonl, .progress.jsonl) stay as the per-board record;
+    ANSWERS.sittings holds each sitting's start and end (--budget covers them all).
+    """
+    from ..run.pipeline import run_pipeline
+
+    if plot_png:
+        from pdb_builder.make.catalogue import pyplot
+
+        pyplot()  # matplotlib missing: said now, not after hours of solving
+
+    boards = load_boards(problems, None, "devquiz")
+    if no_build:
+        warn_missing_db_dir(db_dir)
+    if workers is None:
+        workers = os.cpu_count() or 1
+    human = human_solved(boards)
+
+    def on_build(item):
+        from pdb_builder.make.building import BuildReport
+
+        if isinstance(item, BuildReport):
+            log.warning("  %s %s: %s, %.1f s", item.shape, item.name, item.status, item.seconds)
+        else:
+            log.warning(
+                "building %s database %s (%s, %s entries, %d board%s)",
+                item.role,
+                item.shape.key,
+                " + ".join(p.name for p in item.partitions),
+                f"{item.entries:,}",
+                item.boards,
+                "" if item.boards == 1 else "s",
+            )
+
+    t0 = time.perf_counter()
+    res = run_pipeline(
+        boards.records,
+        out_path,
+        db_dir=db_dir,
+        limits=boards.limits,
+        time_limit=time_limit,
+        quick_limit=quick_limit,
+        node_limit=node_limit,
+        memory_limit=memory_limit,
+        layout_memory=layout_memory,
+        layout_count=layout_count,
+        disk_limit=disk_limit,
+        workers=workers,
+        scheduler=scheduler,
+        resume=resume,
+        fallback=not no_fallback,
+        build=not no_build,
+        on_build=on_build,
+        retry=retry,
+        budget=budget,
+        on_outcome=(shown := progressive(boards, as_json, human)),
+    )
+    shown.close()
+    total = time.perf_counter() - t0
+    if plot_png:
+        from ..run.timeline import plot_timeline
+
+        plot_timeline(res.timeline, plot_png)
+    phases = res.phase_rows(total)
+    extra = [("time (s)", format_table(phases, ["step", "what", "seconds"]))]
+    if res.skipped_builds:
+        extra.append(("", f"{len(res.skipped_builds)} layout databases not built: over --disk-limit"))
+    for key, name, error in res.failed_builds:
+        extra.append(("", f"build failed: {key} {name}: {error} (its boards were solved without it)"))
+    reopened = sum(b.reopened for b in (res.quick, res.full) if b is not None)
+    if reopened:
+        extra.append(("", reopened_text(reopened)))
+    head = f"{len(res.outcomes)}/{len(boards.records)} boards in {total:.1f} s " + (
+        f"on {scheduler}" if scheduler else f"with {workers} worker(s)"
+    )
+    sys.exit(
+        finish_run(
+            boards,
+            res.outcomes,
+            report_path=report_path,
+            compare_paths=compare_paths,
+            as_json=as_json,
+            head=head,
+            left_out=res.left_out,
+            out_path=out_path,
+            interrupted=res.interrupted,
+            extra_tables=extra,
+        )
+    )

@@ -1,0 +1,153 @@
+"""``slidepdb check`` and ``slidepdb solve``: one board or a file of boards."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from .options import (
+    EXIT_HELP,
+    Seconds,
+    goal_option,
+    json_option,
+    load_boards,
+    output_path,
+    size_option,
+    solve_options,
+    warn_missing_db_dir,
+)
+from .report import emit, finish_run, human_solved, progressive, reopened_text, where
+
+
+@click.command(epilog=EXIT_HELP)
+@click.argument("board")
+@click.argument("moves", required=False)
+@size_option
+@goal_option
+@json_option
+def check(board, moves, size, goal, as_json):
+    """Validate BOARD, decide its solvability exactly, and with MOVES simulate them.
+
+    BOARD is a DevQuiz line (W,H,CELLS), a numeric board ("t0 t1 ..", with --size
+    and --goal), a file of boards, or - for standard input.
+    """
+    from ..api import check_record
+
+    boards = load_boards(board, size, goal)
+    outcomes = (check_record(rec, moves) for rec in boards.records)
+
+    def human(out):
+        if out.status == "valid":
+            if moves is not None:
+                n = out.extra["length"]
+                moves_reach = "1 move reaches" if n == 1 else f"{n} moves reach"
+                return f"{where(boards, out.index)}: {moves_reach} the goal"
+            return f"{where(boards, out.index)}: solvable ({out.extra['method']})"
+        return None
+
+    sys.exit(emit(outcomes, boards, as_json, human))
+
+
+@click.command(epilog=EXIT_HELP)
+@click.argument("board")
+@size_option
+@goal_option
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    callback=output_path,
+    help="Answer file: one line per board, in order, empty when unsolved (written atomically, "
+    "never over the file's move limits; finished boards are kept in OUT.progress.jsonl "
+    "until the run completes).",
+)
+@click.option("--time-limit", type=Seconds(), default=None, help="Seconds per board before it is reported as a limit.")
+@click.option(
+    "--no-db",
+    is_flag=True,
+    help="Ignore databases: wall-aware Manhattan + linear conflicts, and on a walled board past its first second, "
+    "small tables of its layout built in memory.",
+)
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Threads for each board's optimal search (default: every core for one board, 1 for several).",
+)
+@solve_options
+def solve(
+    board,
+    size,
+    goal,
+    as_json,
+    out_path,
+    resume,
+    report_path,
+    db_dir,
+    time_limit,
+    node_limit,
+    workers,
+    scheduler,
+    no_db,
+    threads,
+    no_fallback,
+    compare_paths,
+):
+    """Solve BOARD optimally with IDA* and print the moves of the blank.
+
+    BOARD is read as by ``check``.  Each answer is simulated before it is printed;
+    ``optimal`` means proven: an admissible heuristic and a completed IDA* iteration.
+    When a limit stops the optimal search, weighted IDA* still finds a valid answer
+    (``optimal: false``, with the proven lower bound) unless --no-fallback.
+    Ctrl-C keeps every finished answer (rerun with --resume).
+    """
+    from ..run.batch import run_batch
+
+    if resume and not out_path:
+        raise click.UsageError("--resume needs --out")
+    boards = load_boards(board, size, goal)
+    if not no_db:
+        warn_missing_db_dir(db_dir)
+    if workers is None:
+        workers = (os.cpu_count() or 1) if len(boards.records) > 1 else 1
+    if threads is None:
+        from ..search.threads import default_threads
+
+        threads = default_threads() if len(boards.records) == 1 else 1
+    result = run_batch(
+        boards.records,
+        db_dir=db_dir,
+        use_db=not no_db,
+        time_limit=time_limit,
+        node_limit=node_limit,
+        workers=workers,
+        threads=threads,
+        out_path=out_path,
+        resume=resume,
+        on_outcome=(shown := progressive(boards, as_json, human_solved(boards))),
+        fallback=not no_fallback,
+        scheduler=scheduler,
+        limits=boards.limits,
+    )
+    shown.close()
+    resumed = f", {result.resumed} from an earlier run" if result.resumed else ""
+    if result.reopened:
+        resumed += f"; {reopened_text(result.reopened)}"
+    where_ = f"on {scheduler}" if scheduler else f"with {workers} worker(s)"
+    head = f"{len(result.outcomes)}/{len(boards.records)} boards in {result.seconds:.1f} s {where_}{resumed}"
+    sys.exit(
+        finish_run(
+            boards,
+            result.outcomes,
+            report_path=report_path,
+            compare_paths=compare_paths,
+            as_json=as_json,
+            head=head,
+            left_out=result.left_out,
+            out_path=out_path,
+            interrupted=result.interrupted,
+        )
+    )

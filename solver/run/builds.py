@@ -1,0 +1,194 @@
+"""What a run builds and how the builds run: one plan per shape that lacks tables
+(:func:`plan_wall_free`, :func:`plan_layouts`), each partition one job in a worker's
+slot beside the searches (:class:`Builds`, :class:`solver.run.slots.Job`), the
+database folder kept under the disk limit and the builds running at once under
+:func:`build_memory_cap`.  The one module of :mod:`solver` that calls the build side
+(:mod:`pdb_builder.make`).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pdb_builder.board import Shape
+from pdb_builder.make.building import BuildReport, build_pdb, default_partition, layout_partitions
+from pdb_builder.patterns import num_placements
+from pdb_builder.storage import database_files, default_db_dir, pdb_filename
+
+from .slots import Job
+
+log = logging.getLogger("slidepdb.run")
+
+LAYOUT_MEMORY = 512 << 20  # per pattern BFS of an exact-layout database: small, quick tables
+# the share of the machine's memory the builds running side by side may hold at once
+BUILD_MEMORY_SHARE = 0.5
+# disk_limit="auto": what the database folder holds at the start plus this share of its disk's free space
+AUTO_DISK = "auto"
+AUTO_DISK_SHARE = 0.5
+
+
+@dataclass
+class Plan:
+    shape: Shape
+    role: str  # "wall-free" or "layout"
+    boards: int
+    entries: int
+    partitions: list = field(default_factory=list)  # one file each, one build job each
+    records: list = field(default_factory=list)  # the boards that want them
+    started: float = 0.0  # perf_counter() when its build began
+
+    @property
+    def bytes(self) -> int:
+        return self.entries  # one byte an entry, contiguous layout (no two-bit copy: see build_partition)
+
+
+def _has_pdb(shape: Shape, db_dir) -> bool:
+    return any(default_db_dir(db_dir).glob(f"{shape.key}.pdb.*.h5"))
+
+
+def auto_disk_limit(db_dir) -> int:
+    """The database folder's size now plus :data:`AUTO_DISK_SHARE` of the free space
+    of the disk it is on (its nearest existing folder when it is not made yet)."""
+    folder = Path(default_db_dir(db_dir)).resolve()
+    while not folder.exists():
+        folder = folder.parent
+    return disk_used(db_dir) + int(AUTO_DISK_SHARE * shutil.disk_usage(folder).free)
+
+
+def disk_used(db_dir) -> int:
+    total = 0
+    for p in database_files(default_db_dir(db_dir)):
+        try:
+            total += p.stat().st_size
+        except FileNotFoundError:  # removed since the listing
+            continue
+    return total
+
+
+def _plan(wants, role: str, partitions_of) -> dict[str, Plan]:
+    """A build for each distinct shape of ``wants`` ((shape, record) pairs) that
+    ``partitions_of(shape)`` says lacks some partitions, with the boards that want it."""
+    plans: dict[str, Plan] = {}
+    seen: set[str] = set()
+    for s, rec in wants:
+        if s.key in plans:
+            plans[s.key].boards += 1
+            plans[s.key].records.append(rec)
+        elif s.key not in seen:
+            seen.add(s.key)
+            parts = partitions_of(s)
+            if parts:
+                plans[s.key] = Plan(s, role, 1, _entries(s, parts), parts, [rec])
+    return plans
+
+
+def _entries(shape: Shape, partitions) -> int:
+    n = len(shape.free_cells)
+    return sum(num_placements(n, len(g)) for p in partitions for g in p.groups)
+
+
+def plan_wall_free(records, db_dir, memory_limit: int) -> list[Plan]:
+    """One wall-free database per size (and goal) the file holds and the folder lacks."""
+    wants = (
+        (r.board.shape.wall_free() if r.board.shape.goal_kind != "custom" else r.board.shape, r)
+        for r in records
+        if r.board is not None
+    )
+    return list(
+        _plan(
+            wants, "wall-free", lambda s: [] if _has_pdb(s, db_dir) else [default_partition(s, memory_limit)]
+        ).values()
+    )
+
+
+def plan_layouts(records, db_dir, layout_memory: int = LAYOUT_MEMORY, count: int = 1) -> list[Plan]:
+    """The exact-layout databases (``count`` partitions, :func:`layout_partitions`)
+    each walled board in ``records`` lacks, cheapest a board first."""
+    d = default_db_dir(db_dir)
+    wants = (
+        (r.board.shape, r)
+        for r in records
+        if r.board is not None and r.board.shape.walls and r.board.shape.goal_kind != "custom"
+    )
+    plans = _plan(
+        wants,
+        "layout",
+        lambda s: [p for p in layout_partitions(s, layout_memory, count) if not (d / pdb_filename(s, p.name)).exists()],
+    )
+    return sorted(plans.values(), key=lambda p: (p.entries / p.boards, p.shape.key))
+
+
+def build_memory_cap(memory_limit: int) -> int:
+    """BFS memory the builds running at once may hold: :data:`BUILD_MEMORY_SHARE` of
+    this machine's memory, at least one build's ``memory_limit``."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # not POSIX: one build at a time
+        total = 0
+    return max(int(BUILD_MEMORY_SHARE * total), memory_limit)
+
+
+def build_partition(shape: Shape, partition, db_dir, *, parallel: bool) -> BuildReport:
+    """A build job's work (in a worker's slot: :class:`solver.run.slots.Job`)."""
+    # no two-bit copies: on the DevQuiz sizes they speed the search up too little for
+    # the build time they cost (docs/devquiz.md)
+    return build_pdb(shape, partition, db_dir, two_bit=False, parallel=parallel)
+
+
+class Builds:
+    """The run's builds as jobs of its batches: one a partition of each plan, run in a
+    worker's slot beside the searches (one thread each), the plan's boards waiting on
+    them all; the database folder kept under ``disk_limit`` as each starts, each
+    outcome in the run's result (``res``: its ``builds``, ``skipped_builds``,
+    ``failed_builds`` and ``build_seconds``) as it ends."""
+
+    def __init__(self, res, db_dir, disk_limit, sittings, on_build):
+        self.res, self.db_dir, self.disk_limit = res, db_dir, disk_limit
+        self.sittings, self.on_build = sittings, on_build
+        self.used = 0  # bytes in the database folder, counted on as each build starts
+
+    def jobs(self, plans) -> list[Job]:
+        self.used = disk_used(self.db_dir)
+        out = []
+        for p in plans:
+            for part in p.partitions:
+                one = Plan(p.shape, p.role, p.boards, _entries(p.shape, [part]), [part], p.records)
+                out.append(
+                    Job(
+                        build_partition,
+                        (p.shape, part, self.db_dir),
+                        p.records,
+                        part.bfs_memory(len(p.shape.free_cells)),
+                        functools.partial(self.begin, one),
+                        functools.partial(self.done, one),
+                    )
+                )
+        return out
+
+    def begin(self, plan: Plan) -> bool:
+        if self.disk_limit is not None and self.used + plan.bytes > self.disk_limit:
+            self.res.skipped_builds.append(plan)
+            return False
+        self.used += plan.bytes
+        plan.started = time.perf_counter()
+        if self.on_build:
+            self.on_build(plan)
+        return True
+
+    def done(self, plan: Plan, rep: BuildReport | None, error: BaseException | None) -> None:
+        self.res.build_seconds += time.perf_counter() - plan.started  # as each ends: an interrupted run counts them
+        self.sittings.touch()
+        if error is not None:  # one build never stops a run: its boards go on
+            name, text = plan.partitions[0].name, f"{type(error).__name__}: {error}"
+            log.warning("%s %s: build failed (%s); its boards are solved without it", plan.shape.key, name, text)
+            self.res.failed_builds.append((plan.shape.key, name, text))
+            return
+        self.res.builds.append(rep)
+        if self.on_build:
+            self.on_build(rep)

@@ -1,0 +1,40 @@
+"""Every file a run keeps beside its answer file, named in one place.
+
+For an answer file ``ANSWERS`` (``--out``): ``ANSWERS.quick.jsonl`` (the quick
+pass's journal, ``slidepdb run``), ``ANSWERS.progress.jsonl`` (the journal of a
+batch or of the full pass and its rounds), ``ANSWERS.sittings`` (each sitting's
+start and end, and the figures a run planned once: :class:`solver.run.timeline.Sittings`)
+and ``ANSWERS.timeline.csv`` (the proven count against running time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    answers: Path
+
+    def __init__(self, answers):
+        object.__setattr__(self, "answers", Path(answers))
+
+    def _beside(self, suffix: str) -> Path:
+        return self.answers.with_name(self.answers.name + suffix)
+
+    @property
+    def quick_journal(self) -> Path:
+        return self._beside(".quick.jsonl")
+
+    @property
+    def journal(self) -> Path:
+        return self._beside(".progress.jsonl")
+
+    @property
+    def sittings(self) -> Path:
+        return self._beside(".sittings")
+
+    @property
+    def timeline(self) -> Path:
+        return self._beside(".timeline.csv")

@@ -1,0 +1,129 @@
+"""What a search keeps and returns, below every module that searches.
+
+:class:`SearchResult` (what :class:`~solver.search.searcher.Searcher.solve` and the
+plain-Python first search return), :class:`Root` (a board's arrays and the
+incremental state of its estimate, which the kernel updates move by move),
+:class:`Stack` (the kernel's rows per depth) and :func:`start_iteration` (a
+kernel's stack and state vector at the root of a fresh iteration, for one thread or
+many).  The searcher (:mod:`solver.search.searcher`) and the threads
+(:mod:`solver.search.threads`) both build on these, so neither imports the other
+for them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+
+@dataclass
+class SearchResult:
+    moves: str | None
+    length: int | None
+    optimal: bool
+    lower_bound: int
+    nodes: int
+    seconds: float
+    status: str  # "solved", "limit" or "unsolvable" (from :func:`~solver.search.searcher.ida_star` only)
+    heuristic: list[str] = field(default_factory=list)
+    h0: int = 0
+    expanded: int = 0  # nodes whose children were generated (``nodes`` counts the children)
+
+
+@dataclass
+class Root:
+    """A search's root: the board's arrays and the incremental state of its estimate
+    (lookup values and ranks, group sums, Manhattan and linear-conflict parts), which
+    the kernel updates move by move and restores on the way back."""
+
+    cells: np.ndarray
+    pos: np.ndarray
+    buf: np.ndarray
+    lc_lines: np.ndarray
+    lk_rank: np.ndarray
+    lk_used: np.ndarray
+    lk_slotof: np.ndarray
+    lk_val: np.ndarray
+    group_sum: np.ndarray
+    md: int
+    lc: int
+    h0: int
+
+    def arrays(self) -> tuple:
+        """The kernel's ``root`` argument."""
+        return (
+            self.cells,
+            self.pos,
+            self.lk_val,
+            self.group_sum,
+            self.lc_lines,
+            self.lk_rank,
+            self.lk_used,
+            self.lk_slotof,
+            self.buf,
+        )
+
+
+class Stack(NamedTuple):
+    """The kernel's ``stack`` argument: one row per depth (the kernel unpacks it in
+    this order)."""
+
+    blank: np.ndarray  # the blank's cell
+    it: np.ndarray  # next child to visit (-1: not expanded)
+    n: np.ndarray  # children kept
+    ch: np.ndarray  # kept children's estimates, sorted
+    ck: np.ndarray  # kept children (neighbour index)
+    h: np.ndarray  # the node's estimate (BPMX raises it)
+    kh: np.ndarray  # each child's estimate
+    ci: np.ndarray  # each child's table index per group
+    cv: np.ndarray  # and value
+    old: np.ndarray  # what a move changed
+    cnt: np.ndarray  # nodes visited at each depth this iteration
+    path: np.ndarray  # the child taken at each depth
+
+
+def new_stack(max_depth: int, ngroups: int) -> Stack:
+    """A kernel stack with one row per depth up to ``max_depth``, for ``ngroups`` groups."""
+    rows, groups = max_depth + 2, max(ngroups, 1)
+    return Stack(
+        blank=np.zeros(rows, dtype=np.int64),
+        it=np.zeros(rows, dtype=np.int64),
+        n=np.zeros(rows, dtype=np.int64),
+        ch=np.zeros((rows, 4), dtype=np.int64),
+        ck=np.zeros((rows, 4), dtype=np.int64),
+        h=np.zeros(rows, dtype=np.int64),
+        kh=np.zeros((rows, 4), dtype=np.int64),
+        ci=np.zeros((rows, 4, groups), dtype=np.int64),
+        cv=np.zeros((rows, 4, groups), dtype=np.int64),
+        old=np.zeros((rows, 4 + 2 * groups), dtype=np.int64),
+        cnt=np.zeros(rows, dtype=np.int64),
+        path=np.zeros(rows, dtype=np.int64),
+    )
+
+
+def path_moves(letters: np.ndarray, stack: Stack, depth: int) -> str:
+    """The moves on a kernel stack's path, from its root down to ``depth``
+    (``letters[c, k]``: the move letter of cell ``c``'s ``k``-th neighbour)."""
+    return "".join(letters[stack.blank[i], stack.path[i]] for i in range(depth))
+
+
+def start_iteration(root: Root, blank: int, h0: int, thresh: int, stack: Stack, state: np.ndarray, split: int = 0):
+    """A kernel's ``stack`` and ``state`` at the root of a fresh iteration to ``thresh``
+    (``blank``: the board's blank cell; ``h0``: the root's estimate; ``split``: the
+    depth whose nodes are shared out between threads, :mod:`solver.search.threads`;
+    0 for none)."""
+    from . import kernel as K
+
+    stack.blank[0] = blank
+    stack.it[0] = -1  # not expanded yet
+    stack.h[0] = h0
+    stack.cnt[:] = 0  # nodes visited per depth
+    state[:] = 0
+    state[K._S_THRESH] = thresh
+    state[K._S_NEXT] = K.INF
+    state[K._S_MD] = root.md
+    state[K._S_LC] = root.lc
+    state[K._S_SKIP] = -1
+    state[K._S_SPLIT] = split
