@@ -179,33 +179,16 @@ def _init_root(
 
 
 @nb.njit(cache=True, inline="always")
-def _child_values(
-    cells,
-    b,
-    d,
-    ndeg,
-    nbr,
-    skip,
-    lk_base,
-    lk_pk,
-    lk_cellmap,
-    lk_w,
-    tile_lk,
-    tile_slot,
-    ngroups,
-    lk_rank,
-    lk_used,
-    lk_slotof,
-    lk_val,
-    stk_ci,
-    stk_cv,
-):
+def _child_values(root, tables, b, d, skip, stk_ci, stk_cv):
     """Table index and value of every child of the node at depth ``d`` (blank on
     ``b``) into ``stk_ci[d, k, g]`` and ``stk_cv[d, k, g]``: the moved tile's lookup
     in each group, its rank updated for the one slot that moves (``rank_delta``).
     No value decides anything here, so the reads of all children are independent
     and the memory system overlaps them.  A packed lookup (``lk_pk[i]``) reads the
-    byte holding the child's two bits and decodes them against ``lk_val[i]``."""
+    byte holding the child's two bits and decodes them against ``lk_val[i]``.
+    (Inlined: the tuples' unpacking costs nothing at run time.)"""
+    cells, _, lk_val, _, _, lk_rank, lk_used, lk_slotof, _ = root
+    nbr, ndeg, _, _, _, _, _, _, lk_base, lk_pk, lk_cellmap, lk_w, tile_lk, tile_slot, ngroups, _ = tables
     for k in range(ndeg[b]):
         c = nbr[b, k]
         if c == skip:
@@ -242,35 +225,12 @@ def _lc_delta(cells, b, c, rowkey, colkey, width, height, lc_lines, buf):
 
 
 @nb.njit(cache=True, inline="always")
-def _apply(
-    cells,
-    pos,
-    b,
-    c,
-    rowkey,
-    colkey,
-    width,
-    height,
-    use_lc,
-    lk_cellmap,
-    tile_lk,
-    tile_slot,
-    ngroups,
-    lk_val,
-    group_sum,
-    lc_lines,
-    stk_old,
-    d1,
-    lk_rank,
-    lk_used,
-    lk_slotof,
-    buf,
-    idx,
-    vals,
-):
+def _apply(root, tables, b, c, stk_old, d1, idx, vals):
     """Move the tile on ``c`` into the blank on ``b``, with the table indices
     ``idx[g]`` and values ``vals[g]`` already read for that child; what changed is
     kept in ``stk_old[d1]``.  Returns the linear-conflict sum's change."""
+    cells, pos, lk_val, group_sum, lc_lines, lk_rank, lk_used, lk_slotof, buf = root
+    _, _, _, rowkey, colkey, width, height, use_lc, _, _, lk_cellmap, _, tile_lk, tile_slot, ngroups, _ = tables
     t = cells[c]
     cells[b] = t
     cells[c] = 0
@@ -300,26 +260,10 @@ def _apply(
 
 
 @nb.njit(cache=True, inline="always")
-def _retract(
-    cells,
-    pos,
-    b,
-    c,
-    lk_cellmap,
-    tile_lk,
-    tile_slot,
-    ngroups,
-    lk_val,
-    group_sum,
-    lc_lines,
-    stk_old,
-    d1,
-    use_lc,
-    lk_rank,
-    lk_used,
-    lk_slotof,
-):
+def _retract(root, tables, b, c, stk_old, d1):
     """Reverse :func:`_apply`: the tile on ``b`` goes back to ``c``."""
+    cells, pos, lk_val, group_sum, lc_lines, lk_rank, lk_used, lk_slotof, _ = root
+    _, _, _, _, _, _, _, use_lc, _, _, lk_cellmap, _, tile_lk, tile_slot, ngroups, _ = tables
     t = cells[b]
     cells[c] = t
     cells[b] = 0
@@ -364,25 +308,8 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
     budget is at most D is settled by one lookup: present, its distance is exact
     (and a solution if it fits the threshold: the rest of the path is read off the
     table by greedy descent); absent, it is at least D + 1 away."""
-    cells, pos, lk_val, group_sum, lc_lines, lk_rank, lk_used, lk_slotof, buf = root
-    (
-        nbr,
-        ndeg,
-        md,
-        rowkey,
-        colkey,
-        width,
-        height,
-        use_lc,
-        lk_base,
-        lk_pk,
-        lk_cellmap,
-        lk_w,
-        tile_lk,
-        tile_slot,
-        ngroups,
-        bpar,
-    ) = tables
+    cells, pos, lk_val, group_sum, lc_lines, _, _, _, buf = root
+    nbr, ndeg, md, rowkey, colkey, width, height, use_lc, _, _, _, _, tile_lk, _, ngroups, bpar = tables
     stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_kh, stk_ci, stk_cv, stk_old, stk_cnt, path = stack
     gt_keys, gt_dist, gt_depth, gt_bits, gt_per, gt_codes, gt_cells, gt_key = goal
     d = state[_S_DEPTH]
@@ -413,27 +340,7 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
                 upper_expanded += 1
                 upper_nodes -= nodes  # the children generated here count as upper nodes (below)
             skip = stk_blank[d - 1] if d > 0 else skip0  # never undo the previous move
-            _child_values(
-                cells,
-                b,
-                d,
-                ndeg,
-                nbr,
-                skip,
-                lk_base,
-                lk_pk,
-                lk_cellmap,
-                lk_w,
-                tile_lk,
-                tile_slot,
-                ngroups,
-                lk_rank,
-                lk_used,
-                lk_slotof,
-                lk_val,
-                stk_ci,
-                stk_cv,
-            )
+            _child_values(root, tables, b, d, skip, stk_ci, stk_cv)
             cnt = 0
             goal_e = 0
             for k in range(ndeg[b]):
@@ -517,25 +424,7 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
             mdsum += md[t, b] - md[t, pb]
             if use_lc:
                 lcsum += stk_old[d, 1] - lc_lines[stk_old[d, 0]] + stk_old[d, 3] - lc_lines[stk_old[d, 2]]
-            _retract(
-                cells,
-                pos,
-                pb,
-                b,
-                lk_cellmap,
-                tile_lk,
-                tile_slot,
-                ngroups,
-                lk_val,
-                group_sum,
-                lc_lines,
-                stk_old,
-                d,
-                use_lc,
-                lk_rank,
-                lk_used,
-                lk_slotof,
-            )
+            _retract(root, tables, pb, b, stk_old, d)
             up = stk_h[d] - 1  # BPMX upwards: what the child learnt bounds the parent
             d -= 1
             # (not above a split depth: every thread must walk the nodes there alike)
@@ -559,32 +448,7 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
             stk_it[d] += 1
         c = nbr[b, k]
         mdsum += md[cells[c], b] - md[cells[c], c]
-        lcsum += _apply(
-            cells,
-            pos,
-            b,
-            c,
-            rowkey,
-            colkey,
-            width,
-            height,
-            use_lc,
-            lk_cellmap,
-            tile_lk,
-            tile_slot,
-            ngroups,
-            lk_val,
-            group_sum,
-            lc_lines,
-            stk_old,
-            d + 1,
-            lk_rank,
-            lk_used,
-            lk_slotof,
-            buf,
-            stk_ci[d, k],
-            stk_cv[d, k],
-        )
+        lcsum += _apply(root, tables, b, c, stk_old, d + 1, stk_ci[d, k], stk_cv[d, k])
         path[d] = k
         stk_blank[d + 1] = c
         stk_it[d + 1] = -1
