@@ -78,6 +78,42 @@ def test_output_paths_are_checked_before_any_work(tmp_path):
     assert time.perf_counter() - t0 < 10  # refused, not solved first
 
 
+BOARDS = "3,3,123456708\n3,3,123456078\n"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["solve", "--no-db", "{same}", "--out", "{same}"],
+        ["solve", "--no-db", "{same}", "--report", "{same}"],
+        ["solve", "--no-db", "{boards}", "--out", "{same}", "--report", "{same}"],
+        ["solve", "--no-db", "{boards}", "--out", "{same}", "--compare", "{same}"],
+        ["solve", "--no-db", "{boards}", "--report", "{same}", "--compare", "{same}"],
+        ["solve", "--no-db", "{boards}", "--out", "{other}", "--report", "{other}.progress.jsonl"],
+        ["solve", "--db-dir", "{db}", "{boards}", "--out", "{db}/{fixture}"],
+        ["solve", "--no-db", "{boards}", "--report", "{db}/{fixture}"],
+        ["run", "{same}", "--out", "{same}", "--no-build", "--db-dir", "{db}"],
+        ["run", "{boards}", "--out", "{same}", "--report", "{same}", "--no-build", "--db-dir", "{db}"],
+        ["run", "{boards}", "--out", "{other}", "--plot", "{same}", "--compare", "{same}", "--no-build"],
+    ],
+)
+def test_no_output_overwrites_an_input_another_output_or_a_database(tmp_path, args):
+    """Every pairing is refused before any work, exit 2, and every file stays as it was."""
+    same, boards, db = tmp_path / "same.txt", tmp_path / "boards.txt", tmp_path / "db"
+    db.mkdir()
+    shutil.copy(FIXTURE, db / FIXTURE.name)
+    same.write_text(BOARDS)
+    boards.write_text(BOARDS)
+    before = {p: p.read_bytes() for p in (same, boards, db / FIXTURE.name)}
+    words = [
+        a.format(same=same, boards=boards, other=tmp_path / "other.txt", db=db, fixture=FIXTURE.name) for a in args
+    ]
+    line = one_line_error(run(*words))
+    assert "refusing to overwrite" in line
+    assert {p: p.read_bytes() for p in before} == before
+    assert not (tmp_path / "other.txt").exists()
+
+
 @pytest.mark.parametrize("value", ["nan", "inf", "-1", "0", "soon"])
 def test_limits_must_be_positive_finite_seconds(value):
     r = run("solve", "--no-db", "--time-limit", value, "3,3,123456708")

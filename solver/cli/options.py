@@ -93,6 +93,63 @@ def output_path(ctx, param, value):
     return value
 
 
+HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+
+
+def _same(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (links and hard links followed)."""
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def refuse_clobbering(outputs, inputs, db_dir=None, use_db: bool = True) -> None:
+    """Before any work: no output may name an input file (the boards, a --compare file),
+    another output (or a file a run keeps beside --out: its journals, sittings,
+    timeline) or a database file.  ``outputs`` and ``inputs``: (option name, path or
+    None: not given) pairs; a usage error (exit 2) names both.  ``use_db``: whether the
+    database folder is read (any existing HDF5 file is refused either way)."""
+    from ..run.files import RunFiles
+
+    named = {k: Path(v) for k, v in outputs if v is not None}
+    files = RunFiles(named["--out"]) if "--out" in named else None
+    taken = (
+        {}
+        if files is None
+        else {
+            "--out's journal": files.journal,
+            "--out's quick journal": files.quick_journal,
+            "--out's sittings": files.sittings,
+            "--out's timeline": files.timeline,
+        }
+    )
+    sources = [(k, Path(v)) for k, v in inputs if v is not None and Path(v).is_file()]
+    db = None
+    if use_db:
+        from pdb_builder.storage import default_db_dir  # (h5py: not for a --no-db solve)
+
+        db = Path(default_db_dir(db_dir))
+    seen: dict[str, Path] = {}
+    for name, path in named.items():
+        for other, where in [*sources, *seen.items(), *taken.items()]:
+            if _same(path, where) and other != name:
+                raise click.UsageError(f"{name} {path} is also {other}: refusing to overwrite it; name another file")
+        if (db is not None and path.suffix == ".h5" and _same(path.parent, db)) or _is_hdf5(path):
+            raise click.UsageError(f"{name} {path} is a database file: refusing to overwrite it; name another file")
+        seen[name] = path
+
+
+def _is_hdf5(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(8) == HDF5_SIGNATURE
+    except OSError:
+        return False
+
+
 def warn_missing_db_dir(db_dir) -> None:
     if db_dir is not None and not Path(db_dir).is_dir():
         log.warning("warning: database folder %s does not exist: solving without databases", db_dir)

@@ -10,7 +10,16 @@ import click
 
 from pdb_builder.cli import bytes_callback, format_table
 
-from .options import EXIT_HELP, Seconds, load_boards, log, output_path, solve_options, warn_missing_db_dir
+from .options import (
+    EXIT_HELP,
+    Seconds,
+    load_boards,
+    log,
+    output_path,
+    refuse_clobbering,
+    solve_options,
+    warn_missing_db_dir,
+)
 from .report import finish_run, human_solved, progressive, reopened_text
 
 
@@ -142,6 +151,11 @@ def run(
     """
     from ..run.pipeline import run_pipeline
 
+    refuse_clobbering(
+        [("--out", out_path), ("--report", report_path), ("--plot", plot_png)],
+        [("the input file", problems), *(("--compare", c) for c in compare_paths)],
+        db_dir,
+    )
     if plot_png:
         from pdb_builder.make.catalogue import pyplot
 

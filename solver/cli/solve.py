@@ -14,6 +14,7 @@ from .options import (
     json_option,
     load_boards,
     output_path,
+    refuse_clobbering,
     size_option,
     solve_options,
     warn_missing_db_dir,
@@ -108,6 +109,12 @@ def solve(
 
     if resume and not out_path:
         raise click.UsageError("--resume needs --out")
+    refuse_clobbering(
+        [("--out", out_path), ("--report", report_path)],
+        [("the input file", board if board != "-" else None), *(("--compare", c) for c in compare_paths)],
+        db_dir,
+        use_db=not no_db,
+    )
     boards = load_boards(board, size, goal)
     if not no_db:
         warn_missing_db_dir(db_dir)
