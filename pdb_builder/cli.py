@@ -1,18 +1,21 @@
 """``slidepdb build`` (and the builder's other commands): thin click commands.
 
-They are attached to the ``slidepdb`` group in ``solver/cli.py``; this module
+They are attached to the ``slidepdb`` group in ``solver/cli/``; this module
 never imports ``solver``.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import click
 
-from .errors import EXIT_BAD_INPUT
+from .errors import EXIT_BAD_INPUT, EXIT_CODES
 
 log = logging.getLogger("slidepdb")
 
@@ -35,6 +38,28 @@ def bytes_callback(ctx, param, value):
     return parse_bytes(value) if value is not None else None
 
 
+EXIT_HELP = "\b\nExit codes:\n" + "\n".join(f"  {k}  {v}" for k, v in EXIT_CODES.items())
+
+
+def output_path(ctx, param, value):
+    """An output file's folder must exist and take a new file: checked before any work,
+    so a long run never ends in an error about where to write."""
+    if value is None:
+        return None
+    folder = Path(value).resolve().parent
+    if not folder.is_dir():
+        raise click.BadParameter(f"{value}: folder {folder} does not exist", ctx, param)
+    if Path(value).is_dir():
+        raise click.BadParameter(f"{value}: is a folder", ctx, param)
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".slidepdb-probe.", dir=folder)
+    except OSError as exc:
+        raise click.BadParameter(f"{value}: cannot write in {folder}: {exc.strerror or exc}", ctx, param) from None
+    os.close(fd)
+    os.unlink(probe)
+    return value
+
+
 def format_table(rows, headers) -> str:
     cols = [headers] + [[str(x) for x in r] for r in rows]
     widths = [max(len(r[i]) for r in cols) for i in range(len(headers))]
@@ -47,7 +72,7 @@ def format_table(rows, headers) -> str:
     return "\n".join(lines)
 
 
-@click.command()
+@click.command(epilog=EXIT_HELP)
 @click.argument("target")
 @click.option(
     "--partition",
@@ -276,7 +301,7 @@ def _human_bytes(n: int) -> str:
     return str(n)
 
 
-@click.command()
+@click.command(epilog=EXIT_HELP)
 @click.argument("db", required=False, type=click.Path(dir_okay=False))
 @click.option(
     "--db-dir",
@@ -296,6 +321,7 @@ def _human_bytes(n: int) -> str:
     "plot_png",
     type=click.Path(dir_okay=False),
     default=None,
+    callback=output_path,
     help="With DB: draw the value histograms into this PNG (needs matplotlib).",
 )
 @click.option("--no-verify", is_flag=True, help="Listing: skip the checksums.")
@@ -434,7 +460,7 @@ def inspect(db, db_dir, problems, suggest, plot_png, no_verify, as_json):
     )
 
 
-@click.command()
+@click.command(epilog=EXIT_HELP)
 @click.argument("dbs", nargs=-1, type=click.Path(dir_okay=False))
 @click.option(
     "--db-dir",

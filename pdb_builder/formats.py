@@ -206,6 +206,7 @@ def read_file(path: str, size=None, goal: str = "korf") -> BoardSet:
             f"{source}:{line}: not a text file of boards (byte 0x{data[exc.start]:02x} at offset "
             f"{exc.start} is not UTF-8)"
         ) from None
+    text = text.removeprefix("\ufeff")  # a byte-order mark some editors write: not part of the first line
     if "\x00" in text:
         line = text[: text.index("\x00")].count("\n") + 1
         raise BoardError(f"{source}:{line}: not a text file of boards (a NUL byte)")

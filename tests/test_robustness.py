@@ -299,3 +299,26 @@ def test_hundreds_of_open_tables_within_a_small_open_file_limit(tmp_path):
     outs = [json.loads(x) for x in r.stdout.splitlines()]
     assert len(outs) == len(lines) and all(o["optimal"] for o in outs)
     assert all(any(".pdb." in name for name in o["heuristic"]) for o in outs)  # its own layout's tables
+
+
+def test_a_byte_order_mark_before_the_first_board_is_skipped(tmp_path):
+    f = tmp_path / "bom.txt"
+    f.write_bytes("\ufeff3,3,123456708\n3,3,123456078\n".encode())
+    r = run("check", str(f))
+    assert r.exit_code == 0, r.output
+    assert r.output.count("solvable") == 2
+
+
+def test_inspect_plot_into_a_missing_folder_is_refused_before_any_work(tmp_path):
+    out = one_line_error(run("inspect", str(FIXTURE), "--plot", str(tmp_path / "nodir" / "h.png")))
+    assert "--plot" in out and "does not exist" in out
+
+
+@pytest.mark.parametrize("command", ["check", "solve", "run", "build", "inspect", "verify"])
+def test_every_command_lists_every_exit_code_in_its_help(command):
+    from pdb_builder.errors import EXIT_CODES
+
+    text = run(command, "--help").output
+    assert "Exit codes:" in text and "141  standard output was closed" in text  # `... | head -1`
+    for code, meaning in EXIT_CODES.items():
+        assert f"{code}  {meaning}" in " ".join(text.split("\n")), (code, text)

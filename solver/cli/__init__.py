@@ -16,11 +16,11 @@ import sys
 import click
 
 from pdb_builder import __version__
+from pdb_builder.cli import EXIT_HELP
 from pdb_builder.cli import register as register_builder
-from pdb_builder.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, SlidepdbError
+from pdb_builder.errors import EXIT_CLOSED_PIPE, EXIT_INTERNAL, EXIT_INTERRUPTED, SlidepdbError
 
 from . import run, solve
-from .options import EXIT_HELP
 
 
 class SlidepdbGroup(click.Group):
@@ -38,7 +38,7 @@ class SlidepdbGroup(click.Group):
         except BrokenPipeError:  # e.g. `slidepdb check FILE | head -1`: stop quietly, as Unix tools do
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())  # the exit's flush of stdout must not fail again
-            ctx.exit(141)  # 128 + SIGPIPE, what a shell reports for a tool the signal stopped
+            ctx.exit(EXIT_CLOSED_PIPE)  # 128 + SIGPIPE, what a shell reports for a tool the signal stopped
         except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort, SystemExit):
             raise
         except Exception as exc:  # noqa: BLE001 - last resort: no traceback for users

@@ -5,18 +5,16 @@ from __future__ import annotations
 import logging
 import math
 import os
-import tempfile
 from pathlib import Path
 
 import click
 
 from pdb_builder.board import parse_size
-from pdb_builder.errors import EXIT_CODES, BoardError
+from pdb_builder.cli import output_path
+from pdb_builder.errors import BoardError
 from pdb_builder.formats import read_board_arg
 
 log = logging.getLogger("slidepdb")
-
-EXIT_HELP = "\b\nExit codes:\n" + "\n".join(f"  {k}  {v}" for k, v in EXIT_CODES.items())
 
 
 def size_option(f):
@@ -72,25 +70,6 @@ class Seconds(click.ParamType):
         if not math.isfinite(v) or v <= 0:
             self.fail(f"{value!r}: give a positive, finite number of seconds", param, ctx)
         return v
-
-
-def output_path(ctx, param, value):
-    """An output file's folder must exist and take a new file: checked before any work,
-    so a long run never ends in an error about where to write."""
-    if value is None:
-        return None
-    folder = Path(value).resolve().parent
-    if not folder.is_dir():
-        raise click.BadParameter(f"{value}: folder {folder} does not exist", ctx, param)
-    if Path(value).is_dir():
-        raise click.BadParameter(f"{value}: is a folder", ctx, param)
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".slidepdb-probe.", dir=folder)
-    except OSError as exc:
-        raise click.BadParameter(f"{value}: cannot write in {folder}: {exc.strerror or exc}", ctx, param) from None
-    os.close(fd)
-    os.unlink(probe)
-    return value
 
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"

@@ -8,18 +8,9 @@ import time
 
 import click
 
-from pdb_builder.cli import bytes_callback, format_table
+from pdb_builder.cli import EXIT_HELP, bytes_callback, format_table, output_path
 
-from .options import (
-    EXIT_HELP,
-    Seconds,
-    load_boards,
-    log,
-    output_path,
-    refuse_clobbering,
-    solve_options,
-    warn_missing_db_dir,
-)
+from .options import Seconds, load_boards, log, refuse_clobbering, solve_options, warn_missing_db_dir
 from .report import finish_run, human_solved, progressive, reopened_text
 
 

@@ -7,13 +7,13 @@ import sys
 
 import click
 
+from pdb_builder.cli import EXIT_HELP, output_path
+
 from .options import (
-    EXIT_HELP,
     Seconds,
     goal_option,
     json_option,
     load_boards,
-    output_path,
     refuse_clobbering,
     size_option,
     solve_options,
