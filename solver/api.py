@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,17 @@ LAYOUT_AFTER_NODES = 20_000_000  # ... or nodes, whichever comes first
 
 
 _POOLS: dict = {}  # (db_dir, use_db) -> SolverPool: tables loaded and kernels compiled once a process
+
+
+def missing_db_dir(db_dir) -> str | None:
+    """The warning for a database folder that was asked for (``db_dir``, or
+    ``$SLIDEPDB_DB_DIR``) and does not exist; None when it exists or none was asked for
+    (a missing ``./databases`` is simply no tables)."""
+    asked = db_dir if db_dir is not None else os.environ.get("SLIDEPDB_DB_DIR") or None
+    if asked is None or Path(asked).is_dir():
+        return None
+    via = "" if db_dir is not None else " ($SLIDEPDB_DB_DIR)"
+    return f"warning: database folder {asked}{via} does not exist: solving without databases"
 
 
 @dataclass
@@ -91,7 +103,8 @@ def solve(
     8 0"``, goal ``goal``) or a :class:`~pdb_builder.board.Board`.  Raises
     :class:`~pdb_builder.errors.BoardError` for a board that does not parse and
     :class:`~pdb_builder.errors.DatabaseError` for a damaged table (the CLI's exit
-    codes 2 and 1); every other outcome is in the result.  ``threads``: threads for the
+    codes 2 and 1); every other outcome is in the result.  A database folder that was
+    asked for and does not exist gives a ``UserWarning`` (once per folder).  ``threads``: threads for the
     optimal search (default: every core this process may use; :mod:`solver.search.threads`)."""
     b = _board(board, goal)
     for name, value in (("time_limit", time_limit), ("node_limit", node_limit)):
@@ -100,6 +113,9 @@ def solve(
     key = (str(db_dir) if db_dir is not None else None, use_db)
     pool = _POOLS.get(key)
     if pool is None:
+        missing = missing_db_dir(db_dir) if use_db else None
+        if missing:
+            warnings.warn(missing, UserWarning, stacklevel=2)
         pool = _POOLS[key] = SolverPool(db_dir, use_db)
     if threads is None:
         from .search.threads import default_threads

@@ -146,6 +146,18 @@ def test_missing_db_dir_warns_and_empty_folder_verifies_like_inspect(tmp_path):
     )
 
 
+def test_a_missing_db_dir_from_the_environment_or_the_api_warns_too(tmp_path, monkeypatch):
+    from solver import solve
+
+    none = str(tmp_path / "none")
+    monkeypatch.setenv("SLIDEPDB_DB_DIR", none)
+    r = run("solve", "3,3,123456708")
+    assert r.exit_code == 0 and f"{none} ($SLIDEPDB_DB_DIR) does not exist" in r.output
+    monkeypatch.delenv("SLIDEPDB_DB_DIR")
+    with pytest.warns(UserWarning, match="does not exist"):
+        assert solve("3,3,123456708", db_dir=tmp_path / "also-none").optimal
+
+
 def test_suggest_keeps_the_db_dir(tmp_path):
     problems = tmp_path / "p.txt"
     problems.write_text("4,4,123456789ABCDEF0\n")

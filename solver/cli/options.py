@@ -130,8 +130,12 @@ def _is_hdf5(path: Path) -> bool:
 
 
 def warn_missing_db_dir(db_dir) -> None:
-    if db_dir is not None and not Path(db_dir).is_dir():
-        log.warning("warning: database folder %s does not exist: solving without databases", db_dir)
+    """The warning of :func:`solver.api.missing_db_dir` on stderr, when it applies."""
+    from ..api import missing_db_dir
+
+    missing = missing_db_dir(db_dir)
+    if missing:
+        log.warning("%s", missing)
 
 
 def _parse_size_opt(size):
