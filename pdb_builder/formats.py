@@ -22,6 +22,7 @@ from pathlib import Path
 
 from .board import BLANK, LABELS, WALL, Board, Shape, validate_arrangement
 from .errors import BoardError
+from .words import plural
 
 # -- parsing of single boards ----------------------------------------------------------
 
@@ -183,7 +184,7 @@ def read_lines(lines, source: str, size=None, goal: str = "korf") -> BoardSet:
             Record(
                 declared[0],
                 str(declared[1]),
-                error=f"the count line says {declared[1]} boards but {len(out.records)} follow",
+                error=f"the count line says {plural(declared[1], 'board')} but {len(out.records):,} follow",
             )
         )
     return out

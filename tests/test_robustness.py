@@ -334,3 +334,16 @@ def test_every_command_lists_every_exit_code_in_its_help(command):
     assert "Exit codes:" in text and "141  standard output was closed" in text  # `... | head -1`
     for code, meaning in EXIT_CODES.items():
         assert f"{code}  {meaning}" in " ".join(text.split("\n")), (code, text)
+
+
+def test_counted_words_agree_with_their_count(tmp_path):
+    from pdb_builder.words import plural
+
+    assert (plural(1, "board"), plural(2, "board"), plural(1200, "proof")) == ("1 board", "2 boards", "1,200 proofs")
+    r = run("-v", "solve", "--no-db", "3,3,123456708")
+    assert r.exit_code == 0 and "<argument>: 1 board, format" in r.output and "1 boards" not in r.output
+    f = tmp_path / "two.txt"
+    f.write_text(BOARDS)
+    r = run("solve", "--no-db", "--workers", "1", str(f))
+    assert r.exit_code == 0 and "2/2 boards in" in r.output and "with 1 worker\n" in r.output + "\n", r.output
+    assert "(s)" not in r.output

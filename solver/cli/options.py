@@ -13,6 +13,7 @@ from pdb_builder.board import parse_size
 from pdb_builder.cli import output_path
 from pdb_builder.errors import BoardError
 from pdb_builder.formats import read_board_arg
+from pdb_builder.words import plural
 
 log = logging.getLogger("slidepdb")
 
@@ -150,7 +151,7 @@ def _parse_size_opt(size):
 def load_boards(board_arg: str, size, goal):
     """Boards of a BOARD argument, with the format said at -v."""
     boards = read_board_arg(board_arg, _parse_size_opt(size), goal)  # BoardError: exit 2
-    log.info("%s: %d boards, format %s", boards.source, len(boards.records), boards.format)
+    log.info("%s: %s, format %s", boards.source, plural(len(boards.records), "board"), boards.format)
     return boards
 
 

@@ -9,6 +9,7 @@ import click
 
 from pdb_builder.cli import format_table
 from pdb_builder.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED
+from pdb_builder.words import plural
 
 
 def where(boards, index: int) -> str:
@@ -100,7 +101,7 @@ def finish_run(
             ]
         if left_out:
             text.append(
-                f"{len(left_out)} answers left out of {out_path} to stay within the move limits: "
+                f"{plural(len(left_out), 'answer')} left out of {out_path} to stay within the move limits: "
                 + ", ".join(where(boards, i) for i in sorted(left_out)[:10])
                 + (" ..." if len(left_out) > 10 else "")
             )
@@ -119,7 +120,7 @@ def finish_run(
         code = max(code, 1)
     if interrupted:
         click.echo(
-            f"interrupted: {len(outcomes)} boards finished"
+            f"interrupted: {plural(len(outcomes), 'board')} finished"
             + (f"; rerun with --resume to continue {out_path}" if out_path else ""),
             err=True,
         )
@@ -128,4 +129,5 @@ def finish_run(
 
 
 def reopened_text(count: int) -> str:
-    return f"{count} journalled proof(s) reopened: their tables changed or are gone since (answers kept, solved again)"
+    what = "their tables changed or are gone since (answers kept, solved again)"
+    return f"{plural(count, 'journalled proof')} reopened: {what}"

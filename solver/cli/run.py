@@ -9,6 +9,7 @@ import time
 import click
 
 from pdb_builder.cli import EXIT_HELP, bytes_callback, format_table, output_path
+from pdb_builder.words import plural
 
 from .options import Seconds, load_boards, log, refuse_clobbering, solve_options, warn_missing_db_dir
 from .report import finish_run, human_solved, progressive, reopened_text
@@ -213,8 +214,8 @@ def run(
     reopened = sum(b.reopened for b in (res.quick, res.full) if b is not None)
     if reopened:
         extra.append(("", reopened_text(reopened)))
-    head = f"{len(res.outcomes)}/{len(boards.records)} boards in {total:.1f} s " + (
-        f"on {scheduler}" if scheduler else f"with {workers} worker(s)"
+    head = f"{len(res.outcomes)}/{plural(len(boards.records), 'board')} in {total:.1f} s " + (
+        f"on {scheduler}" if scheduler else f"with {plural(workers, 'worker')}"
     )
     sys.exit(
         finish_run(

@@ -8,6 +8,7 @@ import sys
 import click
 
 from pdb_builder.cli import EXIT_HELP, output_path
+from pdb_builder.words import plural
 
 from .options import (
     Seconds,
@@ -143,8 +144,8 @@ def solve(
     resumed = f", {result.resumed} from an earlier run" if result.resumed else ""
     if result.reopened:
         resumed += f"; {reopened_text(result.reopened)}"
-    where_ = f"on {scheduler}" if scheduler else f"with {workers} worker(s)"
-    head = f"{len(result.outcomes)}/{len(boards.records)} boards in {result.seconds:.1f} s {where_}{resumed}"
+    where_ = f"on {scheduler}" if scheduler else f"with {plural(workers, 'worker')}"
+    head = f"{len(result.outcomes)}/{plural(len(boards.records), 'board')} in {result.seconds:.1f} s {where_}{resumed}"
     sys.exit(
         finish_run(
             boards,

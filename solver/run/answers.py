@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pdb_builder.errors import BoardError
 from pdb_builder.moves import check_moves
+from pdb_builder.words import plural
 
 DIRECTIONS = "LRUD"
 
@@ -111,7 +112,7 @@ def read_answer_file(path, records) -> list[str | None]:
     except (OSError, UnicodeDecodeError) as exc:
         raise BoardError(f"{path}: cannot read: {exc}") from None
     if len(lines) > len(records):
-        raise BoardError(f"{path}: {len(lines)} answer lines for {len(records)} boards")
+        raise BoardError(f"{path}: {plural(len(lines), 'answer line')} for {plural(len(records), 'board')}")
     return [(lines[i].strip() or None) if i < len(lines) else None for i in range(len(records))]
 
 

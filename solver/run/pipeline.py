@@ -60,6 +60,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pdb_builder.words import plural
+
 from ..outcome import Outcome
 from .batch import BatchResult, run_batch, write_answers
 from .builds import (
@@ -159,17 +161,22 @@ class RunResult:
                 f"{len(self.builds)} ({sum(1 for b in self.builds if b.status != 'skipped')} new)",
                 f"{self.build_seconds:.1f}",
             ),
-            ("quick pass", f"{len(q.outcomes) if q else 0} boards, {proven} proven", f"{q.seconds:.1f}" if q else "-"),
+            (
+                "quick pass",
+                f"{plural(len(q.outcomes) if q else 0, 'board')}, {proven} proven",
+                f"{q.seconds:.1f}" if q else "-",
+            ),
             (
                 "full pass",
-                f"{len(f.outcomes) if f else 0} boards" + (f" at {self.full_limit:g} s" if self.full_limit else ""),
+                plural(len(f.outcomes) if f else 0, "board")
+                + (f" at {self.full_limit:g} s" if self.full_limit else ""),
                 f"{f.seconds:.1f}" if f else "-",
             ),
             *(
-                (f"round {k}", f"{n} boards at {limit:g} s, {gained} more proven", f"{secs:.1f}")
+                (f"round {k}", f"{plural(n, 'board')} at {limit:g} s, {gained} more proven", f"{secs:.1f}")
                 for k, limit, n, gained, secs in self.rounds
             ),
-            ("all", f"{len(self.outcomes)} boards", f"{total_seconds:.1f}"),
+            ("all", plural(len(self.outcomes), "board"), f"{total_seconds:.1f}"),
             *(
                 [("earlier sittings", f"{self.earlier[0]} (the budget counts them)", f"{self.earlier[1]:.1f}")]
                 if self.earlier[0]
