@@ -347,3 +347,17 @@ def test_counted_words_agree_with_their_count(tmp_path):
     r = run("solve", "--no-db", "--workers", "1", str(f))
     assert r.exit_code == 0 and "2/2 boards in" in r.output and "with 1 worker\n" in r.output + "\n", r.output
     assert "(s)" not in r.output
+
+
+def test_workers_and_threads_past_what_can_help_are_held_and_said(tmp_path):
+    from solver.search.threads import default_threads
+
+    cores = default_threads()
+    f = tmp_path / "two.txt"
+    f.write_text(BOARDS)
+    r = run("solve", "--no-db", "--workers", "1000", str(f))
+    most = min(cores, 2)
+    assert r.exit_code == 0 and f"--workers 1000: using {most} (" in r.output, r.output
+    assert f"with {most} worker" in r.output
+    r = run("solve", "--no-db", "--threads", "1000", "3,3,123456708")
+    assert r.exit_code == 0 and f"--threads 1000: using {cores} (" in r.output, r.output

@@ -130,6 +130,15 @@ def _is_hdf5(path: Path) -> bool:
         return False
 
 
+def capped(option: str, asked: int | None, most: int, why: str) -> int | None:
+    """``asked`` (None: not given) held to ``most``, saying so on stderr when it is cut:
+    more processes or threads than can be busy only cost start-up time and memory."""
+    if asked is not None and asked > most:
+        log.warning("%s %d: using %d (%s)", option, asked, most, why)
+        return most
+    return asked
+
+
 def warn_missing_db_dir(db_dir) -> None:
     """The warning of :func:`solver.api.missing_db_dir` on stderr, when it applies."""
     from ..api import missing_db_dir

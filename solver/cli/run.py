@@ -11,7 +11,7 @@ import click
 from pdb_builder.cli import EXIT_HELP, bytes_callback, format_table, output_path
 from pdb_builder.words import plural
 
-from .options import Seconds, load_boards, log, refuse_clobbering, solve_options, warn_missing_db_dir
+from .options import Seconds, capped, load_boards, log, refuse_clobbering, solve_options, warn_missing_db_dir
 from .report import finish_run, human_solved, progressive, reopened_text
 
 
@@ -156,6 +156,11 @@ def run(
     boards = load_boards(problems, None, "devquiz")
     if no_build:
         warn_missing_db_dir(db_dir)
+    if scheduler is None:
+        from ..search.threads import default_threads
+
+        cores = default_threads()
+        workers = capped("--workers", workers, cores, f"the {plural(cores, 'core')} this process may use")
     if workers is None:
         workers = os.cpu_count() or 1
     human = human_solved(boards)

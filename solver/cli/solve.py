@@ -12,6 +12,7 @@ from pdb_builder.words import plural
 
 from .options import (
     Seconds,
+    capped,
     goal_option,
     json_option,
     load_boards,
@@ -119,12 +120,17 @@ def solve(
     boards = load_boards(board, size, goal)
     if not no_db:
         warn_missing_db_dir(db_dir)
-    if workers is None:
-        workers = (os.cpu_count() or 1) if len(boards.records) > 1 else 1
-    if threads is None:
-        from ..search.threads import default_threads
+    from ..search.threads import default_threads
 
-        threads = default_threads() if len(boards.records) == 1 else 1
+    cores, n = default_threads(), len(boards.records)
+    threads = capped("--threads", threads, cores, f"the {plural(cores, 'core')} this process may use")
+    if scheduler is None:
+        most = max(min(cores, n), 1)
+        workers = capped("--workers", workers, most, f"{plural(cores, 'core')}, {plural(n, 'board')}")
+    if workers is None:
+        workers = (os.cpu_count() or 1) if n > 1 else 1
+    if threads is None:
+        threads = cores if n == 1 else 1
     result = run_batch(
         boards.records,
         db_dir=db_dir,
