@@ -38,6 +38,13 @@ class BoardError(SlidepdbError, ValueError):
     exit_code = EXIT_BAD_INPUT
 
 
+class OptionsError(SlidepdbError, ValueError):
+    """An option of the Python API out of its range (a time limit of -1, no threads, an
+    unknown goal); the CLI checks its options itself (exit 2)."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
 class UnsolvableError(SlidepdbError):
     """A well-formed board whose goal cannot be reached."""
 

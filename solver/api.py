@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pdb_builder import __version__
 from pdb_builder.board import Board
-from pdb_builder.errors import BoardError, DatabaseError
+from pdb_builder.errors import DatabaseError, OptionsError
 from pdb_builder.formats import Record, parse_board_text
 from pdb_builder.moves import check_moves
 from pdb_builder.solvability import decide
@@ -101,15 +101,18 @@ def solve(
 
     ``board``: a DevQuiz line (``"3,3,123456708"``), a numeric board (``"1 2 3 4 5 6 7
     8 0"``, goal ``goal``) or a :class:`~pdb_builder.board.Board`.  Raises
-    :class:`~pdb_builder.errors.BoardError` for a board that does not parse and
+    :class:`~pdb_builder.errors.BoardError` for a board that does not parse,
+    :class:`~pdb_builder.errors.OptionsError` for an option out of its range and
     :class:`~pdb_builder.errors.DatabaseError` for a damaged table (the CLI's exit
     codes 2 and 1); every other outcome is in the result.  A database folder that was
     asked for and does not exist gives a ``UserWarning`` (once per folder).  ``threads``: threads for the
     optimal search (default: every core this process may use; :mod:`solver.search.threads`)."""
+    if goal not in ("korf", "devquiz"):
+        raise OptionsError(f"goal: expected 'korf' or 'devquiz', not {goal!r}")
     b = _board(board, goal)
     for name, value in (("time_limit", time_limit), ("node_limit", node_limit)):
         if value is not None and not value > 0:
-            raise BoardError(f"{name}: expected a positive number, not {value!r}")
+            raise OptionsError(f"{name}: expected a positive number, not {value!r}")
     key = (str(db_dir) if db_dir is not None else None, use_db)
     pool = _POOLS.get(key)
     if pool is None:
@@ -122,7 +125,7 @@ def solve(
 
         threads = default_threads()
     if not (isinstance(threads, int) and threads >= 1):
-        raise BoardError(f"threads: expected a positive whole number, not {threads!r}")
+        raise OptionsError(f"threads: expected a positive whole number, not {threads!r}")
     out = solve_record(Record(1, str(b), b), pool, time_limit, node_limit, fallback, threads=threads)
     e = out.extra
     return Result(

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from pdb_builder import build, check, inspect
 from pdb_builder.board import Shape
-from pdb_builder.errors import BoardError
+from pdb_builder.errors import BoardError, OptionsError
 from solver import Result, solve
 from solver.cli import main
 
@@ -53,8 +53,9 @@ def test_solve_decides_solvability_first_and_rejects_bad_boards(db):
     assert r.status == "unsolvable" and r.moves is None and r.exit_code == 3
     with pytest.raises(BoardError):
         solve("3,3,12345678", db_dir=db)
-    with pytest.raises(BoardError):
-        solve("3,3,123456708", db_dir=db, time_limit=0)
+    for bad in (dict(time_limit=0), dict(time_limit=-1), dict(node_limit=0), dict(threads=0), dict(goal="foo")):
+        with pytest.raises(OptionsError):
+            solve("3,3,123456708", db_dir=db, **bad)
 
 
 def test_check_and_inspect_return_data(db):
