@@ -28,6 +28,10 @@ class TargetError(BoardError):
         self.param = param
 
 
+def _gib(n: int) -> str:
+    return f"{n / (1 << 30):.2f} GiB" if n >= 1 << 28 else f"{n / (1 << 20):.1f} MiB"
+
+
 def shapes_of_target(target: str, goal: str = "korf", wall_free: bool = False, on_invalid=None) -> list[Shape]:
     """Shapes named by a build target: a size (``4x4``), a board (DevQuiz line or
     numeric) or a file of boards (every distinct shape in it; with ``wall_free``,
@@ -94,6 +98,14 @@ def build_reports(
                 parts = [parse_partition(p, shape) if "," in p else named_partition(shape, p) for p in names]
             except BoardError as exc:
                 raise TargetError(str(exc), "--partition") from None
+            n = len(shape.free_cells)
+            for part in parts:  # a named partition is never built past the limit it was given
+                if part.bfs_memory(n) > memory_limit:
+                    raise TargetError(
+                        f"partition {part.name} needs {_gib(part.bfs_memory(n))} for its largest pattern's BFS, "
+                        f"over the memory limit of {_gib(memory_limit)}: raise --memory-limit or name a smaller one",
+                        "--memory-limit",
+                    )
             parts = parts or [default_partition(shape, memory_limit)]  # BoardError in its own words
             for part in parts:
                 if on_partition is not None:
