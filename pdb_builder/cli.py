@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from .errors import EXIT_BAD_INPUT, EXIT_CODES
+from .errors import EXIT_BAD_INPUT, EXIT_CODES, EXIT_INTERNAL
 
 log = logging.getLogger("slidepdb")
 
@@ -430,9 +430,11 @@ def inspect(db, db_dir, problems, suggest, plot_png, no_verify, as_json):
             click.echo("\n".join(cmds) if cmds else "# every board is served by a database", err=as_json)
         return
     rows = insp.list_databases(db_dir, verify=not no_verify)
+    damaged = [r for r in rows if r.checksum.startswith("BAD")]
     if as_json:
         for r in rows:
             click.echo(json.dumps(r.as_json()))
+        _exit_if_damaged(damaged, db_dir)
         return
     if not rows:
         click.echo(f"no databases in {default_db_dir(db_dir)}; build some with `slidepdb build`", err=True)
@@ -458,6 +460,21 @@ def inspect(db, db_dir, problems, suggest, plot_png, no_verify, as_json):
             ["shape", "kind", "name", "entries", "on disk", "built", "build s", "max h", "mean h", "2-bit", "checksum"],
         )
     )
+    _exit_if_damaged(damaged, db_dir)
+
+
+def _exit_if_damaged(damaged, db_dir) -> None:
+    """A damaged database in the listing: each named on stderr, exit 1 (as for any damaged database)."""
+    from .storage import default_db_dir
+
+    for r in damaged:
+        click.echo(
+            f"error: {default_db_dir(db_dir) / r.file}: damaged ({r.checksum[4:].strip()}); "
+            "`slidepdb verify` it, then rebuild it (slidepdb build ... --overwrite) or delete it",
+            err=True,
+        )
+    if damaged:
+        sys.exit(EXIT_INTERNAL)
 
 
 @click.command(epilog=EXIT_HELP)
@@ -489,7 +506,6 @@ def verify(dbs, db_dir, samples, quick):
     the goal, whole for small shapes).  Exits 1 naming the file, table and first bad
     rank when anything fails.
     """
-    from .errors import EXIT_INTERNAL
     from .make.verify import verify as verify_file
     from .storage import database_files, default_db_dir
 

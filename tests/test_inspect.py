@@ -156,6 +156,7 @@ def test_verify_ok_and_flipped_byte(folder, tmp_path):
     assert r.exit_code == 1 and "FAILED" in r.output and "tables/0" in r.output
     r = run("inspect", "--db-dir", str(tmp_path))
     assert "BAD" in r.output
+    assert r.exit_code == 1 and f"error: {bad}: damaged" in r.output  # the file named, exit 1 as for any damage
 
 
 def test_verify_catches_inadmissible_values(folder, tmp_path):
