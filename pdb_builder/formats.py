@@ -95,7 +95,7 @@ class BoardSet:
     formats: set[str] = field(default_factory=set)
     limits: tuple[int, int, int, int] | None = None  # DevQuiz L R U D move limits
     records: list[Record] = field(default_factory=list)
-    errors: list[Record] = field(default_factory=list)  # file-level problems (e.g. count line)
+    warnings: list[Record] = field(default_factory=list)  # file-level doubts (a count line that disagrees)
 
     @property
     def format(self) -> str:
@@ -180,7 +180,7 @@ def read_lines(lines, source: str, size=None, goal: str = "korf") -> BoardSet:
             rec.error = str(exc)
         out.records.append(rec)
     if declared is not None and declared[1] != len(out.records):
-        out.errors.append(
+        out.warnings.append(
             Record(
                 declared[0],
                 str(declared[1]),
@@ -212,7 +212,7 @@ def read_file(path: str, size=None, goal: str = "korf") -> BoardSet:
         line = text[: text.index("\x00")].count("\n") + 1
         raise BoardError(f"{source}:{line}: not a text file of boards (a NUL byte)")
     out = read_lines(text.splitlines(), source, size, goal)
-    if not out.records and not out.errors:
+    if not out.records:
         raise BoardError(f"{source}: no boards in the file")
     return out
 

@@ -41,12 +41,12 @@ def test_problem_file_keeps_line_numbers():
     assert bs.limits == (10, 10, 10, 10) and bs.format == "devquiz-problems"
     assert [r.index for r in bs.records] == [3, 4, 6]
     assert bs.records[1].error and bs.records[0].board and bs.records[2].board
-    assert not bs.errors
+    assert not bs.warnings
 
 
 def test_count_line_mismatch_reported():
     bs = read_lines(["1 1 1 1", "5", "3,3,123456780"], "p.txt")
-    assert bs.errors and "count line says 5" in bs.errors[0].error
+    assert bs.warnings and "count line says 5" in bs.warnings[0].error
 
 
 def test_shape_facts():
@@ -126,7 +126,7 @@ def test_move_rules():
 
 def test_devquiz_file_parses_and_peer_answers_simulate():
     bs = read_lines(data_file("devquiz2011", "problems.txt").read_text().splitlines(), "problems.txt")
-    assert len(bs.records) == 5000 and not bs.errors and all(r.error is None for r in bs.records)
+    assert len(bs.records) == 5000 and not bs.warnings and all(r.error is None for r in bs.records)
     assert bs.limits == (72187, 81749, 72303, 81778)
     assert bs.records[0].index == 3
     answers = data_file("devquiz2011", "peer_answers", "koron.txt").read_text().split("\n")

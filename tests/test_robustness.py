@@ -368,3 +368,19 @@ def test_a_named_partition_past_the_memory_limit_is_refused_before_any_build(tmp
     out = one_line_error(run("build", "4x4", "--partition", "7-8", "--memory-limit", "1M", "--db-dir", str(tmp_path)))
     assert "--memory-limit" in out and "7-8 needs 1.45 GiB" in out
     assert time.perf_counter() - t0 < 10 and not list(tmp_path.iterdir())
+
+
+def test_every_input_is_read_before_any_work(tmp_path):
+    """A binary --compare file is refused before any board is solved; a count line that
+    disagrees with the boards is a warning said at once, and the boards are solved."""
+    f = tmp_path / "two.txt"
+    f.write_text(BOARDS)
+    binary = tmp_path / "theirs.bin"
+    binary.write_bytes(b"RR\x00\x01\x02\n")
+    r = run("solve", "--no-db", str(f), "--compare", str(binary))
+    assert "a NUL byte" in one_line_error(r) and "2/2 boards" not in r.output
+    counted = tmp_path / "counted.txt"
+    counted.write_text("72187 81749 72303 81778\n5\n" + BOARDS)
+    r = run("solve", "--no-db", str(counted))
+    assert r.exit_code == 0, r.output
+    assert r.output.index("warning: ") < r.output.index("2/2 boards") and "count line says 5 boards" in r.output

@@ -130,6 +130,16 @@ def _is_hdf5(path: Path) -> bool:
         return False
 
 
+def read_compare_files(paths, boards) -> None:
+    """Every --compare file read and checked against ``boards`` before any work (a
+    binary file, or more answers than boards: exit 2 now, not after the solving)."""
+    if paths:
+        from ..run.answers import read_answer_file
+
+        for p in paths:
+            read_answer_file(p, boards.records)
+
+
 def capped(option: str, asked: int | None, most: int, why: str) -> int | None:
     """``asked`` (None: not given) held to ``most``, saying so on stderr when it is cut:
     more processes or threads than can be busy only cost start-up time and memory."""
@@ -161,6 +171,8 @@ def load_boards(board_arg: str, size, goal):
     """Boards of a BOARD argument, with the format said at -v."""
     boards = read_board_arg(board_arg, _parse_size_opt(size), goal)  # BoardError: exit 2
     log.info("%s: %s, format %s", boards.source, plural(len(boards.records), "board"), boards.format)
+    for doubt in boards.warnings:  # said before any work; the boards are solved as they are
+        log.warning("warning: %s:%d: %s", boards.source, doubt.index, doubt.error)
     return boards
 
 

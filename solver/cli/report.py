@@ -8,19 +8,12 @@ import json
 import click
 
 from pdb_builder.cli import format_table
-from pdb_builder.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED
+from pdb_builder.errors import EXIT_INTERRUPTED
 from pdb_builder.words import plural
 
 
 def where(boards, index: int) -> str:
     return f"{boards.source}:{index}" if boards.source != "<argument>" else "board"
-
-
-def report_file_errors(boards) -> int:
-    """File-level problems (e.g. a wrong count line) to stderr; their exit code."""
-    for err in boards.errors:
-        click.echo(f"error: {where(boards, err.index)}: {err.error}", err=True)
-    return EXIT_BAD_INPUT if boards.errors else 0
 
 
 def show(out, boards, as_json: bool, human) -> None:
@@ -53,7 +46,7 @@ def progressive(boards, as_json: bool, human):
 
 def emit(outcomes, boards, as_json: bool, human) -> int:
     """Print each outcome; return the highest exit code."""
-    code = report_file_errors(boards)
+    code = 0
     for out in outcomes:
         code = max(code, out.exit_code)
         show(out, boards, as_json, human)
@@ -82,7 +75,7 @@ def finish_run(
     from ..run.answers import BUDGET_HEADERS, COMPARISON_HEADERS, budget_rows, compare, comparison_rows
     from ..run.batch import SUMMARY_HEADERS, answers_of, summary_rows, write_report
 
-    code = report_file_errors(boards)
+    code = 0
     outcomes = dict(outcomes)
     if report_path:
         write_report(report_path, outcomes.values())

@@ -11,7 +11,16 @@ import click
 from pdb_builder.cli import EXIT_HELP, bytes_callback, format_table, output_path
 from pdb_builder.words import plural
 
-from .options import Seconds, capped, load_boards, log, refuse_clobbering, solve_options, warn_missing_db_dir
+from .options import (
+    Seconds,
+    capped,
+    load_boards,
+    log,
+    read_compare_files,
+    refuse_clobbering,
+    solve_options,
+    warn_missing_db_dir,
+)
 from .report import finish_run, human_solved, progressive, reopened_text
 
 
@@ -154,6 +163,7 @@ def run(
         pyplot()  # matplotlib missing: said now, not after hours of solving
 
     boards = load_boards(problems, None, "devquiz")
+    read_compare_files(compare_paths, boards)
     if no_build:
         warn_missing_db_dir(db_dir)
     if scheduler is None:

@@ -16,6 +16,7 @@ from .options import (
     goal_option,
     json_option,
     load_boards,
+    read_compare_files,
     refuse_clobbering,
     size_option,
     solve_options,
@@ -118,6 +119,7 @@ def solve(
         use_db=not no_db,
     )
     boards = load_boards(board, size, goal)
+    read_compare_files(compare_paths, boards)
     if not no_db:
         warn_missing_db_dir(db_dir)
     from ..search.threads import default_threads

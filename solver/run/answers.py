@@ -111,6 +111,9 @@ def read_answer_file(path, records) -> list[str | None]:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise BoardError(f"{path}: cannot read: {exc}") from None
+    for i, line in enumerate(lines, 1):
+        if "\x00" in line:
+            raise BoardError(f"{path}:{i}: not a text file of answers (a NUL byte)")
     if len(lines) > len(records):
         raise BoardError(f"{path}: {plural(len(lines), 'answer line')} for {plural(len(records), 'board')}")
     return [(lines[i].strip() or None) if i < len(lines) else None for i in range(len(records))]
