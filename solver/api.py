@@ -21,7 +21,7 @@ from pdb_builder.formats import Record, parse_board_text
 from pdb_builder.moves import check_moves
 from pdb_builder.solvability import decide
 
-from .outcome import STATUS_EXIT, Outcome, certificate, settle_by_bound
+from .outcome import STATUS_EXIT, Outcome, certificate, settle_by_bound, stated_length_doubt
 from .search.heuristic import manhattan_heuristic
 from .search.limits import Budget, interrupt_if_stopping
 from .search.searcher import Searcher
@@ -315,6 +315,9 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     settle_by_bound(extra)
     if extra["optimal"]:
         extra["certificate"] = certificate(extra, extra["tables"], how="search" if how is None else "bound")
+    doubt = stated_length_doubt(extra)
+    if doubt:
+        extra["stated_length_doubt"] = doubt
     return Outcome(rec.index, str(board), "solved", None, extra)
 
 

@@ -70,6 +70,25 @@ def settle_by_bound(extra: dict) -> None:
         extra["proof"] = "length equals the lower bound"
 
 
+def stated_length_doubt(extra: dict) -> str | None:
+    """What is wrong when a benchmark line's stated optimal length (``expected_length``)
+    disagrees with what was proven or found: a proof of another length, an answer shorter
+    than the stated length, or a lower bound above it; None when nothing disagrees."""
+    stated = extra.get("expected_length")
+    length, bound = extra.get("length"), extra.get("lower_bound")
+    if stated is None:
+        return None
+    if extra.get("optimal") and length != stated:
+        found = f"{length} is proven"
+    elif length is not None and length < stated:
+        found = f"an answer of {length} moves was found"
+    elif bound is not None and bound > stated:
+        found = f"the proven lower bound is {bound}"
+    else:
+        return None
+    return f"the line states an optimal length of {stated}, but {found}"
+
+
 def _rank(o: Outcome):
     length = o.extra.get("length")
     return (o.status == "solved", bool(o.extra.get("optimal")), -(length if length is not None else 1 << 30))

@@ -384,3 +384,17 @@ def test_every_input_is_read_before_any_work(tmp_path):
     r = run("solve", "--no-db", str(counted))
     assert r.exit_code == 0, r.output
     assert r.output.index("warning: ") < r.output.index("2/2 boards") and "count line says 5 boards" in r.output
+
+
+def test_a_benchmark_line_whose_stated_length_is_wrong_is_said(tmp_path):
+    """A benchmark line states its board's optimal length; a proof of another length
+    (or a shorter answer, or a higher lower bound) is said on stderr and in --json."""
+    from solver.outcome import stated_length_doubt
+
+    assert stated_length_doubt({"expected_length": 9, "length": 9, "optimal": True, "lower_bound": 9}) is None
+    assert "3 is proven" in stated_length_doubt({"expected_length": 9, "length": 3, "optimal": True})
+    assert "lower bound is 11" in stated_length_doubt({"expected_length": 9, "length": 13, "lower_bound": 11})
+    r = run("solve", "--no-db", "1 99 1 2 0 3 4 5 6 7 8")  # id 1, stated 99: really 2 moves (Korf goal)
+    assert r.exit_code == 0 and "warning: board: the line states an optimal length of 99, but 2 is proven" in r.output
+    r = run("solve", "--no-db", "--json", "1 2 1 2 0 3 4 5 6 7 8")
+    assert "stated_length_doubt" not in json.loads(r.stdout.splitlines()[0])

@@ -26,6 +26,8 @@ def show(out, boards, as_json: bool, human) -> None:
     line = human(out)
     if line is not None:
         click.echo(line)
+    if out.extra.get("stated_length_doubt"):
+        click.echo(f"warning: {where(boards, out.index)}: {out.extra['stated_length_doubt']}", err=True)
 
 
 def progressive(boards, as_json: bool, human):
