@@ -1,9 +1,11 @@
 import json
+import os
 import signal
 import subprocess
 import sys
 import time
 
+import pytest
 from click.testing import CliRunner
 
 from pdb_builder.board import Shape
@@ -200,6 +202,39 @@ def test_sigterm_stops_a_batch_and_keeps_finished_answers(tmp_path):
     lines = out.read_text().split("\n")[:-1]
     assert len(lines) == len(boards) and lines[0] == "R" and lines[1]
     assert journal.exists()
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_two_interrupts_at_once_still_write_the_finished_answers(tmp_path, attempt):
+    """``timeout -s INT`` signals the process and then its group: two SIGINTs at once.
+    The second must not cut short the writing of the answer file."""
+    boards = ["3,3,123456708", "3,3,123405786"] + [walk(Shape.devquiz(5, 5), steps=2000, seed=s) for s in range(30)]
+    f = tmp_path / "p.txt"
+    f.write_text("\n".join(boards) + "\n")
+    out, journal = tmp_path / "a.txt", tmp_path / "a.txt.progress.jsonl"
+    cmd = [sys.executable, "-m", "solver", "solve", str(f), "--out", str(out), "--no-db", "--workers", "2"]
+    proc = subprocess.Popen(
+        [*cmd, "--no-fallback", "--db-dir", str(tmp_path / "none")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as under `timeout`
+    )
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and not (journal.exists() and len(journal.read_text().splitlines()) >= 2):
+            time.sleep(0.1)
+        os.kill(proc.pid, signal.SIGINT)
+        time.sleep(0.002 * attempt)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            subprocess.run(["pkill", "-9", "-P", str(proc.pid)], check=False)
+            proc.kill()
+    assert proc.returncode == 130 and "rerun with --resume" in err, err
+    lines = out.read_text().split("\n")[:-1]
+    assert len(lines) == len(boards) and lines[0] == "R" and lines[1]
 
 
 def test_sigterm_during_a_build_in_a_worker_then_resume(tmp_path):

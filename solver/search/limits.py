@@ -59,6 +59,8 @@ class Budget:
 
 
 _stopping = False  # set by :func:`request_stop` (the CLI's SIGTERM and Ctrl-C handler)
+_more = 0  # signals since the first
+FORCE_AFTER = 3  # signals after the first that stop the stopping itself (what was finished stays journalled)
 
 
 def request_stop(signum=None, frame=None):
@@ -66,8 +68,17 @@ def request_stop(signum=None, frame=None):
     run like ``KeyboardInterrupt``, and are remembered, so that an interrupt a library
     turned into another exception on its way out (numba's compiler, interrupted while it
     compiles, raises ``RuntimeError: no compiled object yet``) still stops the run
-    instead of counting as one board's error."""
-    global _stopping
+    instead of counting as one board's error.
+
+    Once a stop is under way, the next signals are let pass: the finished answers are
+    being written (``timeout -s INT`` signals a process and then its group: two signals
+    at once, the second of which used to cut the answer file's writing short).  The
+    :data:`FORCE_AFTER`-th more interrupts the stopping too."""
+    global _stopping, _more
+    if _stopping:
+        _more += 1
+        if _more < FORCE_AFTER:
+            return
     _stopping = True
     raise KeyboardInterrupt
 
