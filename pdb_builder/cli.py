@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from .errors import EXIT_BAD_INPUT, EXIT_CODES, EXIT_INTERNAL
+from .progress import PatternBars, on_terminal
 
 log = logging.getLogger("slidepdb")
 
@@ -189,14 +190,18 @@ def build(
         goal_depth = int(goal_depth)
     quiet = logging.getLogger().level >= logging.ERROR
     verbose = logging.getLogger().level <= logging.INFO
+    # on a terminal a bar per pattern; the per-depth lines at -v, and wherever stderr is a log
+    bars = PatternBars() if on_terminal() and not quiet and not verbose else None
 
     # the whole database's placements, and how many its finished layers valued: an overall estimate
     overall = {"total": 0, "valued": 0, "t0": 0.0}
 
     def layer_progress(name, i, depth, valued, marked, seconds):
         overall["valued"] += valued
+        if bars is not None:
+            bars.layer(name, i, valued)
         # small tables finish in a blink: their layers only at -v
-        if not quiet and (verbose or seconds >= 1.0):
+        elif not quiet and (verbose or seconds >= 1.0):
             share = min(overall["valued"] / max(overall["total"], 1), 1.0)
             spent = time.perf_counter() - overall["t0"]
             left = f", about {spent / share * (1 - share):.0f} s left" if 0.02 < share < 1 else ""
@@ -207,6 +212,8 @@ def build(
             )
 
     def goal_progress(name, depth, layer, total, seconds):
+        if bars is not None:
+            bars.close()  # the patterns are done
         if not quiet:
             click.echo(
                 f"  {name} depth {depth:3d}: {layer:>12,} states, {total:>12,} in all, {seconds:8.1f} s", err=True
@@ -217,6 +224,8 @@ def build(
 
         n = len(shape.free_cells)
         overall.update(total=sum(num_placements(n, len(g)) for g in part.groups), valued=0, t0=time.perf_counter())
+        if bars is not None:
+            bars.partition([num_placements(n, len(g)) for g in part.groups])
         if not quiet:
             click.echo(f"{shape.key}: partition {part.name} = {part.spec()}", err=True)
 
@@ -249,6 +258,9 @@ def build(
             )
     except TargetError as exc:
         raise click.BadParameter(str(exc), param_hint=exc.param) from None
+    finally:
+        if bars is not None:
+            bars.close()
     rows = [
         (r.shape, r.kind, r.name, r.status, f"{r.entries:,}", f"{r.mean_h:.3f}", f"{r.seconds:.1f}", r.path)
         for r in reports

@@ -187,9 +187,16 @@ class SolverPool:
     LAYOUTS = 2  # in-memory layout searchers kept (tens of MB each; a batch rarely meets a layout twice running)
 
     def __init__(
-        self, db_dir=None, use_db: bool = True, verify: bool = True, threads: int = 1, python_first: bool = True
+        self,
+        db_dir=None,
+        use_db: bool = True,
+        verify: bool = True,
+        threads: int = 1,
+        python_first: bool = True,
+        progress=None,
     ):
         self.db_dir = db_dir
+        self.progress = progress  # handed to every searcher (Searcher.progress) and told of the fallback
         self.python_first = python_first  # see Searcher.python_first
         self.use_db = use_db
         self.verify = verify
@@ -210,6 +217,7 @@ class SolverPool:
             h = manhattan_heuristic(board.shape)
         self._searchers[key] = Searcher(h)
         self._searchers[key].python_first = self.python_first
+        self._searchers[key].progress = self.progress
         while len(self._searchers) > self.SEARCHERS:
             self._searchers.popitem(last=False)
         return self._searchers[key]
@@ -229,6 +237,7 @@ class SolverPool:
             return None
         if searcher is not None:
             searcher.python_first = self.python_first
+            searcher.progress = self.progress
         self._layouts[shape] = searcher
         while len(self._layouts) > self.LAYOUTS:
             self._layouts.popitem(last=False)
@@ -285,6 +294,8 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     if result.status != "solved" and fallback and (time_limit is not None or node_limit is not None):
         from .fallback.ladder import fallback_search  # (beams, staged search: compiled kernels, loaded when needed)
 
+        if pool.progress is not None:
+            pool.progress.phase("fallback (a valid answer, not proven)")
         moves, how, more = fallback_search(searcher, board, time_limit, node_limit, bound, layout=layout)
         nodes += more
         searcher.reads.wait()  # nothing reported before the tables read have passed their checksums

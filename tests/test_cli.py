@@ -274,21 +274,66 @@ def test_sigterm_during_a_build_in_a_worker_then_resume(tmp_path):
     assert all(check_moves(read_board_arg(b).records[0].board, m).ok for b, m in zip(boards, answers))
 
 
-def test_progress_line_on_a_terminal_only():
+def test_progress_line_on_a_terminal_only(monkeypatch):
     import io
 
+    import solver.cli.progress as progress
     from solver.cli.progress import Progress
     from solver.outcome import Outcome
 
+    monkeypatch.setattr(progress, "SHOW_AFTER", 0)  # as if the boards took long
     term = io.StringIO()
     bar = Progress(4, term, enabled=True)
     for i, optimal in enumerate((True, False, True)):
         bar.update(Outcome(i, "b", "solved", None, {"optimal": optimal}))
-    last = term.getvalue().split("\r\033[K")[-1]
-    assert last.startswith("[3/4 boards, 2 proven]") and "elapsed" in last and "left" in last
+    bar.bar.refresh()
+    last = term.getvalue().split("\r")[-1]
+    assert last.startswith("3/4 boards, 2 proven") and "elapsed" in last and "left" in last
     bar.close()
-    assert term.getvalue().endswith("\r\033[K")
+    assert term.getvalue().split("\r")[-1].strip() == ""  # the bar leaves no line behind
     piped = io.StringIO()  # not a terminal: nothing but the per-board lines
     bar = Progress(4, piped)
     bar.update(Outcome(0, "b", "solved", None, {"optimal": True}))
     assert piped.getvalue() == ""
+
+
+def test_one_board_shows_its_search_live_on_a_terminal(monkeypatch):
+    """One hard board: a live line of the threshold, nodes, rate and time on a
+    terminal, none in a pipe or with -q; the searcher tells it after each slice."""
+    import solver.cli.progress as progress
+    import solver.search.kernel as kernel
+    from solver.search.heuristic import manhattan_heuristic
+    from solver.search.searcher import Searcher
+
+    board = read_board_arg("8 6 7 2 5 4 3 0 1", goal="korf").records[0].board  # 27 moves (Korf goal)
+    monkeypatch.setattr(kernel, "SLICE_NODES", 500)  # many slices on a small board
+    seen = []
+
+    class Note:
+        def search(self, threshold, nodes, seconds):
+            seen.append((threshold, nodes))
+
+    s = Searcher(manhattan_heuristic(board.shape))
+    s.python_first, s.progress = False, Note()
+    assert s.solve(board).length == 27
+    assert len(seen) > 3 and [n for _, n in seen] == sorted(n for _, n in seen) and seen[-1][0] == 27
+    piped = run("solve", "--no-db", "--threads", "1", "8 6 7 2 5 4 3 0 1")
+    assert piped.exit_code == 0 and "threshold" not in piped.output
+    monkeypatch.setattr(progress, "on_terminal", lambda stream=None: True)
+    assert "threshold" not in run("solve", "--no-db", "--threads", "1", "8 6 7 2 5 4 3 0 1").output  # quick: quiet
+    monkeypatch.setattr(progress, "SHOW_AFTER", 0)  # as if it took long
+    term = run("solve", "--no-db", "--threads", "1", "8 6 7 2 5 4 3 0 1")
+    assert term.exit_code == 0 and "optimal search, threshold " in term.output and " nodes/s" in term.output
+    assert "threshold" not in run("-q", "solve", "--no-db", "--threads", "1", "8 6 7 2 5 4 3 0 1").output
+
+
+def test_build_shows_a_bar_per_pattern_on_a_terminal_and_layers_at_v(tmp_path, monkeypatch):
+    import pdb_builder.cli as builder_cli
+    import pdb_builder.progress
+
+    monkeypatch.setattr(builder_cli, "on_terminal", lambda stream=None: True)
+    monkeypatch.setattr(pdb_builder.progress, "SHOW_AFTER", 0)  # as if the patterns took long
+    r = run("build", "3x3", "--goal", "korf", "--partition", "4-4", "--db-dir", str(tmp_path / "a"))
+    assert r.exit_code == 0 and "3x3-korf 4-4 pattern 1/2" in r.output and " depth " not in r.output
+    r = run("-v", "build", "3x3", "--goal", "korf", "--partition", "4-4", "--db-dir", str(tmp_path / "b"))
+    assert r.exit_code == 0 and "pattern 1 depth" in r.output and "4-4 pattern 1/2" not in r.output

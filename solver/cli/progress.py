@@ -1,54 +1,98 @@
-"""An overall progress line for runs over many boards, on a terminal only.
+"""Progress of ``solve`` and ``run`` on a terminal (:mod:`pdb_builder.progress`).
 
-``solve`` and ``run`` print one line per finished board; on a terminal the last line
-of standard error also shows boards done, proven, elapsed time and an estimate of what
-is left, redrawn as each board finishes.  Off a terminal (a pipe, a file, a log) only
-the per-board lines are written, as before.
+A file of boards: a bar of the boards finished and proven, with the time left; each
+finished board's line is printed above it.  One board: a live line of the search, its
+threshold, nodes, rate and time, redrawn as the search goes (the fallback's steps
+named).  Off a terminal, or with ``-q``, none of it: only the per-board lines.
 """
 
 from __future__ import annotations
 
-import sys
-import time
+import logging
+
+from pdb_builder.progress import bar, on_terminal
+
+SHOW_AFTER = 0.5  # seconds before a bar or line is first drawn: short work stays quiet
 
 
-def _clock(seconds: float) -> str:
-    seconds = int(seconds)
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+def _shown(stream) -> bool:
+    return on_terminal(stream) and logging.getLogger().level < logging.ERROR
 
 
 class Progress:
-    """``update(outcome)`` after each board; ``clear()`` before printing anything else
-    on the terminal (the line is redrawn at the next update); ``close()`` at the end."""
+    """The boards bar: ``update(outcome)`` after each board; ``clear()`` before printing
+    anything else on the terminal; ``close()`` at the end."""
 
-    def __init__(self, total: int, stream=None, enabled: bool | None = None, already: int = 0):
-        self.stream = stream if stream is not None else sys.stderr
-        self.enabled = (total > 1 and self.stream.isatty()) if enabled is None else enabled
-        self.total, self.done, self.proven = total, 0, 0
-        self.already = already  # finished before this run (resumed): not part of the rate
-        self.t0 = time.perf_counter()
-        self.shown = False
-
-    def line(self) -> str:
-        elapsed = time.perf_counter() - self.t0
-        new = self.done - self.already
-        left = self.total - self.done
-        eta = f", about {_clock(elapsed / new * left)} left" if new > 0 and left > 0 else ""
-        return f"[{self.done}/{self.total} boards, {self.proven} proven] {_clock(elapsed)} elapsed{eta}"
+    def __init__(self, total: int, stream=None, enabled: bool | None = None):
+        self.enabled = (total > 1 and _shown(stream)) if enabled is None else enabled
+        self.proven = 0
+        self.bar = None
+        if self.enabled:
+            self.bar = bar(
+                total=total,
+                file=stream,
+                unit=" boards",
+                bar_format="{n_fmt}/{total_fmt} boards{postfix} |{bar}| {elapsed} elapsed, {remaining} left",
+                postfix="0 proven",
+                delay=SHOW_AFTER,
+            )
 
     def update(self, outcome) -> None:
-        self.done += 1
         self.proven += bool(outcome.extra.get("optimal"))
-        if self.enabled:
-            self.stream.write("\r\033[K" + self.line())
-            self.stream.flush()
-            self.shown = True
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"{self.proven} proven", refresh=False)
+            self.bar.update(1)
 
     def clear(self) -> None:
-        if self.shown:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
-            self.shown = False
+        if self.bar is not None:
+            self.bar.clear()
 
     def close(self) -> None:
-        self.clear()
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+class SearchLine:
+    """One board's live line: :meth:`search` after each slice of the optimal search,
+    :meth:`phase` as the fallback's steps begin (the pool hands these to its searchers,
+    :class:`solver.api.SolverPool`)."""
+
+    def __init__(self, stream=None, enabled: bool | None = None):
+        self.enabled = _shown(stream) if enabled is None else enabled
+        self.stream = stream
+        self.bar = None
+        self.last = 0  # the nodes of the search last shown (a new search starts from 0)
+        self.what = "optimal search"
+
+    def _bar(self, desc: str):
+        if self.bar is None:
+            self.bar = bar(
+                desc=desc,
+                file=self.stream,
+                unit=" nodes",
+                unit_scale=True,
+                mininterval=0.2,
+                delay=SHOW_AFTER,
+                bar_format="{desc}: {n_fmt} nodes, {rate_fmt}, {elapsed} elapsed",
+            )
+        return self.bar
+
+    def search(self, threshold: int, nodes: int, seconds: float) -> None:
+        if not self.enabled:
+            return
+        desc = f"{self.what}, threshold {threshold}"
+        b = self._bar(desc)
+        b.set_description_str(desc, refresh=False)
+        b.update(nodes - self.last if nodes >= self.last else nodes)
+        self.last = nodes
+
+    def phase(self, what: str) -> None:
+        if self.enabled:
+            self.what, self.last = what, 0
+            self._bar(what).set_description_str(what)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None

@@ -31,18 +31,29 @@ def show(out, boards, as_json: bool, human) -> None:
 
 
 def progressive(boards, as_json: bool, human):
-    """``on_outcome`` for a run over ``boards``: each board shown, and on a terminal an
-    overall progress line below (:class:`solver.cli.progress.Progress`)."""
-    from .progress import Progress
+    """``on_outcome`` for a run over ``boards``: each board shown, and on a terminal the
+    boards bar below (:class:`solver.cli.progress.Progress`) or, for one board, the live
+    line of its search (``on_outcome.search``, for :func:`solver.run.batch.run_batch`)."""
+    from .progress import Progress, SearchLine
 
     bar = Progress(len(boards.records))
+    line = SearchLine() if len(boards.records) == 1 else None
+    line = line if line is not None and line.enabled else None
 
     def on_outcome(out):
+        if line is not None:
+            line.close()
         bar.clear()
         show(out, boards, as_json, human)
         bar.update(out)
 
-    on_outcome.close = bar.close  # before the summary
+    def close():  # before the summary
+        bar.close()
+        if line is not None:
+            line.close()
+
+    on_outcome.close = close
+    on_outcome.search = line
     return on_outcome
 
 

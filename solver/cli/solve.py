@@ -147,6 +147,7 @@ def solve(
         fallback=not no_fallback,
         scheduler=scheduler,
         limits=boards.limits,
+        search_progress=shown.search,
     )
     shown.close()
     resumed = f", {result.resumed} from an earlier run" if result.resumed else ""

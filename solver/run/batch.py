@@ -48,6 +48,7 @@ def run_batch(
     job_memory: int | None = None,
     retry=(),
     last_start: float | None = None,
+    search_progress=None,
 ) -> BatchResult:
     """Solve every record; ``on_outcome(outcome)`` is called as each board finishes.
 
@@ -62,7 +63,9 @@ def run_batch(
     solved again although the journal has them; the better outcome (:func:`better`)
     is kept and journalled.  ``threads``: threads for each board's optimal search
     (local processes only).  ``last_start``: wall-clock time (``time.time()``) after
-    which no board starts; those not started keep their journalled outcome."""
+    which no board starts; those not started keep their journalled outcome.
+    ``search_progress``: told of each slice of the searches in this process
+    (:class:`solver.cli.progress.SearchLine`; local processes with one worker only)."""
     t0 = time.perf_counter()
     if journal is None and out_path:
         journal = RunFiles(out_path).journal
@@ -82,7 +85,9 @@ def run_batch(
     if scheduler is not None:
         outcomes = _dask_outcomes(feed, db_dir, use_db, time_limit, node_limit, fallback, scheduler)
     else:
-        outcomes = _local_outcomes(feed, db_dir, use_db, time_limit, node_limit, fallback, workers, threads)
+        outcomes = _local_outcomes(
+            feed, db_dir, use_db, time_limit, node_limit, fallback, workers, threads, search_progress
+        )
     jf = open(journal, "a", encoding="utf-8") if journal is not None else None
     try:
         for out in outcomes:

@@ -205,13 +205,13 @@ def _stop_pool(ex) -> None:
         p.kill()  # not terminate: a worker forked from the CLI turns SIGTERM into KeyboardInterrupt
 
 
-def _local_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback, workers, threads=1):
+def _local_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback, workers, threads=1, progress=None):
     import multiprocessing as mp
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     if workers <= 1 or (feed.size <= 1 and not feed.jobs):
         # several boards want the kernel anyway: no plain-Python first search (solver.search.first_nodes)
-        pool = SolverPool(db_dir, use_db=use_db, threads=threads, python_first=feed.size <= 1)
+        pool = SolverPool(db_dir, use_db=use_db, threads=threads, python_first=feed.size <= 1, progress=progress)
         ended = False
         while not ended:
             items, ended = feed.take(limit=1)
