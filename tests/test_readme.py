@@ -18,3 +18,51 @@ def test_readme_python_blocks_run(tmp_path, monkeypatch, capsys):
 
     assert check("3,3,168452=30", moves).reaches_goal
     assert any((tmp_path / "databases").glob("3x3-devquiz.pdb.*.h5"))
+
+
+def _normal(line: str) -> str:
+    """A printed line without what varies from run to run: node counts, seconds, workers."""
+    line = re.sub(r"[\d,]+ nodes", "N nodes", line)
+    line = re.sub(r"\d+\.\d+ s\b", "T s", line)
+    line = re.sub(r"with \d+ workers?", "with W workers", line)
+    return " ".join(line.split())
+
+
+def _shown(expected: list[str], actual: list[str]) -> bool:
+    """Whether ``actual`` prints what the README shows: the same lines, where ``...`` stands
+    for any lines (none, or some) in between."""
+    if "..." not in expected:
+        return expected == actual
+    it = iter(actual)
+    return all(any(a == e for a in it) for e in expected if e != "...")
+
+
+def test_readme_console_block_runs_as_shown_in_order(tmp_path, monkeypatch):
+    """Every command of the README's console session, run in order in a fresh folder after
+    what the quick start's demo builds (the 4x4 6-6-3 tables), prints what the README shows."""
+    import shlex
+    import shutil
+
+    from click.testing import CliRunner
+
+    from solver.cli import main
+
+    blocks = re.findall(r"```console\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    assert len(blocks) == 1
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(README.parent / "scripts" / "problems-small.txt", tmp_path / "scripts")
+    assert CliRunner().invoke(main, ["build", "4x4", "--goal", "korf", "--partition", "6-6-3"]).exit_code == 0
+    sessions: list[tuple[str, list[str]]] = []
+    for line in blocks[0].splitlines():
+        if line.startswith("$ "):
+            sessions.append((line[2:], []))
+        else:
+            sessions[-1][1].append(line)
+    assert [shlex.split(c, comments=True)[0] for c, _ in sessions] == ["slidepdb"] * len(sessions)
+    for command, shown in sessions:
+        r = CliRunner().invoke(main, shlex.split(command, comments=True)[1:])
+        assert r.exception is None or isinstance(r.exception, SystemExit), (command, r.output)
+        actual = [_normal(x) for x in r.output.splitlines() if x.strip()]
+        assert _shown([_normal(x) if x != "..." else x for x in shown], actual), (command, r.output)
+    assert (tmp_path / "answers.txt").read_text().count("\n") == 8
