@@ -55,7 +55,7 @@ def main(argv: list[str]) -> int:
     args = argv[1:] or ["--time-limit", "60"]
     print(
         "quickstart: solving scripts/samples.txt; the first search of a fresh install compiles the "
-        "search kernels (numba, about 15 s, once: later runs load them from the cache)",
+        "search kernels (numba, several seconds, once: later runs load them from the cache)",
         file=sys.stderr,
     )
     return subprocess.run([slidepdb, "solve", "scripts/samples.txt", *args]).returncode

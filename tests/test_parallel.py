@@ -238,6 +238,7 @@ def test_cli_threads_reach_the_search(tmp_path, monkeypatch):
         return solve(self, board, **kw)
 
     monkeypatch.setattr(Searcher, "solve", spy)
+    monkeypatch.setattr(parallel, "default_threads", lambda: 4)  # 3 threads help on 4 cores: not held back
     run = CliRunner().invoke
     r = run(
         main,

@@ -20,6 +20,7 @@ from pdb_builder.cli import EXIT_HELP
 from pdb_builder.cli import register as register_builder
 from pdb_builder.errors import EXIT_CLOSED_PIPE, EXIT_INTERNAL, EXIT_INTERRUPTED, SlidepdbError
 
+from ..search.limits import stop_settled
 from . import run, solve
 
 
@@ -82,6 +83,8 @@ def entry() -> None:
         if code is not None:
             print(code, file=sys.stderr)
         code = 0 if code is None else 1
+    if code == EXIT_INTERRUPTED:
+        stop_settled()  # the answers are written: a late signal must not change the exit code
     if threading.active_count() > 1 or not hasattr(atexit, "_run_exitfuncs"):
         sys.exit(code)
     atexit._run_exitfuncs()

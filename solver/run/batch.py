@@ -109,16 +109,18 @@ def run_batch(
     except KeyboardInterrupt:
         result.interrupted = True
     finally:
-        outcomes.close()
+        # the finished answers first, then the workers' shutdown: an interrupt that comes
+        # while the workers are ended (or a shutdown that hangs) never costs the answer file
         for i, out in earlier.items():  # not retried before the interrupt: still the earlier outcome
             result.outcomes.setdefault(i, out)
         if jf is not None:
             jf.close()
-        result.seconds = time.perf_counter() - t0
         if out_path:
             result.left_out = write_answers(out_path, records, result.outcomes, limits)
-            if not result.interrupted and len(result.outcomes) == len(records):
-                journal.unlink(missing_ok=True)  # complete: the answer file says it all
+        outcomes.close()
+        result.seconds = time.perf_counter() - t0
+        if out_path and not result.interrupted and len(result.outcomes) == len(records):
+            journal.unlink(missing_ok=True)  # complete: the answer file says it all
     return result
 
 

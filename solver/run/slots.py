@@ -34,6 +34,10 @@ def _worker_init(db_dir, use_db, verify, threads=1):
     import signal
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent decides when a batch stops
+    # Ctrl-C on a terminal signals the whole process group: the parent stops the batch and
+    # ends its workers; a worker interrupted itself could die halfway through sending a
+    # result, and the pool's thread would wait for the rest of it for ever
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _WORKER_POOL = SolverPool(db_dir, use_db=use_db, verify=verify, threads=threads)
 
 
@@ -199,7 +203,7 @@ def _stop_pool(ex) -> None:
     """Stop at once: cancel what waits and end the workers (their boards are not journalled,
     so a resumed run solves them again).  Left alive, workers would run the boards already
     handed to them to their limits, and the interpreter's exit would wait for them."""
-    processes = list(getattr(ex, "_processes", {}).values())  # CPython keeps the workers here
+    processes = list((getattr(ex, "_processes", None) or {}).values())  # CPython keeps the workers here
     ex.shutdown(wait=False, cancel_futures=True)
     for p in processes:
         p.kill()  # not terminate: a worker forked from the CLI turns SIGTERM into KeyboardInterrupt
@@ -222,9 +226,10 @@ def _local_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback
                     yield solve_record(item, pool, time_limit=time_limit, node_limit=node_limit, fallback=fallback)
         return
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-    with ProcessPoolExecutor(
+    ex = ProcessPoolExecutor(
         workers, mp_context=ctx, initializer=_worker_init, initargs=(db_dir, use_db, True, threads)
-    ) as ex:
+    )
+    try:
         wait([ex.submit(_warm_up) for _ in range(workers)])  # every worker forked at once, before any job
         yield from _drive(
             feed,
@@ -234,6 +239,10 @@ def _local_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback
             lambda pending: _stop_pool(ex),
             slots=workers,
         )
+    except BaseException:
+        _stop_pool(ex)  # stopped (an interrupt, an error, the caller closing us): ended, never awaited
+        raise
+    ex.shutdown(wait=True)
 
 
 def cluster_threads(scheduler) -> int:

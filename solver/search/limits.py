@@ -83,6 +83,19 @@ def request_stop(signum=None, frame=None):
     raise KeyboardInterrupt
 
 
+def stop_settled() -> None:
+    """The stop is handled (the finished answers written): SIGTERM and Ctrl-C are
+    ignored from now to the exit, so a late one (``timeout -s INT`` signals the process,
+    then its group) cannot end the process by the signal while Python shuts down, which
+    would replace the exit code 130 with death by the signal."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
 def stopping() -> bool:
     """Whether SIGTERM or Ctrl-C has asked this process to stop."""
     return _stopping
