@@ -61,6 +61,13 @@ def output_path(ctx, param, value):
     return value
 
 
+def output_option(name: str, dest: str, help: str, required: bool = False):
+    """An option naming a file to write (checked before any work by :func:`output_path`)."""
+    return click.option(
+        name, dest, type=click.Path(dir_okay=False), default=None, required=required, callback=output_path, help=help
+    )
+
+
 def format_table(rows, headers) -> str:
     cols = [headers] + [[str(x) for x in r] for r in rows]
     widths = [max(len(r[i]) for r in cols) for i in range(len(headers))]
@@ -328,13 +335,10 @@ def _human_bytes(n: int) -> str:
     help="Coverage of every board of this file by the databases of the folder.",
 )
 @click.option("--suggest", is_flag=True, help="With --problems: print the builds that would cover the rest.")
-@click.option(
+@output_option(
     "--plot",
     "plot_png",
-    type=click.Path(dir_okay=False),
-    default=None,
-    callback=output_path,
-    help="With DB: draw the value histograms into this PNG (needs matplotlib).",
+    "With DB: draw the value histograms into this PNG (needs matplotlib).",
 )
 @click.option("--no-verify", is_flag=True, help="Listing: skip the checksums.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one object per line).")

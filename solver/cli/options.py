@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from pdb_builder.board import parse_size
-from pdb_builder.cli import output_path
+from pdb_builder.cli import output_option
 from pdb_builder.errors import BoardError
 from pdb_builder.formats import read_board_arg
 from pdb_builder.words import plural
@@ -183,13 +183,10 @@ def solve_options(f):
         click.option(
             "--resume", is_flag=True, help="Continue an interrupted run of --out: skip boards already answered."
         ),
-        click.option(
+        output_option(
             "--report",
             "report_path",
-            type=click.Path(dir_okay=False),
-            default=None,
-            callback=output_path,
-            help="Per-board report: CSV if the name ends in .csv, else JSON lines.",
+            "Per-board report: CSV if the name ends in .csv, else JSON lines.",
         ),
         click.option(
             "--db-dir",

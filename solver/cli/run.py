@@ -8,7 +8,7 @@ import time
 
 import click
 
-from pdb_builder.cli import EXIT_HELP, bytes_callback, format_table, output_path
+from pdb_builder.cli import EXIT_HELP, bytes_callback, format_table, output_option
 from pdb_builder.words import plural
 
 from .options import (
@@ -26,13 +26,11 @@ from .report import finish_run, human_solved, progressive, reopened_text
 
 @click.command(epilog=EXIT_HELP)
 @click.argument("problems", type=click.Path(exists=True, dir_okay=False))
-@click.option(
+@output_option(
     "--out",
     "out_path",
-    type=click.Path(dir_okay=False),
+    "Answer file (one line per board, in order; never over the file's move limits).",
     required=True,
-    callback=output_path,
-    help="Answer file (one line per board, in order; never over the file's move limits).",
 )
 @click.option(
     "--time-limit",
@@ -102,13 +100,10 @@ from .report import finish_run, human_solved, progressive, reopened_text
     "large, boards started while they can still end in time. auto: the rounds get at most the "
     "running time the run had at the end of its full pass; none: no rounds.",
 )
-@click.option(
+@output_option(
     "--plot",
     "plot_png",
-    type=click.Path(dir_okay=False),
-    default=None,
-    callback=output_path,
-    help="Also draw ANSWERS.timeline.csv (boards proven against hours, per size) into this PNG (matplotlib).",
+    "Also draw ANSWERS.timeline.csv (boards proven against hours, per size) into this PNG (matplotlib).",
 )
 @solve_options
 def run(

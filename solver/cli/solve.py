@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from pdb_builder.cli import EXIT_HELP, output_path
+from pdb_builder.cli import EXIT_HELP, output_option
 from pdb_builder.words import plural
 
 from .options import (
@@ -58,13 +58,10 @@ def check(board, moves, size, goal, as_json):
 @click.argument("board")
 @size_option
 @goal_option
-@click.option(
+@output_option(
     "--out",
     "out_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    callback=output_path,
-    help="Answer file: one line per board, in order, empty when unsolved (written atomically, "
+    "Answer file: one line per board, in order, empty when unsolved (written atomically, "
     "never over the file's move limits; finished boards are kept in OUT.progress.jsonl "
     "until the run completes).",
 )
