@@ -219,6 +219,9 @@ def test_two_interrupts_at_once_still_write_the_finished_answers(tmp_path, attem
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # its own process group, as under `timeout`
+        # Ctrl-C as on a terminal, even where this suite runs as a background job of a
+        # non-interactive shell (whose children inherit SIGINT ignored, as the CLI respects)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         deadline = time.time() + 60
