@@ -23,10 +23,12 @@ def on_terminal(stream=None) -> bool:
 
 
 def bar(**kw):
-    """A tqdm bar on standard error (unless ``file`` is given) that leaves no line behind."""
+    """A tqdm bar on standard error (unless ``file`` is given) that leaves no line behind
+    and is first drawn after :data:`SHOW_AFTER` seconds."""
     from tqdm import tqdm
 
-    kw.setdefault("file", sys.stderr)
+    kw["file"] = kw.get("file") or sys.stderr
+    kw.setdefault("delay", SHOW_AFTER)
     kw.setdefault("leave", False)
     kw.setdefault("dynamic_ncols", True)
     return tqdm(**kw)
@@ -59,7 +61,6 @@ class PatternBars:
                 unit=" placements",
                 unit_scale=True,
                 file=self.stream,
-                delay=SHOW_AFTER,
             )
         self.bar.update(valued)
 

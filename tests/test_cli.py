@@ -8,6 +8,7 @@ import time
 import pytest
 from click.testing import CliRunner
 
+import pdb_builder.progress
 from pdb_builder.board import Shape
 from pdb_builder.errors import EXIT_UNSOLVABLE
 from pdb_builder.formats import read_board_arg
@@ -280,11 +281,10 @@ def test_sigterm_during_a_build_in_a_worker_then_resume(tmp_path):
 def test_progress_line_on_a_terminal_only(monkeypatch):
     import io
 
-    import solver.cli.progress as progress
     from solver.cli.progress import Progress
     from solver.outcome import Outcome
 
-    monkeypatch.setattr(progress, "SHOW_AFTER", 0)  # as if the boards took long
+    monkeypatch.setattr(pdb_builder.progress, "SHOW_AFTER", 0)  # as if the boards took long
     term = io.StringIO()
     bar = Progress(4, term, enabled=True)
     for i, optimal in enumerate((True, False, True)):
@@ -313,7 +313,7 @@ def test_one_board_shows_its_search_live_on_a_terminal(monkeypatch):
     seen = []
 
     class Note:
-        def search(self, threshold, nodes, seconds):
+        def search(self, threshold, nodes):
             seen.append((threshold, nodes))
 
     s = Searcher(manhattan_heuristic(board.shape))
@@ -324,7 +324,7 @@ def test_one_board_shows_its_search_live_on_a_terminal(monkeypatch):
     assert piped.exit_code == 0 and "threshold" not in piped.output
     monkeypatch.setattr(progress, "on_terminal", lambda stream=None: True)
     assert "threshold" not in run("solve", "--no-db", "--threads", "1", "8 6 7 2 5 4 3 0 1").output  # quick: quiet
-    monkeypatch.setattr(progress, "SHOW_AFTER", 0)  # as if it took long
+    monkeypatch.setattr(pdb_builder.progress, "SHOW_AFTER", 0)  # as if it took long
     term = run("solve", "--no-db", "--threads", "1", "8 6 7 2 5 4 3 0 1")
     assert term.exit_code == 0 and "optimal search, threshold " in term.output and " nodes/s" in term.output
     assert "threshold" not in run("-q", "solve", "--no-db", "--threads", "1", "8 6 7 2 5 4 3 0 1").output
@@ -332,7 +332,6 @@ def test_one_board_shows_its_search_live_on_a_terminal(monkeypatch):
 
 def test_build_shows_a_bar_per_pattern_on_a_terminal_and_layers_at_v(tmp_path, monkeypatch):
     import pdb_builder.cli as builder_cli
-    import pdb_builder.progress
 
     monkeypatch.setattr(builder_cli, "on_terminal", lambda stream=None: True)
     monkeypatch.setattr(pdb_builder.progress, "SHOW_AFTER", 0)  # as if the patterns took long

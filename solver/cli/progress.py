@@ -12,8 +12,6 @@ import logging
 
 from pdb_builder.progress import bar, on_terminal
 
-SHOW_AFTER = 0.5  # seconds before a bar or line is first drawn: short work stays quiet
-
 
 def _shown(stream) -> bool:
     return on_terminal(stream) and logging.getLogger().level < logging.ERROR
@@ -34,7 +32,6 @@ class Progress:
                 unit=" boards",
                 bar_format="{n_fmt}/{total_fmt} boards{postfix} |{bar}| {elapsed} elapsed, {remaining} left",
                 postfix="0 proven",
-                delay=SHOW_AFTER,
             )
 
     def update(self, outcome) -> None:
@@ -73,12 +70,11 @@ class SearchLine:
                 unit=" nodes",
                 unit_scale=True,
                 mininterval=0.2,
-                delay=SHOW_AFTER,
                 bar_format="{desc}: {n_fmt} nodes, {rate_fmt}, {elapsed} elapsed",
             )
         return self.bar
 
-    def search(self, threshold: int, nodes: int, seconds: float) -> None:
+    def search(self, threshold: int, nodes: int) -> None:
         if not self.enabled:
             return
         desc = f"{self.what}, threshold {threshold}"

@@ -74,7 +74,7 @@ class Searcher:
         # until the compiled kernel is loaded, a search first runs a few nodes in plain
         # Python (solver.search.first_nodes): a near-goal board is answered without loading numba
         self.python_first = True
-        # an object with search(threshold, nodes, seconds), told after each slice of work
+        # an object with search(threshold, nodes), told after each slice of work
         # (the CLI's live line of one board, solver.cli.progress.SearchLine), or None
         self.progress = None
         self.shape = heuristic.shape
@@ -296,7 +296,7 @@ class Searcher:
                 nodes = int(state[K._S_NODES])
                 expanded = int(state[K._S_EXPANDED])
                 if self.progress is not None:
-                    self.progress.search(thresh, nodes, time.perf_counter() - t0)
+                    self.progress.search(thresh, nodes)
                 if status == K._FOUND:
                     return result(path_moves(self.letters, stack, int(state[K._S_DEPTH])), thresh, nodes, expanded)
                 if status == K._ITERATION_DONE:

@@ -117,7 +117,6 @@ class Iteration:
         self.limited = False
         self.error = None
         self.workers: list[_Worker] = []
-        self.started = time.perf_counter()
 
     def _take(self, w: _Worker) -> None:
         """The next window of numbers at the split depth for ``w``."""
@@ -159,8 +158,7 @@ class Iteration:
                 if self.node_limit is not None:
                     self.reserved -= budget
             if w is self.workers[0] and self.s.progress is not None:  # the caller's thread
-                elapsed = time.perf_counter() - self.started
-                self.s.progress.search(self.thresh, self.nodes_before + self.nodes(), elapsed)
+                self.s.progress.search(self.thresh, self.nodes_before + self.nodes())
             if status == K._FOUND:
                 self._found(path_moves(self.s.letters, w.stack, int(w.state[K._S_DEPTH])))
                 return
