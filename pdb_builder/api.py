@@ -14,6 +14,7 @@ from pathlib import Path
 from .board import Board, Shape, parse_size
 from .errors import BoardError
 from .moves import check_moves
+from .words import human_bytes
 
 log = logging.getLogger("slidepdb.build")
 
@@ -26,10 +27,6 @@ class TargetError(BoardError):
     def __init__(self, message: str, param: str):
         super().__init__(message)
         self.param = param
-
-
-def _gib(n: int) -> str:
-    return f"{n / (1 << 30):.2f} GiB" if n >= 1 << 28 else f"{n / (1 << 20):.1f} MiB"
 
 
 def shapes_of_target(target: str, goal: str = "korf", wall_free: bool = False, on_invalid=None) -> list[Shape]:
@@ -100,10 +97,11 @@ def build_reports(
                 raise TargetError(str(exc), "--partition") from None
             n = len(shape.free_cells)
             for part in parts:  # a named partition is never built past the limit it was given
-                if part.bfs_memory(n) > memory_limit:
+                need = part.bfs_memory(n)
+                if need > memory_limit:
                     raise TargetError(
-                        f"partition {part.name} needs {_gib(part.bfs_memory(n))} for its largest pattern's BFS, "
-                        f"over the memory limit of {_gib(memory_limit)}: raise --memory-limit or name a smaller one",
+                        f"partition {part.name} needs {human_bytes(need)} for its largest pattern's BFS, over the "
+                        f"memory limit of {human_bytes(memory_limit)}: raise --memory-limit or name a smaller one",
                         "--memory-limit",
                     )
             parts = parts or [default_partition(shape, memory_limit)]  # BoardError in its own words

@@ -17,6 +17,7 @@ import click
 
 from .errors import EXIT_BAD_INPUT, EXIT_CODES, EXIT_INTERNAL
 from .progress import PatternBars, on_terminal
+from .words import human_bytes
 
 log = logging.getLogger("slidepdb")
 
@@ -312,14 +313,6 @@ def _collection_reports(
     return reports
 
 
-def _human_bytes(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if n < 1024 or unit == "TB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
-
-
 @click.command(epilog=EXIT_HELP)
 @click.argument("db", required=False, type=click.Path(dir_okay=False))
 @click.option(
@@ -463,7 +456,7 @@ def inspect(db, db_dir, problems, suggest, plot_png, no_verify, as_json):
                     r.kind,
                     r.name,
                     f"{r.entries:,}",
-                    _human_bytes(r.bytes),
+                    human_bytes(r.bytes),
                     r.created,
                     f"{r.build_seconds:.1f}",
                     r.max_h,

@@ -9,16 +9,12 @@ and ``ANSWERS.timeline.csv`` (the proven count against running time).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 
-@dataclass(frozen=True)
 class RunFiles:
-    answers: Path
-
     def __init__(self, answers):
-        object.__setattr__(self, "answers", Path(answers))
+        self.answers = Path(answers)
 
     def _beside(self, suffix: str) -> Path:
         return self.answers.with_name(self.answers.name + suffix)
