@@ -95,17 +95,8 @@ def refuse_clobbering(outputs, inputs, db_dir=None, use_db: bool = True) -> None
     from ..run.files import RunFiles
 
     named = {k: Path(v) for k, v in outputs if v is not None}
-    files = RunFiles(named["--out"]) if "--out" in named else None
-    taken = (
-        {}
-        if files is None
-        else {
-            "--out's journal": files.journal,
-            "--out's quick journal": files.quick_journal,
-            "--out's sittings": files.sittings,
-            "--out's timeline": files.timeline,
-        }
-    )
+    kept = RunFiles(named["--out"]).kept() if "--out" in named else {}
+    taken = {f"--out's {what}": path for what, path in kept.items()}
     sources = [(k, Path(v)) for k, v in inputs if v is not None and Path(v).is_file()]
     db = None
     if use_db:

@@ -34,3 +34,12 @@ class RunFiles:
     @property
     def timeline(self) -> Path:
         return self._beside(".timeline.csv")
+
+    def kept(self) -> dict[str, Path]:
+        """Every file kept beside the answer file, by what it is."""
+        return {
+            "journal": self.journal,
+            "quick journal": self.quick_journal,
+            "sittings": self.sittings,
+            "timeline": self.timeline,
+        }
