@@ -38,7 +38,8 @@ def progressive(boards, as_json: bool, human):
 
     bar = Progress(len(boards.records))
     line = SearchLine() if len(boards.records) == 1 else None
-    line = line if line is not None and line.enabled else None
+    if line is not None and not line.enabled:
+        line = None
 
     def on_outcome(out):
         if line is not None:
