@@ -73,12 +73,14 @@ def build_reports(
     goal_progress=None,
     on_partition=None,
     on_invalid=None,
+    threads: int | None = None,
 ) -> list:
     """:func:`build`, returning each file's :class:`~pdb_builder.make.building.BuildReport`
     (path, status built/skipped/rebuilt, entries, mean estimate, seconds).
     ``progress(name, pattern index, depth, placements valued, regions marked, seconds)``
     after each BFS layer; ``goal_progress(name, depth, layer, total, seconds)``;
-    ``on_partition(shape, partition)`` before each database."""
+    ``on_partition(shape, partition)`` before each database; ``threads``: each BFS's
+    threads (default: every usable core)."""
     from .make.building import build_goal_table, build_pdb, default_partition
     from .patterns import named_partition, parse_partition
 
@@ -113,7 +115,9 @@ def build_reports(
                     if progress is None
                     else (lambda i, d, v, m, s, name=f"{shape.key} {part.name}": progress(name, i, d, v, m, s))
                 )
-                reports.append(build_pdb(shape, part, db_dir, overwrite, layout, progress=cb, two_bit=two_bit))
+                reports.append(
+                    build_pdb(shape, part, db_dir, overwrite, layout, progress=cb, two_bit=two_bit, threads=threads)
+                )
         if goal_depth is not None:
             cb = (
                 None
@@ -186,13 +190,13 @@ def layout_tables(shape: Shape, memory_limit: int):
     imported here, at the first call, not by the solver.)"""
     from .make.building import compute_pdb, default_partition
 
-    # the BFS keeps to the calling thread: the tables are small, and a batch worker forked
-    # from a process that ran parallel kernels must not start threads of its own
-    part = default_partition(shape, memory_limit, build=lambda s, g: compute_pdb(s, g, parallel=False))
+    # the BFS keeps to the calling thread: the tables are small, and the board's search
+    # (one thread of a batch's slot) waits for them
+    part = default_partition(shape, memory_limit, build=lambda s, g: compute_pdb(s, g, threads=1))
 
     def tables():
         for group in part.groups:
-            table, stats = compute_pdb(shape, group, parallel=False)
+            table, stats = compute_pdb(shape, group, threads=1)
             yield group, table, stats.entries
 
     return part, tables()

@@ -263,6 +263,7 @@ def build(
                 goal_progress=goal_progress,
                 on_partition=on_partition,
                 on_invalid=lambda src, i, err: click.echo(f"invalid: {src}:{i}: {err}", err=True),
+                threads=threads,
             )
     except TargetError as exc:
         raise click.BadParameter(str(exc), param_hint=exc.param) from None

@@ -25,6 +25,7 @@ import numpy as np
 from .board import LABELS, Shape, label
 from .entries import num_placements
 from .errors import BoardError
+from .words import human_bytes
 
 MAX_PATTERN_TILES = 16  # the solver's lookups hold at most this many tiles
 MAX_FREE_NONPATTERN = 32  # the BFS keeps 2 bits per non-pattern cell in 64 bits
@@ -222,11 +223,13 @@ def default_sizes(shape: Shape, memory_limit: int) -> list[int]:
             f"in 64 bits, and a pattern holds at most {MAX_PATTERN_TILES} tiles): solve its boards "
             f"without databases"
         )
-    if n - k > MAX_FREE_NONPATTERN:
-        raise BoardError(
-            f"{shape.size_text} with {n} free cells needs patterns of at least "
-            f"{n - MAX_FREE_NONPATTERN} tiles; raise --memory-limit"
-        )
     groups = math.ceil(m / k)
     base, extra = divmod(m, groups)
+    least = n - MAX_FREE_NONPATTERN  # the fewest tiles a pattern's BFS can hold
+    if base < least:  # an even cut leaves patterns too small: fewer, larger ones need more memory
+        larger = -(-m // (m // least))
+        raise BoardError(
+            f"{shape.size_text} with {n} free cells needs patterns of {larger} tiles: "
+            f"raise --memory-limit to {human_bytes(bfs_memory(n, larger))} or more"
+        )
     return [base + 1] * extra + [base] * (groups - extra)

@@ -156,11 +156,11 @@ def test_cli_report_summary_and_exit(problems, tmp_path):
     assert r.exit_code == 2 and "--resume needs --out" in r.output
 
 
-def _where(path, fail=False, *, parallel):
-    """A job (picklable: module level): says which process ran it and how."""
+def _where(path, fail=False, *, threads):
+    """A job (picklable: module level): says which process ran it and on what threads."""
     if fail:
         raise OSError(28, "No space left on device")
-    Path(path).write_text(f"{os.getpid()} {parallel}")
+    Path(path).write_text(f"{os.getpid()} {type(threads).__name__}")
     return os.getpid()
 
 
@@ -190,11 +190,74 @@ def test_boards_wait_for_their_jobs(problems, tmp_path, workers):
     assert all(events.index(r.index) > ends["b"] for r in recs[3:5])
     (_, _, value, error), (_, _, none, failure) = sorted(e for e in events if isinstance(e, tuple) and e[0] == "done")
     assert error is None and none is None and "No space left" in str(failure)
-    pid, parallel = (tmp_path / "a").read_text().split()
-    if workers == 1:  # alone: in this process, every core
-        assert int(pid) == value == os.getpid() and parallel == "True"
-    else:  # a worker's slot, one thread beside the searches
-        assert int(pid) == value != os.getpid() and parallel == "False"
+    pid, threads = (tmp_path / "a").read_text().split()
+    if workers == 1:  # alone: in this process, every core (None: every usable one)
+        assert int(pid) == value == os.getpid() and threads == "NoneType"
+    else:  # a worker's slot, on the threads its lane grants
+        assert int(pid) == value != os.getpid() and threads == "Share"
+
+
+def test_a_jobs_threads_follow_the_idle_slots():
+    """Four slots, two jobs, three boards waiting on the first.  While nothing else can
+    start, the idle slots go to the jobs (one each); when the first job ends and its
+    three boards are ready, the second job's grant comes down from 2 to 1 so that all
+    three run (its threads say they stopped), and it grows to every slot once the boards
+    are done."""
+    import threading
+    import time
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+    from types import SimpleNamespace
+
+    from pdb_builder.cores import Share
+    from solver.run.slots import Lanes, _drive
+
+    recs = [SimpleNamespace(index=i) for i in range(3)]
+    first_may_end = threading.Event()
+    grants, running, busy = [], [], []  # the second job's grants as they changed; boards running as each began
+
+    def first(*, threads):
+        first_may_end.wait(30)
+
+    def second(*, threads):
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < 30:
+            g = threads.granted
+            threads.report(g)  # its threads follow the grant at once
+            if not grants or grants[-1] != g:
+                grants.append(g)
+            if g == 2:
+                first_may_end.set()
+            if g == 4 and 1 in grants:
+                return
+            time.sleep(0.002)
+
+    def board(rec):
+        busy.append(rec.index)
+        running.append(len(busy))
+        time.sleep(0.3)
+        busy.remove(rec.index)
+        return rec.index
+
+    lanes, pool = Lanes(4), ThreadPoolExecutor(6)
+
+    def run_job(job, lane):
+        return pool.submit(job.fn, threads=Share(grant=lanes.cells[lane, 0:1], used=lanes.cells[lane, 1:2]))
+
+    feed = Feed(recs, [Job(first, (), recs), Job(second, (), [])])
+    done = list(
+        _drive(
+            feed,
+            lambda rec: pool.submit(board, rec),
+            run_job,
+            lambda pending: wait(pending, timeout=0.05, return_when=FIRST_COMPLETED).done,
+            lambda pending: None,
+            slots=4,
+            lanes=lanes,
+        )
+    )
+    pool.shutdown()
+    assert sorted(done) == [0, 1, 2] and max(running) == 3  # the three boards ran side by side
+    assert grants[:3] == [1, 2, 1] and grants[-1] == 4
 
 
 def test_feed_hands_out_jobs_before_the_boards_that_wait_on_them():

@@ -38,19 +38,39 @@ def test_kernel_equals_naive_bfs(shape, pattern):
     assert sum(stats.layers) == len(ref) and stats.histogram[255] == expected.size - len(ref)
 
 
-def test_kernel_is_deterministic_across_thread_counts():
-    import numba
+def test_kernel_is_deterministic_across_thread_counts_and_a_changing_grant():
+    """One thread, four, and a grant that another thread moves between 1 and 4 while
+    the layers run (as ``slidepdb run`` moves a build's between its worker slots):
+    the same table, and the build says how many threads it ran."""
+    import threading
+    import time
 
-    shape = Shape.devquiz(4, 3)
-    before = numba.get_num_threads()
+    from pdb_builder.cores import Share
+
+    shape = Shape.devquiz(4, 3, [4])
+    every, _ = compute_pdb(shape, (1, 2, 3, 4, 6, 7))  # every usable core
+    one, _ = compute_pdb(shape, (1, 2, 3, 4, 6, 7), threads=1)
+    four, _ = compute_pdb(shape, (1, 2, 3, 4, 6, 7), threads=4)
+    grant, used = np.array([1], dtype=np.int64), np.array([0], dtype=np.int64)
+    seen, done = set(), threading.Event()
+
+    def move():
+        k = 0
+        while not done.is_set():
+            grant[0] = 1 + k % 4
+            seen.add(int(used[0]))
+            k += 1
+            time.sleep(0.001)
+
+    mover = threading.Thread(target=move)
+    mover.start()
     try:
-        numba.set_num_threads(1)
-        one, _ = compute_pdb(shape, (1, 2, 3, 4, 5, 6))
-        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-        many, _ = compute_pdb(shape, (1, 2, 3, 4, 5, 6))
+        moved, _ = compute_pdb(shape, (1, 2, 3, 4, 6, 7), threads=Share(grant=grant, used=used))
     finally:
-        numba.set_num_threads(before)
-    assert np.array_equal(one, many)
+        done.set()
+        mover.join()
+    assert np.array_equal(one, every) and np.array_equal(one, four) and np.array_equal(one, moved)
+    assert used[0] == 0 and max(seen) <= 4
 
 
 def test_rank_round_trip_exhaustive_and_sampled():

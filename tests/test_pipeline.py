@@ -224,7 +224,7 @@ def test_builds_share_the_workers_one_thread_each(devquiz_slice, tmp_path, monke
 
     def noted(shape, part, db_dir, **kw):
         with seen.open("a") as fh:
-            fh.write(f"{os.getpid()} {kw['parallel']} {shape.key}\n")
+            fh.write(f"{os.getpid()} {type(kw['threads']).__name__} {shape.key}\n")
         return real(shape, part, db_dir, **kw)
 
     monkeypatch.setattr(builds, "build_pdb", noted)
@@ -237,7 +237,7 @@ def test_builds_share_the_workers_one_thread_each(devquiz_slice, tmp_path, monke
     sizes = {r.board.shape.wall_free().key for r in recs}
     layouts = {r.board.shape.key for r in recs if r.board.shape.walls}
     assert sorted(key for _, _, key in rows) == sorted(sizes | layouts)
-    assert all(int(pid) != os.getpid() and parallel == "False" for pid, parallel, _ in rows)
+    assert all(int(pid) != os.getpid() and threads == "Share" for pid, threads, _ in rows)
     assert len(res.builds) == len(rows) and not res.failed_builds
     for rec in recs:
         o = res.outcomes[rec.index]
@@ -291,7 +291,7 @@ def test_retry_with_more_layout_partitions_builds_the_missing_ones(devquiz_slice
 
 def test_budget_rounds_prove_what_the_full_pass_left(devquiz_slice, tmp_path):
     """--budget: rounds with doubled limits on the unproven boards, until none is left;
-    a budget with no room for a round runs none.  Without a time limit the full pass's
+    a budget with no room for a board starts none.  Without a time limit the full pass's
     is planned from the budget: half of what is left at its start at one limit a board
     ((400 - 30 - the quick pass) / 2 / 18 boards, about 10 s; kept for later sittings),
     at least 5 s."""
@@ -310,7 +310,7 @@ def test_budget_rounds_prove_what_the_full_pass_left(devquiz_slice, tmp_path):
     assert all(check_moves(r.board, m).ok for r, m in zip(recs, answers))
     assert {"full", "retry"} <= {r["step"] for r in _timeline(out)}  # (the quick pass proved nothing: one node)
     none = run_pipeline(recs, tmp_path / "b.txt", node_limit=300, budget=1, **kw)
-    assert none.rounds == [] and not all(o.extra.get("optimal") for o in none.outcomes.values())
+    assert none.rounds == [] and not any(o.extra.get("optimal") for o in none.outcomes.values())  # none started
     assert none.full_limit == 5.0
     planned = run_pipeline(recs, tmp_path / "c.txt", node_limit=300, budget=400, **kw)
     assert len(recs) == 18 and 8 < planned.full_limit <= round(370 / 36, 1)
@@ -411,6 +411,30 @@ def test_a_feed_starts_nothing_after_its_last_start(devquiz_slice):
     assert [r.index for r in got] == [r.index for r in recs] and ended
 
 
+def _never_done(*args, **kw):
+    time.sleep(600)
+
+
+def test_a_budget_ends_the_run_with_builds_in_flight(devquiz_slice, tmp_path, monkeypatch):
+    """Builds that would take ten minutes under a 6-second budget: past the quick
+    pass's last start no board starts, the builds still running are stopped and
+    named, and the run ends with its answer file, report and timeline written."""
+    import solver.run.builds as builds
+    import solver.run.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "RESERVE", 1.0)
+    monkeypatch.setattr(builds, "build_pdb", _never_done)  # the forked workers see it too
+    recs = read_file(str(devquiz_slice)).records
+    t0 = time.perf_counter()
+    kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, quick_limit=0.5, workers=2, budget=6)
+    res = run_pipeline(recs, tmp_path / "a.txt", **kw)
+    took = time.perf_counter() - t0
+    assert took < 60, took  # not the builds' ten minutes
+    assert res.failed_builds and all("time budget ran out" in text for _, _, text in res.failed_builds)
+    assert not res.interrupted and not any(o.extra.get("optimal") for o in res.outcomes.values())
+    assert len((tmp_path / "a.txt").read_text().splitlines()) == len(recs) and res.timeline.exists()
+
+
 def test_retry_orders_unproven_boards_by_gap_both_ways():
     def o(length, bound):
         return Outcome(3, "b", "solved", None, {"length": length, "lower_bound": bound})
@@ -507,12 +531,12 @@ def test_dask_cluster_runs_the_builds_too(devquiz_slice, tmp_path, monkeypatch):
     real, threads = builds.build_pdb, []
 
     def noted(shape, part, db_dir, **kw):
-        threads.append((threading.current_thread().name, kw["parallel"]))
+        threads.append((threading.current_thread().name, kw["threads"]))
         return real(shape, part, db_dir, **kw)
 
     monkeypatch.setattr(builds, "build_pdb", noted)
     planned = []
-    monkeypatch.setattr(pipeline, "_full_pass_limit", lambda d, todo, slots: planned.append(slots) or 30.0)
+    monkeypatch.setattr(pipeline, "_full_pass_limit", lambda d, todo, slots, building=0.0: planned.append(slots) or 30.0)
     cluster_args = dict(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
     with distributed.LocalCluster(**cluster_args) as cluster, distributed.Client(cluster) as client:
         res = run_pipeline(
@@ -527,7 +551,7 @@ def test_dask_cluster_runs_the_builds_too(devquiz_slice, tmp_path, monkeypatch):
         )
     assert planned == [2] and res.full_limit == 30.0
     assert len(threads) == len(res.builds) >= 2 and not res.failed_builds
-    assert all(name != threading.main_thread().name and not parallel for name, parallel in threads)
+    assert all(name != threading.main_thread().name and n == 1 for name, n in threads)
     assert all(res.outcomes[r.index].extra["length"] == _truth(r) for r in recs)
 
 

@@ -19,8 +19,9 @@ A layer scans every placement for cells coded ``FRONTIER[d % 2]``, expands the
 union of those cells at once (one pattern tile moves onto an adjacent frontier
 cell), floods the target region by 64-bit shifts, and ORs the next frontier
 code into its unreached cells; then it ORs ``CLOSED`` over the cells it
-expanded (01 | 11 = 10 | 11 = 11).  Layers run in parallel over placement
-ranges.  Every write is an atomic OR (LLVM ``atomicrmw or``) touching only
+expanded (01 | 11 = 10 | 11 = 11).  A layer's placements are cut into chunks
+that threads take one at a time (:mod:`pdb_builder.make.share`: how many threads
+may change while a layer runs).  Every write is an atomic OR (LLVM ``atomicrmw or``) touching only
 fields whose final value it fixes, so threads marking and closing the same word
 lose nothing and the result is deterministic (tested against a pure-Python BFS
 and across thread counts).
@@ -65,6 +66,21 @@ def atomic_or(typingctx, arr, idx, val):
         ptr = cgutils.get_item_pointer(context, builder, arr_t, ary, [args[1]], wraparound=False)
         v = context.cast(builder, args[2], val_t, arr_t.dtype)
         return builder.atomic_rmw("or", ptr, v, "monotonic")
+
+    return sig, codegen
+
+
+@intrinsic
+def atomic_add(typingctx, arr, idx, val):
+    """``arr[idx] += val`` as one atomic read-modify-write; returns the old value."""
+    sig = arr.dtype(arr, idx, val)
+
+    def codegen(context, builder, signature, args):
+        arr_t, _, val_t = signature.args
+        ary = context.make_array(arr_t)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, arr_t, ary, [args[1]], wraparound=False)
+        v = context.cast(builder, args[2], val_t, arr_t.dtype)
+        return builder.atomic_rmw("add", ptr, v, "monotonic")
 
     return sig, codegen
 
@@ -117,7 +133,7 @@ def _expand_chunk(
     lo, hi, words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_free, width, not_col0, not_last, cur, nxt
 ):
     """Expand the regions at ``depth`` of placements ``lo`` to ``hi - 1`` (see
-    :func:`expand_layer`); returns (placements valued, new regions marked)."""
+    :func:`expand_share`); returns (placements valued, new regions marked)."""
     one = np.uint64(1)
     three = np.uint64(3)
     cpos = np.empty(k, dtype=np.int64)
@@ -170,28 +186,45 @@ def _expand_chunk(
     return local_valued, local_marked
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def expand_layer(words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_free, width, not_col0, not_last):
-    """Expand every region at ``depth``; mark new regions at ``depth + 1``.
-
-    Sets ``table[p] = depth`` for placements first seen at this depth.  Returns
-    (placements valued at this depth, new regions marked).  Chunks of placements
-    in parallel (numba threads)."""
+@nb.njit(cache=True, nogil=True)
+def expand_share(
+    counter,
+    grant,
+    me,
+    chunk,
+    words,
+    table,
+    depth,
+    n,
+    k,
+    w,
+    cells_of,
+    cidx,
+    nbr_mask,
+    all_free,
+    width,
+    not_col0,
+    not_last,
+):
+    """One thread's share of a layer: expand every region at ``depth`` and mark new
+    regions at ``depth + 1`` in the chunks of ``chunk`` placements it takes from
+    ``counter[0]`` (shared by the layer's threads), while thread number ``me`` is
+    below ``grant[0]`` (read before each chunk: another thread, or another process,
+    may lower or raise it while the layer runs).  Sets ``table[p] = depth`` for
+    placements first seen at this depth.  Returns (placements valued, new regions
+    marked) by its chunks."""
     cur = np.uint64(FRONTIER_ODD if depth % 2 else FRONTIER_EVEN)
     nxt = np.uint64(FRONTIER_EVEN if depth % 2 else FRONTIER_ODD)
     total = words.shape[0]
-    nchunks = max(1, min(total, 4096))
-    chunk = (total + nchunks - 1) // nchunks
-    # per-chunk counts, summed after the loop: accumulating into outer scalars
-    # inside prange breaks numba's reduction analysis on Python 3.12+
-    valued = np.zeros(nchunks, dtype=np.int64)
-    marked = np.zeros(nchunks, dtype=np.int64)
-    for ci in nb.prange(nchunks):
-        lo = ci * chunk
-        hi = min(total, lo + chunk)
-        valued[ci], marked[ci] = _expand_chunk(
+    valued = 0
+    marked = 0
+    while me < atomic_or(grant, 0, 0):  # an atomic read: never hoisted out of the loop
+        lo = atomic_add(counter, 0, 1) * chunk
+        if lo >= total:
+            break
+        v, m = _expand_chunk(
             lo,
-            hi,
+            min(total, lo + chunk),
             words,
             table,
             depth,
@@ -208,35 +241,9 @@ def expand_layer(words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_fre
             cur,
             nxt,
         )
-    return valued.sum(), marked.sum()
-
-
-@nb.njit(cache=True, nogil=True)
-def expand_layer_serial(words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_free, width, not_col0, not_last):
-    """:func:`expand_layer` on the calling thread only: for processes forked from one
-    that ran parallel kernels (GNU OpenMP, numba's usual threading layer on Linux,
-    terminates such a child when it starts threads of its own)."""
-    cur = np.uint64(FRONTIER_ODD if depth % 2 else FRONTIER_EVEN)
-    nxt = np.uint64(FRONTIER_EVEN if depth % 2 else FRONTIER_ODD)
-    return _expand_chunk(
-        0,
-        words.shape[0],
-        words,
-        table,
-        depth,
-        n,
-        k,
-        w,
-        cells_of,
-        cidx,
-        nbr_mask,
-        all_free,
-        width,
-        not_col0,
-        not_last,
-        cur,
-        nxt,
-    )
+        valued += v
+        marked += m
+    return valued, marked
 
 
 def word_dtype(n: int, k: int):

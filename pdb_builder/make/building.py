@@ -58,16 +58,19 @@ def grid_arrays(shape: Shape):
     return cells_of, cidx, nbr_mask, all_free, np.uint64(board & ~col0), np.uint64(board & ~last)
 
 
-def compute_pdb(shape: Shape, tiles, progress=None, parallel: bool = True) -> tuple[np.ndarray, TableStats]:
+def compute_pdb(shape: Shape, tiles, progress=None, threads=None) -> tuple[np.ndarray, TableStats]:
     """Additive PDB of pattern ``tiles`` on ``shape`` (see :mod:`pdb_builder.make.bfs`).
 
     Returns a uint8 table indexed by the k-permutation rank of the tiles' compact
     cells, and its statistics.  ``progress(depth, valued, marked, seconds)`` is
-    called after each layer.  ``parallel=False`` keeps to the calling thread (small
-    tables, or a worker process forked from one that ran parallel kernels)."""
-    from .bfs import MAX_VALUE, UNSEEN, expand_layer, expand_layer_serial, seed_goal, word_dtype
+    called after each layer.  ``threads``: how many threads the BFS runs, a count or a
+    :class:`~pdb_builder.make.share.Share` whose grant may change while it runs
+    (default: every usable core)."""
+    from ..cores import share_of
+    from .bfs import MAX_VALUE, UNSEEN, expand_share, seed_goal, word_dtype
+    from .share import run_layer
 
-    expand = expand_layer if parallel else expand_layer_serial
+    share = share_of(threads)
 
     tiles = tuple(tiles)
     validate_partition(shape, Partition("check", (tiles,)))
@@ -85,8 +88,23 @@ def compute_pdb(shape: Shape, tiles, progress=None, parallel: bool = True) -> tu
     while True:
         if depth > MAX_VALUE:
             raise BoardError(f"pattern {tiles}: costs above {MAX_VALUE} do not fit one byte")
-        valued, marked = expand(
-            words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_free, shape.width, not_col0, not_last
+        valued, marked = run_layer(
+            share,
+            expand_share,
+            total,
+            words,
+            table,
+            depth,
+            n,
+            k,
+            w,
+            cells_of,
+            cidx,
+            nbr_mask,
+            all_free,
+            shape.width,
+            not_col0,
+            not_last,
         )
         layers.append(int(valued))
         if progress is not None:
@@ -146,12 +164,12 @@ def build_pdb(
     layout: str = "contiguous",
     progress=None,
     two_bit: bool = True,
-    parallel: bool = True,
+    threads=None,
 ) -> BuildReport:
     """Build ``partition`` for ``shape`` and publish it under ``db_dir``.  An existing
     file that opens and verifies is kept unless ``overwrite``.  ``two_bit``: also store
-    each table's two-bit copy (``packed.py``); ``parallel=False``: the BFS on the
-    calling thread (see :func:`compute_pdb`)."""
+    each table's two-bit copy (``packed.py``); ``threads``: the BFS's threads (see
+    :func:`compute_pdb`)."""
     from ..errors import DatabaseError
     from ..storage import default_db_dir, open_database, pdb_filename, write_pdb
 
@@ -190,7 +208,7 @@ def build_pdb(
                 num_placements(n, len(tiles)),
             )
             cb = (lambda d, v, m, s, i=i: progress(i, d, v, m, s)) if progress else None
-            yield compute_pdb(shape, tiles, progress=cb, parallel=parallel)
+            yield compute_pdb(shape, tiles, progress=cb, threads=threads)
 
     _, stats, seconds = write_pdb(
         path,

@@ -214,7 +214,7 @@ def fallback_search(
         ladder(searcher, _share(total, LAST_LADDER_SHARE))
     if best is None and not total.out():  # nothing to polish: the polishing share too
         keep(staged_search(board, budget=total), "staged")
-    elif len(best) > STAGED_RATIO * lower_bound and not search.out():
+    elif best is not None and len(best) > STAGED_RATIO * lower_bound and not search.out():
         keep(staged_search(board, budget=search), "staged")
     if best is not None and not total.out():
         polish_budget = total if time_limit is not None else total.within(POLISH_SECONDS)

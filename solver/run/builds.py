@@ -21,7 +21,7 @@ from pdb_builder.make.building import BuildReport, build_pdb, default_partition,
 from pdb_builder.patterns import num_placements
 from pdb_builder.storage import database_files, default_db_dir, pdb_filename
 
-from .slots import Job
+from .slots import Abandoned, Job
 
 log = logging.getLogger("slidepdb.run")
 
@@ -134,11 +134,12 @@ def build_memory_cap(memory_limit: int) -> int:
     return max(int(BUILD_MEMORY_SHARE * total), memory_limit)
 
 
-def build_partition(shape: Shape, partition, db_dir, *, parallel: bool) -> BuildReport:
-    """A build job's work (in a worker's slot: :class:`solver.run.slots.Job`)."""
+def build_partition(shape: Shape, partition, db_dir, *, threads) -> BuildReport:
+    """A build job's work (in a worker's slot, on the threads it is granted:
+    :class:`solver.run.slots.Job`)."""
     # no two-bit copies: on the DevQuiz sizes they speed the search up too little for
     # the build time they cost (docs/devquiz.md)
-    return build_pdb(shape, partition, db_dir, two_bit=False, parallel=parallel)
+    return build_pdb(shape, partition, db_dir, two_bit=False, threads=threads)
 
 
 class Builds:
@@ -186,7 +187,10 @@ class Builds:
         self.sittings.touch()
         if error is not None:  # one build never stops a run: its boards go on
             name, text = plan.partitions[0].name, f"{type(error).__name__}: {error}"
-            log.warning("%s %s: build failed (%s); its boards are solved without it", plan.shape.key, name, text)
+            if isinstance(error, Abandoned):
+                log.warning("%s %s: build %s", plan.shape.key, name, error)
+            else:
+                log.warning("%s %s: build failed (%s); its boards are solved without it", plan.shape.key, name, text)
             self.res.failed_builds.append((plan.shape.key, name, text))
             return
         self.res.builds.append(rep)

@@ -37,12 +37,20 @@
    rounds stop when no board is left or none could start.
 6. The answer file (never over the file's move limits) and the report.
 
+With a budget in seconds, no board of any pass starts once it could end past the
+budget (its limit times :data:`QUICK_SPAN` in the quick pass, :data:`BOARD_SPAN`
+after it, and :data:`RESERVE`), and the builds still running then are stopped:
+nothing waits on them any more.
+
 Builds and searches share the workers (``workers`` local processes, or the threads
-of a dask cluster): a build is a job in a worker's slot, one thread like a search
-(:class:`solver.run.builds.Builds`, :class:`solver.run.slots.Feed`), so no core runs two things and
-many small builds run side by side; a build goes where the first board that waits
-on it stands in the pass's order, and the builds running at once hold at most
-:func:`build_memory_cap` of BFS memory.  With one worker each build has every core.
+of a dask cluster): a build is a job in a worker's slot (:class:`solver.run.builds.Builds`,
+:class:`solver.run.slots.Feed`), so many small builds run side by side; a build goes
+where the first board that waits on it stands in the pass's order, and the builds
+running at once hold at most :func:`build_memory_cap` of BFS memory.  A local build
+also takes the slots no board can use: its BFS runs on as many threads as there are
+idle slots, and gives them back within a chunk of a layer when boards are ready
+(:class:`solver.run.slots.Lanes`), so no core idles while a build runs and no core
+runs two things.  On a dask cluster a build has one thread; with one worker, every core.
 
 Each pass keeps a journal beside the answer file (``OUT.quick.jsonl``,
 ``OUT.progress.jsonl``; ``OUT.timeline.csv``, the proven count against elapsed
@@ -85,7 +93,11 @@ log = logging.getLogger("slidepdb.run")
 # 2 limits, a slice of slack); the seconds kept back to write the answer file; the most
 # exact-layout partitions (disjoint cuts of the same tiles) a round asks for
 BOARD_SPAN = 3.2
+QUICK_SPAN = 1.5  # a quick-pass board (no fallback): its limit and some slack
 RESERVE = 30.0
+# placements a build's BFS values a thread-second (the 6x6 and 4x4 builds of
+# docs/benchmarks.md: 1.1 to 2.1 M): what the full pass's plan counts its builds at
+BUILD_RATE = 1.5e6
 MAX_LAYOUT_PARTITIONS = 5
 AUTO_BUDGET = "auto"  # twice the running time at the end of the full pass
 # the full pass's time limit: the default, and with a budget in seconds the share of
@@ -241,8 +253,14 @@ class Run:
         res.timeline = write_timeline(self.records, self.files)
         return res
 
+    def last_start(self, limit: float, span: float = BOARD_SPAN) -> float | None:
+        """Under a budget in seconds: when a board given ``limit`` seconds (``span``
+        limits at most) must have started to end before the budget does."""
+        return None if self.deadline is None else self.deadline - RESERVE - span * limit
+
     def batch(self, recs, journal, limit, nodes, *, fallback, on_outcome, plans=(), retried=(), last_start=None):
-        """One batch of the run, the builds of ``plans`` as jobs its boards wait on."""
+        """One batch of the run, the builds of ``plans`` as jobs its boards wait on;
+        past ``last_start`` no board starts and the builds still running are stopped."""
         o = self.opts
         return run_batch(
             recs,
@@ -287,6 +305,7 @@ class Run:
             fallback=False,
             on_outcome=quick_seen,
             plans=wall_free,
+            last_start=self.last_start(o.quick_limit, QUICK_SPAN),
         )
         if self.res.quick.interrupted:
             raise KeyboardInterrupt
@@ -319,7 +338,8 @@ class Run:
             time_limit = self.sittings.marks.get("limit")  # planned in an earlier sitting
         if time_limit is None and self.deadline is not None:
             slots = o.workers if o.scheduler is None else cluster_threads(o.scheduler)
-            time_limit = self.sittings.mark("limit", _full_pass_limit(self.deadline, todo, slots))
+            building = sum(p.entries for p in plans) / BUILD_RATE  # thread-seconds the builds take from the slots
+            time_limit = self.sittings.mark("limit", _full_pass_limit(self.deadline, todo, slots, building))
         if time_limit is None:
             time_limit = DEFAULT_TIME_LIMIT
         res.full_limit = time_limit
@@ -332,6 +352,7 @@ class Run:
             on_outcome=self.seen,
             plans=plans,
             retried=list(again),
+            last_start=self.last_start(time_limit),
         )
         final.update(res.full.outcomes)
         res.outcomes = final
@@ -352,7 +373,7 @@ class Run:
             k += 1
             limit = res.full_limit * 2**k
             unproven = [r for r in rest if final.get(r.index) is not None and not final[r.index].extra.get("optimal")]
-            last_start = deadline - RESERVE - BOARD_SPAN * limit  # a board started later might outlast the budget
+            last_start = self.last_start(limit)  # a board started later might outlast the budget
             if not unproven or time.time() > last_start:
                 break
             todo = sorted(
@@ -396,15 +417,16 @@ def _retry_order(o: Outcome | None, closest: bool = False, attempts: int = 0):
     return attempts, gap if closest else -gap
 
 
-def _full_pass_limit(deadline: float, todo, slots: int) -> float:
+def _full_pass_limit(deadline: float, todo, slots: int, building: float = 0.0) -> float:
     """The full pass's time limit under a budget (``deadline``) with no --time-limit:
     what lets ``todo`` take about FULL_PASS_SHARE of what is left at one limit a
     board on average (the measured mean: most are proven early, the unproven take up
-    to BOARD_SPAN limits), ``slots`` boards at once."""
+    to BOARD_SPAN limits), ``slots`` boards at once, less the ``building``
+    thread-seconds of the builds that share the slots."""
     if not todo:
         return DEFAULT_TIME_LIMIT
     left = deadline - RESERVE - time.time()
-    fit = FULL_PASS_SHARE * left * max(slots, 1) / len(todo)
+    fit = FULL_PASS_SHARE * (left * max(slots, 1) - building) / len(todo)
     return round(min(DEFAULT_TIME_LIMIT, max(MIN_TIME_LIMIT, fit)), 1)
 
 

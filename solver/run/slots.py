@@ -10,9 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pdb_builder.errors import (
-    BoardError,
-)
+import numpy as np
+
+from pdb_builder.cores import Share
+from pdb_builder.errors import BoardError
 from pdb_builder.formats import Record
 
 from ..api import SolverPool, solve_record
@@ -27,10 +28,11 @@ from ..search.limits import interrupt_if_stopping
 # scheduler address is given (its workers must see the same database folder).
 
 _WORKER_POOL: SolverPool | None = None
+_LANES = None  # the run's lanes (Lanes.cells), in a worker: where each running job's grant is
 
 
-def _worker_init(db_dir, use_db, verify, threads=1):
-    global _WORKER_POOL
+def _worker_init(db_dir, use_db, verify, threads=1, lanes=None):
+    global _WORKER_POOL, _LANES
     import signal
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent decides when a batch stops
@@ -39,6 +41,13 @@ def _worker_init(db_dir, use_db, verify, threads=1):
     # result, and the pool's thread would wait for the rest of it for ever
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _WORKER_POOL = SolverPool(db_dir, use_db=use_db, verify=verify, threads=threads)
+    _LANES = None if lanes is None else Lanes.view(lanes)
+
+
+def _worker_job(fn, args, lane: int):
+    """A job in a worker: ``fn`` on the threads its lane grants, as many as the parent
+    gives it while it runs (:class:`Lanes`)."""
+    return fn(*args, threads=Share(grant=_LANES[lane, 0:1], used=_LANES[lane, 1:2]))
 
 
 def _worker_solve(rec: Record, time_limit, node_limit, fallback) -> Outcome:
@@ -63,8 +72,9 @@ def _dask_solve(rec: Record, db_dir, use_db, time_limit, node_limit, fallback) -
 @dataclass(eq=False)
 class Job:
     """Work some records wait on (a database build, :mod:`solver.run.pipeline`), run where
-    the boards are solved, in a worker's slot: ``fn(*args, parallel=...)`` (picklable;
-    ``parallel``: whether it may use every core, true only when nothing runs beside it).
+    the boards are solved, in a worker's slot: ``fn(*args, threads=...)`` (picklable;
+    ``threads``: a :class:`~pdb_builder.cores.Share`, the threads it may run now, or a
+    count).
     ``records`` wait until it is done; ``memory``: the bytes it may hold while it runs.
     In the caller's thread: ``begin()`` as a slot is given to it (False: skipped, its
     records go on at once), ``done(value, error)`` when it ends (``error``: the
@@ -117,11 +127,12 @@ class Feed:
 
     def take(self, limit: int | None = None) -> tuple[list, bool]:
         """Up to ``limit`` records and jobs that can start, first in ``todo`` first, and
-        whether the feed has ended (nothing left to hand out, no job running)."""
+        whether the feed has ended: nothing left to hand out and no job running, or
+        past ``last_start`` (the jobs still running then are of no use to anyone)."""
         if self._too_late():
             self._heap.clear()  # too late to start another: the feed ends (waiting records too)
             self._waiting.clear()
-            return [], self._running == 0
+            return [], True
         out, passed = [], []
         while self._heap and (limit is None or len(out) < limit):
             item = heapq.heappop(self._heap)
@@ -139,6 +150,23 @@ class Feed:
         for item in passed:
             heapq.heappush(self._heap, item)
         return out, not self._heap and not self._waiting and self._running == 0
+
+    def ready(self, limit: int) -> int:
+        """How many items could be handed out now (at most ``limit`` counted)."""
+        if self._too_late():
+            return 0
+        n = 0
+        for item in self._heap:
+            if n >= limit:
+                break
+            n += not isinstance(item[3], Job) or self._fits(item[3])
+        return n
+
+    def abandon(self, job: Job) -> None:
+        """``job`` was stopped unfinished (past ``last_start``: nothing waits on it)."""
+        self._running -= 1
+        self._memory -= job.memory
+        job.done(None, Abandoned("stopped unfinished: the time budget ran out"))
 
     def job_done(self, job: Job, result: Callable) -> None:
         """``job`` ended: ``result()`` gives its value or raises what it raised (handed
@@ -167,36 +195,110 @@ class Feed:
                 heapq.heappush(self._heap, (item[0], 1, 0, item[1]))
 
 
+class Abandoned(Exception):
+    """A job stopped unfinished at the end of the time budget."""
+
+
+class Lanes:
+    """The thread grants of the jobs running in local worker processes, in memory the
+    workers share: a lane ``(grant, threads running)`` a running job.  The parent gives
+    the running jobs the slots no board can use (nothing ready to start) and lowers
+    their grants as soon as boards are ready: a job's threads above a lowered grant
+    stop within a chunk of a BFS layer (:mod:`pdb_builder.make.share`), and the slot
+    counts as taken until they have."""
+
+    def __init__(self, count: int, ctx=None):
+        import multiprocessing as mp
+
+        self.raw = (ctx or mp).RawArray("q", 2 * count)
+        self.cells = self.view(self.raw)
+        self._free = list(range(count - 1, -1, -1))
+        self._lane: dict[int, int] = {}  # id(job) -> its lane
+
+    @staticmethod
+    def view(raw) -> np.ndarray:
+        return np.frombuffer(raw, dtype=np.int64).reshape(-1, 2)
+
+    def open(self, job: Job) -> int:
+        lane = self._free.pop()
+        self.cells[lane] = (1, 0)
+        self._lane[id(job)] = lane
+        return lane
+
+    def close(self, job: Job) -> None:
+        lane = self._lane.pop(id(job))
+        self.cells[lane] = (0, 0)
+        self._free.append(lane)
+
+    def granted(self, job: Job) -> int:
+        return int(self.cells[self._lane[id(job)], 0])
+
+    def taken(self) -> int:
+        """Slots the running jobs hold: each its grant, or its threads still running above a lowered one."""
+        return sum(max(1, int(self.cells[k, 0]), int(self.cells[k, 1])) for k in self._lane.values())
+
+    def share(self, spare: int, ready: int) -> None:
+        """With nothing ``ready`` to start, the ``spare`` slots to the running jobs, the
+        fewest-threaded first; with items ready and fewer slots spare, the largest
+        grants lowered by what the ready items lack."""
+        lanes = list(self._lane.values())
+        if not lanes:
+            return
+        grant = self.cells[:, 0]
+        if ready == 0:
+            for _ in range(max(spare, 0)):
+                grant[min(lanes, key=lambda k: grant[k])] += 1
+            return
+        for _ in range(ready - max(spare, 0)):
+            k = max(lanes, key=lambda k: grant[k])
+            if grant[k] <= 1:
+                break
+            grant[k] -= 1
+
+
 def _warm_up() -> None:
     time.sleep(0.2)  # busy long enough that each submit forks a new worker
 
 
-def _drive(feed: Feed, submit, run_job, wait_some, cancel, slots: int | None = None):
+def _drive(feed: Feed, submit, run_job, wait_some, cancel, slots: int | None = None, lanes: Lanes | None = None):
     """Submit records and jobs as the feed makes them ready, at most ``slots`` at a time
-    (the feed keeps the rest in order); yield outcomes as boards finish, hand the
-    ends of jobs back to the feed."""
+    (the feed keeps the rest in order), a job in as many slots as ``lanes`` grant it
+    (``run_job(job, lane)``); yield outcomes as boards finish, hand the ends of jobs
+    back to the feed.  Returns whether it stopped jobs unfinished (the feed ended
+    past its ``last_start`` with only jobs running: ``cancel`` ended them)."""
     pending: dict = {}  # future -> its job, or None for a board
     ended = False
     try:
         while not ended or pending:
-            room = None if slots is None else slots - len(pending)
-            if room is None or room > 0:
-                items, ended = feed.take(limit=room)
-                for item in items:
-                    if isinstance(item, Job):
-                        pending[run_job(item)] = item
-                    else:
-                        pending[submit(item)] = None
+            if ended and pending and all(job is not None for job in pending.values()):
+                cancel(pending)  # past the last start, no board running: nothing waits on these
+                for job in pending.values():
+                    feed.abandon(job)
+                return True
+            boards = sum(job is None for job in pending.values())
+            room = None if slots is None else slots - boards - (lanes.taken() if lanes else len(pending) - boards)
+            items, ended = feed.take(limit=None if room is None else max(room, 0))  # (none: has it ended?)
+            for item in items:
+                if isinstance(item, Job):
+                    pending[run_job(item, lanes.open(item) if lanes else None)] = item
+                else:
+                    pending[submit(item)] = None
+            if lanes is not None:
+                busy = sum(job is None for job in pending.values()) + lanes.taken()
+                lanes.share(slots - busy, feed.ready(slots))
             if pending:
                 for fut in wait_some(pending):
                     job = pending.pop(fut)
                     if job is None:
                         yield fut.result()
                     else:
+                        if lanes is not None:
+                            lanes.close(job)
                         feed.job_done(job, fut.result)
     except BaseException:
         cancel(pending)
         raise
+    return False
 
 
 def _stop_pool(ex) -> None:
@@ -221,28 +323,31 @@ def _local_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback
             items, ended = feed.take(limit=1)
             for item in items:
                 if isinstance(item, Job):  # nothing runs beside it: every core
-                    feed.job_done(item, lambda job=item: job.fn(*job.args, parallel=True))
+                    feed.job_done(item, lambda job=item: job.fn(*job.args, threads=None))
                 else:
                     yield solve_record(item, pool, time_limit=time_limit, node_limit=node_limit, fallback=fallback)
         return
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+    lanes = Lanes(workers, ctx)
     ex = ProcessPoolExecutor(
-        workers, mp_context=ctx, initializer=_worker_init, initargs=(db_dir, use_db, True, threads)
+        workers, mp_context=ctx, initializer=_worker_init, initargs=(db_dir, use_db, True, threads, lanes.raw)
     )
     try:
         wait([ex.submit(_warm_up) for _ in range(workers)])  # every worker forked at once, before any job
-        yield from _drive(
+        stopped = yield from _drive(
             feed,
             lambda rec: ex.submit(_worker_solve, rec, time_limit, node_limit, fallback),
-            lambda job: ex.submit(job.fn, *job.args, parallel=False),  # one thread: a board or job runs beside it
+            lambda job, lane: ex.submit(_worker_job, job.fn, job.args, lane),
             lambda pending: wait(pending, timeout=0.2, return_when=FIRST_COMPLETED).done,
             lambda pending: _stop_pool(ex),
             slots=workers,
+            lanes=lanes,
         )
     except BaseException:
         _stop_pool(ex)  # stopped (an interrupt, an error, the caller closing us): ended, never awaited
         raise
-    ex.shutdown(wait=True)
+    if not stopped:
+        ex.shutdown(wait=True)
 
 
 def cluster_threads(scheduler) -> int:
@@ -293,7 +398,7 @@ def _dask_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback,
                 fallback=fallback,
                 pure=False,
             ),
-            lambda job: client.submit(job.fn, *job.args, parallel=False, pure=False),  # one thread of a worker
+            lambda job, lane: client.submit(job.fn, *job.args, threads=1, pure=False),  # one thread of a worker
             wait_some,
             lambda pending: client.cancel(list(pending)),
         )

@@ -30,12 +30,13 @@ depth counted once.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from dataclasses import dataclass
 
 import numpy as np
+
+from pdb_builder.cores import usable_cores
 
 from .state import new_stack, path_moves, start_iteration
 
@@ -48,10 +49,7 @@ GROWTH = 4  # how much larger an iteration is planned to be than the last
 
 def default_threads() -> int:
     """Threads for one board: the cores this process may use."""
-    try:
-        return max(len(os.sched_getaffinity(0)), 1)
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+    return usable_cores()
 
 
 def plan(counts, nodes: int, threads: int) -> tuple[int, int]:
