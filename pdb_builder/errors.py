@@ -52,6 +52,16 @@ class UnsolvableError(SlidepdbError):
 
 
 class DatabaseError(SlidepdbError):
-    """A database file that is missing, damaged, foreign or too new."""
+    """A database file that is missing, damaged, foreign or too new (``path``: which
+    one, where the raiser knows)."""
 
     exit_code = EXIT_INTERNAL
+
+    def __init__(self, message: str = "", path=None):
+        super().__init__(message)
+        self.path = None if path is None else str(path)
+
+
+class DatabaseGone(DatabaseError):
+    """A database file that is not there (any more): a folder's listing is a moment's
+    view, and a file listed may be removed before it is opened."""

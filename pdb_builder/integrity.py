@@ -66,7 +66,7 @@ def rebuild_hint(path) -> str:
 
 
 def checksum_error(name, dsname, what: str = "sha256 checksum") -> DatabaseError:
-    return DatabaseError(f"{name}: dataset {dsname} fails its {what}; {rebuild_hint(name)}")
+    return DatabaseError(f"{name}: dataset {dsname} fails its {what}; {rebuild_hint(name)}", path=name)
 
 
 _GUARDS: weakref.WeakSet = weakref.WeakSet()
@@ -88,15 +88,16 @@ class Guard:
     for it, raising :class:`DatabaseError` (file and dataset named) on a mismatch.
     Thread-safe; a process forked while a hash ran hashes again itself."""
 
-    def __init__(self, name, dsname: str, arr: np.ndarray, sha: str, digests: np.ndarray, block: int, offset: int):
+    def __init__(
+        self, name, dsname: str, arr: np.ndarray, sha: str, digests: np.ndarray, block: int, offset: int, file
+    ):
         self.name, self.dsname = name, dsname
         self.flat = arr.reshape(-1).view(np.uint8)
         self.sha = sha
         self.digests = digests
         self.block = block
         self.offset = offset  # of the array's bytes in the file
-        st = os.stat(arr.filename) if isinstance(arr, np.memmap) and arr.filename else None
-        self.file = (arr.filename, st.st_dev, st.st_ino) if st else None
+        self.file = file  # (path, device, inode) of the file the array was mapped from
         self._checked = np.zeros(len(digests), dtype=np.bool_)
         self._whole = False  # the whole array matched its sha256
         self._error: DatabaseError | None = None

@@ -44,7 +44,7 @@ from .atomic import atomic_path
 from .board import Shape
 from .entries import ENCODING as PACKED_ENCODING
 from .entries import MAX_LOWERING, RANKING_NAME, RANKING_VERSION, num_placements
-from .errors import DatabaseError
+from .errors import DatabaseError, DatabaseGone
 from .integrity import BLOCK_HASH, Guard, checksum_error, digests, rebuild_hint, sha256
 
 MAGIC = "slidepdb"
@@ -266,10 +266,11 @@ def write_goal_table(
     return path
 
 
-def _read_array(path: Path, ds: h5py.Dataset, mmap: bool) -> np.ndarray:
+def _read_array(fh, ds: h5py.Dataset, mmap: bool) -> np.ndarray:
+    """``ds`` memory-mapped from the open file ``fh`` (contiguous, uncompressed), or read."""
     offset = ds.id.get_offset()
     if mmap and offset is not None and ds.compression is None and ds.chunks is None:
-        return np.memmap(path, mode="r", dtype=ds.dtype, offset=offset, shape=ds.shape)
+        return np.memmap(fh, mode="r", dtype=ds.dtype, offset=offset, shape=ds.shape)
     return ds[()]
 
 
@@ -282,17 +283,27 @@ def open_database(path, verify: bool = True, mmap: bool = True, _final=None, laz
     reports anything that rests on the array."""
     path = Path(path)
     name = _final or path
-    if not path.exists():
-        raise DatabaseError(f"{name}: no such database; build it with `slidepdb build`")
+    # the file is opened once, and its metadata and tables are read through that one
+    # descriptor: a file replaced or removed meanwhile (a rebuild publishing) leaves
+    # what was opened whole, never half of one file and half of another
     try:
-        f = h5py.File(path, "r")
+        fh = open(path, "rb")  # noqa: SIM115 - closed below, or kept open by the maps made from it
+    except FileNotFoundError:
+        raise DatabaseGone(f"{name}: no such database; build it with `slidepdb build`") from None
     except OSError as exc:
+        if _out_of_descriptors(exc):
+            raise DatabaseError(f"{name}: cannot open: {too_many_open_files()}") from None
+        raise DatabaseError(f"{name}: cannot open ({exc}); {rebuild_hint(name)}") from None
+    try:
+        f = h5py.File(fh, "r")
+    except OSError as exc:
+        fh.close()
         if _out_of_descriptors(exc):
             raise DatabaseError(f"{name}: cannot open: {too_many_open_files()}") from None
         raise DatabaseError(f"{name}: not a readable HDF5 file ({exc}); {rebuild_hint(name)}") from None
     try:
-        with f:
-            return _read_database(f, path, name, verify, mmap, _final, lazy)
+        with fh, f:
+            return _read_database(f, fh, name, verify, mmap, _final, lazy)
     except DatabaseError:
         raise
     except OSError as exc:
@@ -428,17 +439,19 @@ def _check_pdb_structure(name, shape: Shape, groups, f: h5py.File, packed_tables
         raise DatabaseError(f"{name}: tables {', '.join(extra)} are not in the partition; {rebuild_hint(name)}")
 
 
-def _read_checked(f: h5py.File, path: Path, name, dsname: str, mmap: bool, verify: bool, lazy: bool):
+def _read_checked(f: h5py.File, fh, name, dsname: str, mmap: bool, verify: bool, lazy: bool):
     """Dataset ``dsname`` as an array, and its Guard when its check is left to the
     reader (``lazy``, memory-mapped, with block digests); otherwise checked now."""
     ds = f[dsname]
-    data = _read_array(path, ds, mmap)
+    data = _read_array(fh, ds, mmap)
     if not verify:
         return data, None
     sha = _s(ds.attrs.get("sha256"))
     stored, block = _read_block_digests(f, name, dsname, data)
     if lazy and stored is not None and isinstance(data, np.memmap):
-        return data, Guard(name, dsname, data, sha, stored, block, ds.id.get_offset())
+        st = os.fstat(fh.fileno())
+        where = (fh.name, st.st_dev, st.st_ino)
+        return data, Guard(name, dsname, data, sha, stored, block, ds.id.get_offset(), where)
     whole, blocks = digests(data, block) if stored is not None else (sha256(data), None)
     if whole != sha:
         raise checksum_error(name, dsname)
@@ -466,7 +479,7 @@ def _read_block_digests(f: h5py.File, name, dsname: str, data: np.ndarray):
     return digests, block
 
 
-def _read_database(f: h5py.File, path: Path, name, verify: bool, mmap: bool, _final, lazy: bool) -> Database:
+def _read_database(f: h5py.File, fh, name, verify: bool, mmap: bool, _final, lazy: bool) -> Database:
     a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
     if a.get("magic") != MAGIC:
         raise DatabaseError(f"{name}: not a slidepdb database (no magic string); {rebuild_hint(name)}")
@@ -489,7 +502,7 @@ def _read_database(f: h5py.File, path: Path, name, verify: bool, mmap: bool, _fi
     shape = Shape(int(a["shape-width"]), int(a["shape-height"]), goal, a["shape-goal-kind"])
     if shape.key != a["shape-key"]:
         raise DatabaseError(f"{name}: shape attributes disagree with shape-key; {rebuild_hint(name)}")
-    db = Database(path if _final is None else Path(_final), a["kind"], shape, a)
+    db = Database(Path(fh.name) if _final is None else Path(_final), a["kind"], shape, a)
     if db.kind == "pdb":
         if (a.get("ranking-name"), int(a.get("ranking-version", -1))) != (RANKING_NAME, RANKING_VERSION):
             raise DatabaseError(
@@ -505,11 +518,11 @@ def _read_database(f: h5py.File, path: Path, name, verify: bool, mmap: bool, _fi
         for i, tiles in enumerate(groups):
             ds = f[f"tables/{i}"]
             tattrs = {k: ds.attrs[k] for k in ds.attrs}
-            data, guard = _read_checked(f, path, name, f"tables/{i}", mmap, verify, lazy)
+            data, guard = _read_checked(f, fh, name, f"tables/{i}", mmap, verify, lazy)
             packed, packed_guard = None, None
             pk = f.get(f"packed/{i}")  # read only in the encoding this slidepdb knows (checked with the table)
             if pk is not None and _s(pk.attrs.get("encoding")) == PACKED_ENCODING:
-                packed, packed_guard = _read_checked(f, path, name, f"packed/{i}", mmap, verify, lazy)
+                packed, packed_guard = _read_checked(f, fh, name, f"packed/{i}", mmap, verify, lazy)
                 tattrs["max-lowering"] = int(pk.attrs["max-lowering"])
             db.tables.append(PdbTable(tuple(int(t) for t in tiles), data, tattrs, packed, guard, packed_guard))
     elif db.kind == "goal-table":
@@ -517,8 +530,8 @@ def _read_database(f: h5py.File, path: Path, name, verify: bool, mmap: bool, _fi
         for dsname in ("keys", "dist"):
             if dsname not in f:
                 raise DatabaseError(f"{name}: dataset {dsname} missing; {rebuild_hint(name)}")
-        keys, db.guards["keys"] = _read_checked(f, path, name, "keys", mmap, verify, lazy)
-        dist, db.guards["dist"] = _read_checked(f, path, name, "dist", mmap, verify, lazy)
+        keys, db.guards["keys"] = _read_checked(f, fh, name, "keys", mmap, verify, lazy)
+        dist, db.guards["dist"] = _read_checked(f, fh, name, "dist", mmap, verify, lazy)
         db.guards = {k: g for k, g in db.guards.items() if g is not None}
         db.keys = keys.reshape(-1, int(a["key-words"]))
         db.dist = dist

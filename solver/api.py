@@ -7,6 +7,7 @@ this module only turns a board argument into a record and the outcome into a
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 import warnings
@@ -26,6 +27,8 @@ from .search.heuristic import manhattan_heuristic
 from .search.limits import Budget, interrupt_if_stopping
 from .search.searcher import Searcher
 from .search.state import SearchResult
+
+log = logging.getLogger("slidepdb.solve")
 
 LAYOUT_AFTER = 1.0  # seconds of Manhattan search on a walled board no table serves before its layout's tables
 LAYOUT_AFTER_NODES = 20_000_000  # ... or nodes, whichever comes first
@@ -181,7 +184,10 @@ class SolverPool:
     ``db_dir=None`` looks in the default database folder; ``use_db=False`` solves
     without files (:func:`optimal_search`); ``threads``: threads for each
     board's optimal search (:mod:`solver.search.threads`); ``python_first=False`` loads the
-    compiled kernel at the first board (a batch needs it anyway)."""
+    compiled kernel at the first board (a batch needs it anyway); ``go_on``: a table
+    file that cannot be read, or fails its checksums during a search, is left out and
+    the board solved again without it, the outcome naming it (``tables_left_out``),
+    instead of raising :class:`~pdb_builder.errors.DatabaseError` (``slidepdb run``)."""
 
     SEARCHERS = 8
     LAYOUTS = 2  # in-memory layout searchers kept (tens of MB each; a batch rarely meets a layout twice running)
@@ -194,8 +200,10 @@ class SolverPool:
         threads: int = 1,
         python_first: bool = True,
         progress=None,
+        go_on: bool = False,
     ):
         self.db_dir = db_dir
+        self.left_out: dict | None = {} if go_on else None  # file path -> why it was left out
         self.progress = progress  # handed to every searcher (Searcher.progress) and told of the fallback
         self.python_first = python_first  # see Searcher.python_first
         self.use_db = use_db
@@ -212,7 +220,7 @@ class SolverPool:
         if self.use_db:
             from .search.tables import heuristic_for  # (h5py: not imported by a --no-db process)
 
-            h = heuristic_for(board.shape, self.db_dir, verify=self.verify)
+            h = heuristic_for(board.shape, self.db_dir, verify=self.verify, left_out=self.left_out)
         else:
             h = manhattan_heuristic(board.shape)
         self._searchers[key] = Searcher(h)
@@ -221,6 +229,16 @@ class SolverPool:
         while len(self._searchers) > self.SEARCHERS:
             self._searchers.popitem(last=False)
         return self._searchers[key]
+
+    def leave_out(self, exc: DatabaseError) -> bool:
+        """Leave out the file ``exc`` names from now on (its shapes' searchers made
+        again); whether the board should be solved again (False: the pool does not
+        go on, or the file is left out already)."""
+        if self.left_out is None or exc.path is None or exc.path in self.left_out:
+            return False
+        self.left_out[exc.path] = str(exc)
+        self._searchers.clear()
+        return True
 
     def layout_searcher(self, shape, budget) -> Searcher | None:
         """Wall-aware Manhattan + linear conflicts + small tables of ``shape``'s exact
@@ -262,7 +280,10 @@ def solve_record(
         return checked
     try:
         return _solve_valid(rec, pool, time_limit, node_limit, fallback, pool.threads if threads is None else threads)
-    except DatabaseError:
+    except DatabaseError as exc:
+        if pool.leave_out(exc):  # a table failed its checksums while the board searched: again without it
+            log.warning("%s; the boards go on without it", exc)
+            return solve_record(rec, pool, time_limit, node_limit, fallback, threads)
         raise  # a damaged or unreadable table: every board of its shape would fail; the run stops naming it
     except Exception as exc:  # noqa: BLE001 - one board's failure never stops a batch
         interrupt_if_stopping(exc)  # SIGTERM or Ctrl-C, which a library turned into another exception
@@ -308,6 +329,7 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
         "lower_bound": bound,
         "heuristic": result.heuristic,
         "tables": {name: list(sums) for name, sums in searcher.h.checksums.items()},
+        **({"tables_left_out": dict(searcher.h.left_out)} if searcher.h.left_out else {}),
         "version": __version__,
     }
     if how is not None:

@@ -476,3 +476,82 @@ def test_a_resume_reopens_proofs_whose_tables_changed(problems, tmp_path):
     path.unlink()  # a table file gone: its proofs reopen too
     gone = read_journal(journal, recs, now=lambda n: None)
     assert all(not gone[i].extra["optimal"] and "reopened" in gone[i].extra for i in served)
+
+
+def _churn(db, versions, stop, counts):
+    """Until ``stop``: replace each file of ``db`` by one of its ``versions`` (another
+    layout of the same tables: other offsets in the file), or remove it for a moment,
+    as builds publishing and a user tidying up would, through a temporary name."""
+    import random
+    import shutil
+    import time
+
+    rnd = random.Random(7)
+    names = sorted(versions)
+    while not stop.is_set():
+        name = rnd.choice(names)
+        tmp = db / f".{name}.churn"
+        if rnd.random() < 0.3:
+            (db / name).unlink(missing_ok=True)
+            counts["removed"] += 1
+            time.sleep(0.002)
+        shutil.copyfile(rnd.choice(versions[name]), tmp)
+        os.replace(tmp, db / name)
+        counts["replaced"] += 1
+
+
+def test_boards_go_on_while_table_files_are_replaced_and_removed(tmp_path, monkeypatch):
+    """Three workers solve boards of four layouts, each board loading its tables again,
+    while another thread replaces every table file again and again with a copy of
+    other offsets and now and then removes one: no board ends in an error, every
+    answer is at its exhaustive-BFS length when proven, and the batch never stops."""
+    import random
+    import shutil
+    import threading
+
+    from pdb_builder.board import Board
+    from pdb_builder.formats import read_lines
+    from pdb_builder.make.building import build_pdb
+    from pdb_builder.patterns import parse_partition
+    from solver.api import SolverPool
+
+    from .naive import distance, successors
+
+    db, alt = tmp_path / "db", tmp_path / "alt"
+    shapes = [Shape.devquiz(3, 4, [w]) for w in (1, 4, 5, 7)]
+    versions = {}
+    for s in shapes:
+        tiles = [t for t in s.tiles]
+        spec = ",".join(map(str, tiles[:5])) + "/" + ",".join(map(str, tiles[5:]))
+        part = parse_partition(spec, s)
+        names = []
+        for folder, layout in ((alt, "contiguous"), (alt / "z", "compressed")):
+            names.append(Path(build_pdb(s, part, folder, layout=layout, two_bit=False, progress=None).path))
+        versions[names[0].name] = names
+    db.mkdir()
+    rnd, lines = random.Random(3), []
+    for k in range(48):
+        s = shapes[k % len(shapes)]  # round robin: each board loads its layout's tables again
+        cells = s.goal
+        for _ in range(60):
+            cells = rnd.choice(list(successors(s, cells)))
+        lines.append(str(Board(s, cells)))
+    recs = read_lines(lines, "churn").records
+    monkeypatch.setattr(SolverPool, "SEARCHERS", 1)  # (the forked workers see it too)
+    stop, counts = threading.Event(), {"removed": 0, "replaced": 0}
+    for name, (first, _) in versions.items():
+        shutil.copyfile(first, db / name)
+    churner = threading.Thread(target=_churn, args=(db, versions, stop, counts))
+    churner.start()
+    try:
+        res = run_batch(recs, db_dir=db, workers=3, time_limit=30, go_on=True)
+    finally:
+        stop.set()
+        churner.join()
+    assert counts["removed"] > 10 and counts["replaced"] > 100
+    assert len(res.outcomes) == len(recs) and not [o.error for o in res.outcomes.values() if o.status != "solved"]
+    for rec in recs:
+        o = res.outcomes[rec.index]
+        assert check_moves(rec.board, o.extra["moves"]).ok
+        if o.extra["optimal"]:
+            assert o.extra["length"] == distance(rec.board.shape, rec.board.cells)

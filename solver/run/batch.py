@@ -15,7 +15,7 @@ from ..outcome import Outcome, better
 from .answers import fit_limits
 from .files import RunFiles
 from .journal import current_checksums, read_journal, refuse_unless_resume
-from .slots import Feed, _dask_outcomes, _local_outcomes
+from .slots import Feed, Pools, _dask_outcomes, _local_outcomes
 
 
 @dataclass
@@ -49,6 +49,7 @@ def run_batch(
     retry=(),
     last_start: float | None = None,
     search_progress=None,
+    go_on: bool = False,
 ) -> BatchResult:
     """Solve every record; ``on_outcome(outcome)`` is called as each board finishes.
 
@@ -65,7 +66,9 @@ def run_batch(
     (local processes only).  ``last_start``: wall-clock time (``time.time()``) after
     which no board starts; those not started keep their journalled outcome.
     ``search_progress``: told of each slice of the searches in this process
-    (:class:`solver.cli.progress.SearchLine`; local processes with one worker only)."""
+    (:class:`solver.cli.progress.SearchLine`; local processes with one worker only).
+    ``go_on``: a table file that cannot be read is left out and the boards solved
+    without it (:class:`~solver.api.SolverPool`), instead of stopping the batch."""
     t0 = time.perf_counter()
     if journal is None and out_path:
         journal = RunFiles(out_path).journal
@@ -82,12 +85,11 @@ def run_batch(
             on_outcome(out)
     todo = [r for r in records if r.index not in done]
     feed = Feed(todo, jobs, last_start, job_memory)
+    pools = Pools(db_dir, use_db, threads, go_on)
     if scheduler is not None:
-        outcomes = _dask_outcomes(feed, db_dir, use_db, time_limit, node_limit, fallback, scheduler)
+        outcomes = _dask_outcomes(feed, pools, time_limit, node_limit, fallback, scheduler)
     else:
-        outcomes = _local_outcomes(
-            feed, db_dir, use_db, time_limit, node_limit, fallback, workers, threads, search_progress
-        )
+        outcomes = _local_outcomes(feed, pools, time_limit, node_limit, fallback, workers, search_progress)
     jf = open(journal, "a", encoding="utf-8") if journal is not None else None
     try:
         for out in outcomes:

@@ -277,6 +277,7 @@ class Run:
             job_memory=build_memory_cap(o.memory_limit),
             retry=retried,
             last_start=last_start,
+            go_on=True,  # a table that cannot be read: its boards go on without it
         )
 
     def quick_pass(self) -> None:

@@ -7,7 +7,7 @@ import heapq
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -27,11 +27,26 @@ from ..search.limits import interrupt_if_stopping
 # once and keeps its compiled kernels); a dask.distributed cluster when a
 # scheduler address is given (its workers must see the same database folder).
 
+@dataclass(frozen=True)
+class Pools:
+    """How each process (or dask thread) that solves boards makes its
+    :class:`~solver.api.SolverPool`: the database folder, whether to read it, each
+    board's threads, and ``go_on`` (a table that cannot be read is left out)."""
+
+    db_dir: object = None
+    use_db: bool = True
+    threads: int = 1
+    go_on: bool = False
+
+    def pool(self, **kw) -> SolverPool:
+        return SolverPool(self.db_dir, use_db=self.use_db, threads=self.threads, go_on=self.go_on, **kw)
+
+
 _WORKER_POOL: SolverPool | None = None
 _LANES = None  # the run's lanes (Lanes.cells), in a worker: where each running job's grant is
 
 
-def _worker_init(db_dir, use_db, verify, threads=1, lanes=None):
+def _worker_init(pools: Pools, lanes=None):
     global _WORKER_POOL, _LANES
     import signal
 
@@ -40,7 +55,7 @@ def _worker_init(db_dir, use_db, verify, threads=1, lanes=None):
     # ends its workers; a worker interrupted itself could die halfway through sending a
     # result, and the pool's thread would wait for the rest of it for ever
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _WORKER_POOL = SolverPool(db_dir, use_db=use_db, verify=verify, threads=threads)
+    _WORKER_POOL = pools.pool()
     _LANES = None if lanes is None else Lanes.view(lanes)
 
 
@@ -58,15 +73,14 @@ _DASK_POOLS = threading.local()
 DASK_CONNECT_TIMEOUT = "20s"
 
 
-def _dask_solve(rec: Record, db_dir, use_db, time_limit, node_limit, fallback) -> Outcome:
+def _dask_solve(rec: Record, pools: Pools, time_limit, node_limit, fallback) -> Outcome:
     """A Dask task: one board, with a per-thread pool of searchers kept between tasks."""
-    pools = getattr(_DASK_POOLS, "pools", None)
-    if pools is None:
-        pools = _DASK_POOLS.pools = {}
-    key = (str(db_dir), use_db)
-    if key not in pools:
-        pools[key] = SolverPool(db_dir, use_db=use_db)
-    return solve_record(rec, pools[key], time_limit=time_limit, node_limit=node_limit, fallback=fallback)
+    made = getattr(_DASK_POOLS, "pools", None)
+    if made is None:
+        made = _DASK_POOLS.pools = {}
+    if pools not in made:
+        made[pools] = pools.pool()
+    return solve_record(rec, made[pools], time_limit=time_limit, node_limit=node_limit, fallback=fallback)
 
 
 @dataclass(eq=False)
@@ -311,13 +325,13 @@ def _stop_pool(ex) -> None:
         p.kill()  # not terminate: a worker forked from the CLI turns SIGTERM into KeyboardInterrupt
 
 
-def _local_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback, workers, threads=1, progress=None):
+def _local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, workers, progress=None):
     import multiprocessing as mp
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     if workers <= 1 or (feed.size <= 1 and not feed.jobs):
         # several boards want the kernel anyway: no plain-Python first search (solver.search.first_nodes)
-        pool = SolverPool(db_dir, use_db=use_db, threads=threads, python_first=feed.size <= 1, progress=progress)
+        pool = pools.pool(python_first=feed.size <= 1, progress=progress)
         ended = False
         while not ended:
             items, ended = feed.take(limit=1)
@@ -330,7 +344,7 @@ def _local_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
     lanes = Lanes(workers, ctx)
     ex = ProcessPoolExecutor(
-        workers, mp_context=ctx, initializer=_worker_init, initargs=(db_dir, use_db, True, threads, lanes.raw)
+        workers, mp_context=ctx, initializer=_worker_init, initargs=(pools, lanes.raw)
     )
     try:
         wait([ex.submit(_warm_up) for _ in range(workers)])  # every worker forked at once, before any job
@@ -374,9 +388,9 @@ def _dask_client(scheduler):
         raise BoardError(f"--scheduler {scheduler}: cannot connect: {exc}") from None
 
 
-def _dask_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback, scheduler):
-    if db_dir is not None:
-        db_dir = str(Path(db_dir).resolve())
+def _dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, scheduler):
+    if pools.db_dir is not None:
+        pools = replace(pools, db_dir=str(Path(pools.db_dir).resolve()))
     client = _dask_client(scheduler)
 
     def wait_some(pending):
@@ -391,8 +405,7 @@ def _dask_outcomes(feed: Feed, db_dir, use_db, time_limit, node_limit, fallback,
             lambda rec: client.submit(
                 _dask_solve,
                 rec,
-                db_dir=db_dir,
-                use_db=use_db,
+                pools=pools,
                 time_limit=time_limit,
                 node_limit=node_limit,
                 fallback=fallback,

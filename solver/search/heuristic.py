@@ -44,6 +44,7 @@ class Heuristic:
     goal_table: object = None  # a loaded goal-table Database of this exact shape, or None
     goal_name: str | None = None  # its description (not a group)
     checksums: dict = field(default_factory=dict)  # file name -> its tables' sha256 (first 16 hex digits)
+    left_out: dict = field(default_factory=dict)  # file name -> why it was left out (unreadable, damaged)
 
     @property
     def ngroups(self) -> int:

@@ -20,6 +20,7 @@ import logging
 from pathlib import Path
 
 from pdb_builder.board import Shape
+from pdb_builder.errors import DatabaseError, DatabaseGone
 from pdb_builder.lookup import group_lookups, serves
 from pdb_builder.storage import CHECKSUM_DIGITS, Database, DatabaseCache, default_db_dir
 
@@ -44,16 +45,50 @@ def candidate_files(shape: Shape, db_dir=None) -> list[tuple[str, Path]]:
 
 
 def heuristic_for(
-    shape: Shape, db_dir=None, use_lc: bool = True, verify: bool = True, reflect: bool = True, files=None
+    shape: Shape,
+    db_dir=None,
+    use_lc: bool = True,
+    verify: bool = True,
+    reflect: bool = True,
+    files=None,
+    left_out: dict | None = None,
 ) -> Heuristic:
     """Manhattan (+ linear conflicts) plus every database found for ``shape``; with
-    ``files``, those exact-shape database files only (and no goal table)."""
+    ``files``, those exact-shape database files only (and no goal table).
+
+    The folder's listing is a moment's view: a file listed and gone when it is opened
+    was not there.  With ``left_out`` (file path -> reason), a file that cannot be
+    read (damaged, unreadable) is left out instead of raising
+    :class:`~pdb_builder.errors.DatabaseError`, and so are those it names already;
+    ``h.left_out`` says which of this shape's were."""
     md, rowkey, colkey = manhattan_tables(shape)
     h = Heuristic(shape, md, rowkey, colkey, use_lc=use_lc)
+    h.left_out = {}
+
+    def opened(path):
+        key = str(path)
+        if left_out is not None and key in left_out:
+            h.left_out[path.name] = left_out[key]
+            return None
+        try:
+            return load(path, verify=verify)
+        except DatabaseGone:
+            if files is not None:
+                raise
+            return None  # removed since the listing: not there
+        except DatabaseError as exc:
+            if left_out is None:
+                raise
+            log.warning("%s; the boards go on without it", exc)
+            left_out[key] = h.left_out[path.name] = str(exc)
+            return None
+
     databases = []
     found = candidate_files(shape, db_dir) if files is None else [("exact", Path(p)) for p in files]
     for role, path in found:
-        db = load(path, verify=verify)
+        db = opened(path)
+        if db is None:
+            continue
         if db.kind != "pdb" or serves(db.shape, shape) != role:
             log.warning("%s: not a %s database for %s; skipped", path, role, shape.key)
             continue
@@ -61,7 +96,9 @@ def heuristic_for(
     h.lookups, h.names = group_lookups(shape, databases, reflect=reflect)
     goals = sorted(default_db_dir(db_dir).glob(f"{shape.key}.goal.d*.h5")) if files is None else []
     for path in goals:
-        db = load(path, verify=verify)
+        db = opened(path)
+        if db is None:
+            continue
         if db.kind == "goal-table" and db.shape == shape and (h.goal_table is None or db.depth > h.goal_table.depth):
             h.goal_table = db
     read = [db for _, db in databases] + ([h.goal_table] if h.goal_table is not None else [])
