@@ -46,19 +46,36 @@ def _block_digest(data) -> int:
     return int.from_bytes(hashlib.sha256(data).digest()[:8], "little")
 
 
-def digests(arr: np.ndarray, block: int | None = None) -> tuple[str, np.ndarray]:
-    """In one pass over ``arr``: its sha256, and the digest of each ``block`` (default
-    :data:`BLOCK_SIZE`) bytes of it (the last block may be shorter)."""
+def digests(arr: np.ndarray, block: int | None = None, threads: int = 1) -> tuple[str, np.ndarray]:
+    """Its sha256, and the digest of each ``block`` (default :data:`BLOCK_SIZE`) bytes
+    of ``arr`` (the last block may be shorter): in one pass on one thread, or the
+    blocks shared out among ``threads`` while the calling thread hashes the whole
+    (hashlib hashes without the GIL)."""
     block = block or BLOCK_SIZE
     flat = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
     n = -(-flat.size // block)
-    whole = hashlib.sha256()
     out = np.empty(n, dtype=np.uint64)
-    for i in range(n):
-        part = flat[i * block : (i + 1) * block]
-        whole.update(part)
-        out[i] = _block_digest(part)
-    return whole.hexdigest(), out
+    if threads <= 1 or n < 4 * threads:
+        whole = hashlib.sha256()
+        for i in range(n):
+            part = flat[i * block : (i + 1) * block]
+            whole.update(part)
+            out[i] = _block_digest(part)
+        return whole.hexdigest(), out
+
+    def blocks(lo: int, hi: int) -> None:
+        for i in range(lo, hi):
+            out[i] = _block_digest(flat[i * block : (i + 1) * block])
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    step = -(-n // (4 * threads))
+    with ThreadPoolExecutor(threads, thread_name_prefix="slidepdb-hash") as ex:
+        done = [ex.submit(blocks, lo, min(n, lo + step)) for lo in range(0, n, step)]
+        whole = sha256(flat)
+        for d in done:
+            d.result()
+    return whole, out
 
 
 def rebuild_hint(path) -> str:

@@ -35,6 +35,7 @@ import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import h5py
 import numpy as np
@@ -42,6 +43,7 @@ import numpy as np
 from . import __version__, integrity
 from .atomic import atomic_path
 from .board import Shape
+from .cores import share_of
 from .entries import ENCODING as PACKED_ENCODING
 from .entries import MAX_LOWERING, RANKING_NAME, RANKING_VERSION, num_placements
 from .errors import DatabaseError, DatabaseGone
@@ -80,12 +82,12 @@ def goal_filename(shape: Shape, depth: int) -> str:
     return f"{shape.key}.goal.d{depth}.h5"
 
 
-def seal(f: h5py.File, dsname: str, arr: np.ndarray) -> None:
+def seal(f: h5py.File, dsname: str, arr: np.ndarray, threads: int = 1) -> None:
     """Write ``dsname``'s checksums for its bytes ``arr``: the sha256 attribute and
     the block digests (``blocks/DSNAME``, see :mod:`pdb_builder.integrity`), the
     digests covered by a sha256 of their own.  Replaces any there."""
     block = integrity.BLOCK_SIZE
-    whole, blocks = digests(arr, block)
+    whole, blocks = digests(arr, block, threads)
     f[dsname].attrs["sha256"] = whole
     if f"blocks/{dsname}" in f:
         del f[f"blocks/{dsname}"]
@@ -176,9 +178,11 @@ def write_pdb(
     layout: str = "contiguous",
     metadata: dict | None = None,
     two_bit: bool = True,
+    threads=1,
 ) -> tuple[Path, list, float]:
     """Publish a partition's tables atomically at ``path`` (with their two-bit copies,
-    ``packed/i``, unless ``two_bit`` is False).
+    ``packed/i``, unless ``two_bit`` is False), hashing on ``threads`` (a count or a
+    :class:`~pdb_builder.cores.Share`, read at each table).
 
     ``built`` yields ``(table, stats)`` pattern by pattern; each table goes to the
     temporary file as it comes and is dropped, so a build holds one table at a time
@@ -187,6 +191,7 @@ def write_pdb(
     from .make.lowering import packed_table  # build side: never loaded to read a file
 
     path = Path(path)
+    share = share_of(threads)
     stats = []
     packed_ids = []
     t0 = time.perf_counter()
@@ -197,7 +202,7 @@ def write_pdb(
                 ds = _dataset(grp, str(i), table, layout)
                 ds.attrs["tiles"] = np.array(st.tiles, dtype=np.int16)
                 ds.attrs["cells"] = len(shape.free_cells)
-                seal(f, f"tables/{i}", table)
+                seal(f, f"tables/{i}", table, share.granted)
                 ds.attrs["mean"] = float(st.mean)
                 ds.attrs["max"] = int(st.max)
                 ds.attrs["histogram"] = np.array(st.histogram, dtype=np.int64)
@@ -207,7 +212,7 @@ def write_pdb(
                 if pk is not None:  # the two-bit copy the solver reads (packed.py)
                     pds = _dataset(f, f"packed/{i}", pk, layout)
                     pds.attrs["encoding"] = PACKED_ENCODING
-                    seal(f, f"packed/{i}", pk)
+                    seal(f, f"packed/{i}", pk, share.granted)
                     pds.attrs["max-lowering"] = lowering
                     packed_ids.append(i)
                     del pk
@@ -233,7 +238,7 @@ def write_pdb(
                 },
             )
         # re-open and verify before publishing (memory-mapped: the checksums stream through the page cache)
-        open_database(tmp, verify=True, mmap=True, _final=path)
+        open_database(tmp, verify=True, mmap=True, _final=path, threads=share.granted)
     return path, stats, seconds
 
 
@@ -274,13 +279,15 @@ def _read_array(fh, ds: h5py.Dataset, mmap: bool) -> np.ndarray:
     return ds[()]
 
 
-def open_database(path, verify: bool = True, mmap: bool = True, _final=None, lazy: bool = False) -> Database:
+def open_database(
+    path, verify: bool = True, mmap: bool = True, _final=None, lazy: bool = False, threads: int = 1
+) -> Database:
     """Open and check a database file; raises DatabaseError with a one-line reason.
 
-    ``verify`` checks every array against its checksums now; with ``lazy`` too, a
-    memory-mapped array that has block digests is left unread and gets a
-    :class:`~pdb_builder.integrity.Guard`, which its reader must use before it
-    reports anything that rests on the array."""
+    ``verify`` checks every array against its checksums now (hashing on ``threads``);
+    with ``lazy`` too, a memory-mapped array that has block digests is left unread
+    and gets a :class:`~pdb_builder.integrity.Guard`, which its reader must use
+    before it reports anything that rests on the array."""
     path = Path(path)
     name = _final or path
     # the file is opened once, and its metadata and tables are read through that one
@@ -303,7 +310,7 @@ def open_database(path, verify: bool = True, mmap: bool = True, _final=None, laz
         raise DatabaseError(f"{name}: not a readable HDF5 file ({exc}); {rebuild_hint(name)}") from None
     try:
         with fh, f:
-            return _read_database(f, fh, name, verify, mmap, _final, lazy)
+            return _read_database(f, _Reading(fh, name, mmap, verify, lazy, threads), _final)
     except DatabaseError:
         raise
     except OSError as exc:
@@ -439,20 +446,34 @@ def _check_pdb_structure(name, shape: Shape, groups, f: h5py.File, packed_tables
         raise DatabaseError(f"{name}: tables {', '.join(extra)} are not in the partition; {rebuild_hint(name)}")
 
 
-def _read_checked(f: h5py.File, fh, name, dsname: str, mmap: bool, verify: bool, lazy: bool):
+class _Reading(NamedTuple):
+    """How a file is read: the one open file ``fh``, the name errors give, whether
+    arrays are memory-mapped, checked (``verify``) and checked later by their reader
+    (``lazy``), and the threads a check now hashes on."""
+
+    fh: object
+    name: object
+    mmap: bool
+    verify: bool
+    lazy: bool
+    threads: int
+
+
+def _read_checked(f: h5py.File, how: _Reading, dsname: str):
     """Dataset ``dsname`` as an array, and its Guard when its check is left to the
     reader (``lazy``, memory-mapped, with block digests); otherwise checked now."""
+    name = how.name
     ds = f[dsname]
-    data = _read_array(fh, ds, mmap)
-    if not verify:
+    data = _read_array(how.fh, ds, how.mmap)
+    if not how.verify:
         return data, None
     sha = _s(ds.attrs.get("sha256"))
     stored, block = _read_block_digests(f, name, dsname, data)
-    if lazy and stored is not None and isinstance(data, np.memmap):
-        st = os.fstat(fh.fileno())
-        where = (fh.name, st.st_dev, st.st_ino)
+    if how.lazy and stored is not None and isinstance(data, np.memmap):
+        st = os.fstat(how.fh.fileno())
+        where = (how.fh.name, st.st_dev, st.st_ino)
         return data, Guard(name, dsname, data, sha, stored, block, ds.id.get_offset(), where)
-    whole, blocks = digests(data, block) if stored is not None else (sha256(data), None)
+    whole, blocks = digests(data, block, how.threads) if stored is not None else (sha256(data), None)
     if whole != sha:
         raise checksum_error(name, dsname)
     if stored is not None and not np.array_equal(blocks, stored):
@@ -479,7 +500,8 @@ def _read_block_digests(f: h5py.File, name, dsname: str, data: np.ndarray):
     return digests, block
 
 
-def _read_database(f: h5py.File, fh, name, verify: bool, mmap: bool, _final, lazy: bool) -> Database:
+def _read_database(f: h5py.File, how: _Reading, _final) -> Database:
+    name = how.name
     a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
     if a.get("magic") != MAGIC:
         raise DatabaseError(f"{name}: not a slidepdb database (no magic string); {rebuild_hint(name)}")
@@ -502,7 +524,7 @@ def _read_database(f: h5py.File, fh, name, verify: bool, mmap: bool, _final, laz
     shape = Shape(int(a["shape-width"]), int(a["shape-height"]), goal, a["shape-goal-kind"])
     if shape.key != a["shape-key"]:
         raise DatabaseError(f"{name}: shape attributes disagree with shape-key; {rebuild_hint(name)}")
-    db = Database(Path(fh.name) if _final is None else Path(_final), a["kind"], shape, a)
+    db = Database(Path(how.fh.name) if _final is None else Path(_final), a["kind"], shape, a)
     if db.kind == "pdb":
         if (a.get("ranking-name"), int(a.get("ranking-version", -1))) != (RANKING_NAME, RANKING_VERSION):
             raise DatabaseError(
@@ -518,11 +540,11 @@ def _read_database(f: h5py.File, fh, name, verify: bool, mmap: bool, _final, laz
         for i, tiles in enumerate(groups):
             ds = f[f"tables/{i}"]
             tattrs = {k: ds.attrs[k] for k in ds.attrs}
-            data, guard = _read_checked(f, fh, name, f"tables/{i}", mmap, verify, lazy)
+            data, guard = _read_checked(f, how, f"tables/{i}")
             packed, packed_guard = None, None
             pk = f.get(f"packed/{i}")  # read only in the encoding this slidepdb knows (checked with the table)
             if pk is not None and _s(pk.attrs.get("encoding")) == PACKED_ENCODING:
-                packed, packed_guard = _read_checked(f, fh, name, f"packed/{i}", mmap, verify, lazy)
+                packed, packed_guard = _read_checked(f, how, f"packed/{i}")
                 tattrs["max-lowering"] = int(pk.attrs["max-lowering"])
             db.tables.append(PdbTable(tuple(int(t) for t in tiles), data, tattrs, packed, guard, packed_guard))
     elif db.kind == "goal-table":
@@ -530,8 +552,8 @@ def _read_database(f: h5py.File, fh, name, verify: bool, mmap: bool, _final, laz
         for dsname in ("keys", "dist"):
             if dsname not in f:
                 raise DatabaseError(f"{name}: dataset {dsname} missing; {rebuild_hint(name)}")
-        keys, db.guards["keys"] = _read_checked(f, fh, name, "keys", mmap, verify, lazy)
-        dist, db.guards["dist"] = _read_checked(f, fh, name, "dist", mmap, verify, lazy)
+        keys, db.guards["keys"] = _read_checked(f, how, "keys")
+        dist, db.guards["dist"] = _read_checked(f, how, "dist")
         db.guards = {k: g for k, g in db.guards.items() if g is not None}
         db.keys = keys.reshape(-1, int(a["key-words"]))
         db.dist = dist

@@ -168,3 +168,13 @@ def test_solver_reports_damaged_database(tmp_path):
         f.attrs["magic"] = "other"
     r = CliRunner().invoke(main, ["solve", "--db-dir", str(tmp_path), "3,3,123456708"])
     assert r.exit_code == 1 and "not a slidepdb database" in r.output and "Traceback" not in r.output
+
+
+def test_digests_alike_on_any_thread_count():
+    from pdb_builder.integrity import digests, sha256
+
+    arr = np.random.default_rng(5).integers(0, 255, size=(1 << 20) + 12_345, dtype=np.uint8)
+    whole, blocks = digests(arr, 4096)
+    for threads in (2, 3, 8):
+        other, more = digests(arr, 4096, threads)
+        assert other == whole == sha256(arr) and np.array_equal(more, blocks)

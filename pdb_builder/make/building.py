@@ -115,20 +115,14 @@ def compute_pdb(shape: Shape, tiles, progress=None, threads=None) -> tuple[np.nd
     del words
     while layers and layers[-1] == 0:
         layers.pop()
-    hist = value_histogram(table)
+    # a placement's value is the depth of the layer that first valued it: the layers are its histogram
+    hist = np.zeros(UNSEEN + 1, dtype=np.int64)
+    hist[: len(layers)] = layers
+    hist[UNSEEN] = total - sum(layers)
     stats = TableStats(
         tiles, total, time.perf_counter() - t0, layers, [int(x) for x in hist], *histogram_mean_max(hist)
     )
     return table, stats
-
-
-def value_histogram(table: np.ndarray, chunk: int = 1 << 24) -> np.ndarray:
-    """Count of each byte value, in chunks (np.bincount alone would widen the
-    whole table to int64: 4 GB for the 8-tile 4x4 table)."""
-    hist = np.zeros(256, dtype=np.int64)
-    for i in range(0, table.size, chunk):
-        hist += np.bincount(table[i : i + chunk], minlength=256)
-    return hist
 
 
 def histogram_mean_max(hist) -> tuple[float, int]:
@@ -218,6 +212,7 @@ def build_pdb(
         layout=layout,
         metadata={"partition-spec": partition.spec()},
         two_bit=two_bit,
+        threads=threads,
     )
     return BuildReport(
         str(path),

@@ -27,6 +27,7 @@ from ..search.limits import interrupt_if_stopping
 # once and keeps its compiled kernels); a dask.distributed cluster when a
 # scheduler address is given (its workers must see the same database folder).
 
+
 @dataclass(frozen=True)
 class Pools:
     """How each process (or dask thread) that solves boards makes its
@@ -343,9 +344,7 @@ def _local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, 
         return
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
     lanes = Lanes(workers, ctx)
-    ex = ProcessPoolExecutor(
-        workers, mp_context=ctx, initializer=_worker_init, initargs=(pools, lanes.raw)
-    )
+    ex = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init, initargs=(pools, lanes.raw))
     try:
         wait([ex.submit(_warm_up) for _ in range(workers)])  # every worker forked at once, before any job
         stopped = yield from _drive(
