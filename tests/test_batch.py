@@ -555,3 +555,50 @@ def test_boards_go_on_while_table_files_are_replaced_and_removed(tmp_path, monke
         assert check_moves(rec.board, o.extra["moves"]).ok
         if o.extra["optimal"]:
             assert o.extra["length"] == distance(rec.board.shape, rec.board.cells)
+
+
+def test_a_damaged_table_is_left_out_and_named(tmp_path):
+    """A run's batch (``go_on``) with two 3x3 databases: one whose table bytes fail their
+    checksums (found while a board searches: its blocks are checked lazily), one whose
+    header is foreign (found when it is opened).  Every board is still proven at its
+    exhaustive-BFS length, and each outcome names both files left out; a batch that
+    does not go on stops, naming the file."""
+    import random
+
+    import h5py
+
+    from pdb_builder.board import Board
+    from pdb_builder.errors import DatabaseError
+    from pdb_builder.formats import read_lines
+    from pdb_builder.make.building import build_pdb
+    from pdb_builder.patterns import named_partition, parse_partition
+
+    from .naive import distance, successors
+
+    shape, db = Shape.devquiz(3, 3), tmp_path / "db"
+    flipped = Path(build_pdb(shape, named_partition(shape, "4-4"), db, two_bit=False, progress=None).path)
+    foreign = Path(build_pdb(shape, parse_partition("1,2,3/4,5,6/7,8", shape, "3-3-2"), db, progress=None).path)
+    with h5py.File(flipped, "r") as f:
+        offset = f["tables/0"].id.get_offset()
+    with open(flipped, "r+b") as fh:
+        fh.seek(offset + 101)
+        b = fh.read(1)
+        fh.seek(offset + 101)
+        fh.write(bytes([b[0] ^ 0x04]))
+    with h5py.File(foreign, "r+") as f:
+        f.attrs["magic"] = "other"
+    rnd, lines = random.Random(11), []
+    for _ in range(4):
+        cells = shape.goal
+        for _ in range(40):
+            cells = rnd.choice(list(successors(shape, cells)))
+        lines.append(str(Board(shape, cells)))
+    recs = read_lines(lines, "damaged").records
+    res = run_batch(recs, db_dir=db, workers=1, go_on=True)
+    for rec in recs:
+        o = res.outcomes[rec.index]
+        assert o.status == "solved" and o.extra["optimal"]
+        assert o.extra["length"] == distance(shape, rec.board.cells)
+        assert sorted(o.extra["tables_left_out"]) == sorted([flipped.name, foreign.name])
+    with pytest.raises(DatabaseError, match=foreign.name):
+        run_batch(recs, db_dir=db, workers=1)

@@ -219,8 +219,13 @@ def run(
     extra = [("time (s)", format_table(phases, ["step", "what", "seconds"]))]
     if res.skipped_builds:
         extra.append(("", f"{len(res.skipped_builds)} layout databases not built: over --disk-limit"))
+    from ..run.slots import Abandoned
+
     for key, name, error in res.failed_builds:
-        extra.append(("", f"build failed: {key} {name}: {error} (its boards were solved without it)"))
+        if error.startswith(Abandoned.__name__):
+            extra.append(("", f"build stopped: {key} {name}: the time budget ran out before it ended"))
+        else:
+            extra.append(("", f"build failed: {key} {name}: {error} (its boards were solved without it)"))
     reopened = sum(b.reopened for b in (res.quick, res.full) if b is not None)
     if reopened:
         extra.append(("", reopened_text(reopened)))

@@ -165,12 +165,13 @@ def write_report(path, outcomes) -> None:
             "seconds",
             "error",
             "moves",
+            "tables_left_out",
         ]
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore")
         w.writeheader()
         for r in rows:
-            w.writerow(r)
+            w.writerow({**r, "tables_left_out": " ".join(sorted(r.get("tables_left_out") or ()))})
         write_text_atomic(path, buf.getvalue())
     else:
         write_text_atomic(path, "".join(json.dumps(r) + "\n" for r in rows))
