@@ -16,3 +16,17 @@ def data_file(*parts) -> Path:
             pytest.fail(message + " (CI=true: the data must be there)")
         pytest.skip(message)
     return path
+
+
+def flip_bit(path, dsname: str, at: int, mask: int = 0x01) -> None:
+    """Flip bits ``mask`` of byte ``at`` of dataset ``dsname``'s data in the file ``path``
+    (a damaged table, as a bad disk or a stray write would leave it)."""
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        where = f[dsname].id.get_offset() + at
+    with open(path, "r+b") as fh:
+        fh.seek(where)
+        b = fh.read(1)[0]
+        fh.seek(where)
+        fh.write(bytes([b ^ mask]))

@@ -17,6 +17,7 @@ from solver.run.files import RunFiles
 from solver.run.journal import read_journal
 from solver.run.slots import Feed, Job
 
+from .conftest import flip_bit
 from .naive import bfs_distances
 from .test_inspect import walk
 
@@ -578,13 +579,7 @@ def test_a_damaged_table_is_left_out_and_named(tmp_path):
     shape, db = Shape.devquiz(3, 3), tmp_path / "db"
     flipped = Path(build_pdb(shape, named_partition(shape, "4-4"), db, two_bit=False, progress=None).path)
     foreign = Path(build_pdb(shape, parse_partition("1,2,3/4,5,6/7,8", shape, "3-3-2"), db, progress=None).path)
-    with h5py.File(flipped, "r") as f:
-        offset = f["tables/0"].id.get_offset()
-    with open(flipped, "r+b") as fh:
-        fh.seek(offset + 101)
-        b = fh.read(1)
-        fh.seek(offset + 101)
-        fh.write(bytes([b[0] ^ 0x04]))
+    flip_bit(flipped, "tables/0", 101, 0x04)
     with h5py.File(foreign, "r+") as f:
         f.attrs["magic"] = "other"
     rnd, lines = random.Random(11), []

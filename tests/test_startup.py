@@ -25,6 +25,7 @@ from solver.search.first_nodes import QUICK_NODES, quick_search
 from solver.search.heuristic import manhattan_heuristic
 from solver.search.searcher import Searcher
 
+from .conftest import flip_bit
 from .naive import distance
 
 ONE_MOVE = "3,3,123456708"  # DevQuiz 3x3, blank one cell left of its home: "R"
@@ -165,13 +166,7 @@ def test_cached_kernels_load_without_the_compilers_registries():
 def _damaged(src, tmp_path, dsname, offset):
     dst = tmp_path / src.name
     shutil.copy(src, dst)
-    with h5py.File(dst, "r") as f:
-        at = f[dsname].id.get_offset() + offset
-    with open(dst, "r+b") as fh:
-        fh.seek(at)
-        b = fh.read(1)[0]
-        fh.seek(at)
-        fh.write(bytes([b ^ 0x04]))
+    flip_bit(dst, dsname, offset, 0x04)
     tables._CACHE.clear()
     return dst
 

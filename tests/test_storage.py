@@ -14,6 +14,8 @@ from pdb_builder.make.building import build_pdb, compute_pdb
 from pdb_builder.patterns import named_partition
 from solver.cli import main
 
+from .conftest import flip_bit
+
 FIXTURE = Path(__file__).parent / "data" / "3x3-devquiz.pdb.3-3-2.v1.h5"
 
 
@@ -35,13 +37,7 @@ def _copy(tmp_path):
 
 def test_flipped_byte_is_caught(tmp_path):
     path = _copy(tmp_path)
-    with h5py.File(path, "r") as f:
-        offset = f["tables/1"].id.get_offset()
-    with open(path, "r+b") as fh:
-        fh.seek(offset + 17)
-        b = fh.read(1)
-        fh.seek(offset + 17)
-        fh.write(bytes([b[0] ^ 0x01]))
+    flip_bit(path, "tables/1", 17)
     with pytest.raises(DatabaseError, match="tables/1 fails its sha256 checksum.*rebuild"):
         storage.open_database(path)
     storage.open_database(path, verify=False)  # told not to check: loads

@@ -55,34 +55,28 @@ FRONTIER_ODD = 2  # reached at an odd depth, not expanded yet
 CLOSED = 3  # expanded
 
 
-@intrinsic
-def atomic_or(typingctx, arr, idx, val):
-    """``arr[idx] |= val`` as one atomic read-modify-write; returns the old value."""
-    sig = arr.dtype(arr, idx, val)
+def _atomic(op: str):
+    """An intrinsic ``f(arr, idx, val)``: ``arr[idx] = arr[idx] OP val`` as one atomic
+    read-modify-write (LLVM ``atomicrmw``), returning the old value."""
 
-    def codegen(context, builder, signature, args):
-        arr_t, _, val_t = signature.args
-        ary = context.make_array(arr_t)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, arr_t, ary, [args[1]], wraparound=False)
-        v = context.cast(builder, args[2], val_t, arr_t.dtype)
-        return builder.atomic_rmw("or", ptr, v, "monotonic")
+    def typer(typingctx, arr, idx, val):
+        sig = arr.dtype(arr, idx, val)
 
-    return sig, codegen
+        def codegen(context, builder, signature, args):
+            arr_t, _, val_t = signature.args
+            ary = context.make_array(arr_t)(context, builder, args[0])
+            ptr = cgutils.get_item_pointer(context, builder, arr_t, ary, [args[1]], wraparound=False)
+            v = context.cast(builder, args[2], val_t, arr_t.dtype)
+            return builder.atomic_rmw(op, ptr, v, "monotonic")
+
+        return sig, codegen
+
+    typer.__name__ = typer.__qualname__ = f"atomic_{op}"
+    return intrinsic(typer)
 
 
-@intrinsic
-def atomic_add(typingctx, arr, idx, val):
-    """``arr[idx] += val`` as one atomic read-modify-write; returns the old value."""
-    sig = arr.dtype(arr, idx, val)
-
-    def codegen(context, builder, signature, args):
-        arr_t, _, val_t = signature.args
-        ary = context.make_array(arr_t)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, arr_t, ary, [args[1]], wraparound=False)
-        v = context.cast(builder, args[2], val_t, arr_t.dtype)
-        return builder.atomic_rmw("add", ptr, v, "monotonic")
-
-    return sig, codegen
+atomic_or = _atomic("or")  # arr[idx] |= val
+atomic_add = _atomic("add")  # arr[idx] += val
 
 
 @nb.njit(cache=True, inline="always")
