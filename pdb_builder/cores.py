@@ -17,10 +17,15 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+class BuildStopped(Exception):
+    """A build stopped unfinished because its grant said so (nothing waits on it any more)."""
+
+
 class Share:
     """The threads a build may run now: ``grant[0]`` (an int64 array, possibly a view
-    of memory another process writes), at least 1; where the build says how many run
-    (``used[0]``), when someone watches."""
+    of memory another process writes), at least 1, or negative to stop the build at
+    its next chunk; where the build says how many run (``used[0]``), when someone
+    watches."""
 
     def __init__(self, threads: int | None = None, grant: np.ndarray | None = None, used: np.ndarray | None = None):
         if grant is None:
@@ -31,6 +36,11 @@ class Share:
     @property
     def granted(self) -> int:
         return max(1, int(self.grant[0]))
+
+    @property
+    def stopped(self) -> bool:
+        """A negative grant: the build is to stop (:class:`BuildStopped`)."""
+        return int(self.grant[0]) < 0
 
     @property
     def fixed(self) -> bool:

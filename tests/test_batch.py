@@ -261,6 +261,45 @@ def test_a_jobs_threads_follow_the_idle_slots():
     assert grants[:3] == [1, 2, 1] and grants[-1] == 4
 
 
+def test_jobs_still_running_past_the_last_start_are_abandoned():
+    """A job that never ends (a dask task cannot be told to stop): once the feed has
+    ended past its last start and no board runs, the drive cancels it and says so."""
+    import threading
+    import time
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+    from types import SimpleNamespace
+
+    from solver.run.slots import Abandoned, _drive
+
+    rec, forever, ended = SimpleNamespace(index=0), threading.Event(), []
+    job = Job(lambda *, threads: forever.wait(30), (), [rec], done=lambda value, error: ended.append(error))
+    feed = Feed([rec], [job], last_start=time.time() + 0.3)
+    cancelled = []
+    pool = ThreadPoolExecutor(2)
+    stopped = _drive(
+        feed,
+        lambda r: pool.submit(lambda: r.index),
+        lambda j, lane: pool.submit(j.fn, threads=1),
+        lambda pending: wait(pending, timeout=0.05, return_when=FIRST_COMPLETED).done,
+        lambda pending: cancelled.extend(pending),
+        slots=2,
+    )
+    assert _drained(stopped) == ([], True)
+    forever.set()
+    pool.shutdown()
+    assert len(cancelled) == 1 and len(ended) == 1 and isinstance(ended[0], Abandoned)
+
+
+def _drained(gen):
+    """The items a generator yields and the value it returns."""
+    out = []
+    try:
+        while True:
+            out.append(next(gen))
+    except StopIteration as stop:
+        return out, stop.value
+
+
 def test_feed_hands_out_jobs_before_the_boards_that_wait_on_them():
     from types import SimpleNamespace
 

@@ -313,3 +313,26 @@ def test_goal_table_depth_from_memory_budget(tmp_path):
     assert sum(layers[: depth + 1]) <= 1000 < sum(layers[: depth + 2])  # the deepest complete depth that fits
     assert rep.entries == sum(layers[: depth + 1])
     assert build_goal_table(shape, None, tmp_path, memory_limit=1 << 30).status == "skipped"
+
+
+def test_a_build_told_to_stop_stops_and_publishes_nothing(tmp_path):
+    """A negative grant (slidepdb run giving up on a build at the end of its budget):
+    the build stops at its next chunk, raises BuildStopped, and leaves no file, not
+    even a temporary one."""
+    from pdb_builder.cores import BuildStopped, Share
+    from pdb_builder.patterns import named_partition
+
+    shape = Shape.devquiz(4, 3)
+    grant, used = np.array([2], dtype=np.int64), np.array([0], dtype=np.int64)
+    layers = []
+
+    def after_layer(i, depth, valued, marked, seconds):
+        layers.append(depth)
+        if len(layers) == 3:
+            grant[0] = -1
+
+    with pytest.raises(BuildStopped):
+        build_pdb(
+            shape, named_partition(shape, "6-5"), tmp_path, progress=after_layer, threads=Share(grant=grant, used=used)
+        )
+    assert len(layers) == 3 and list(tmp_path.iterdir()) == []

@@ -19,7 +19,7 @@ import threading
 
 import numpy as np
 
-from ..cores import Share
+from ..cores import BuildStopped, Share
 
 POLL = 0.05  # seconds between looks at the grant while a layer runs
 CHUNKS = 4096  # a layer's placements are cut into about this many chunks
@@ -33,10 +33,13 @@ def chunk_size(total: int) -> int:
 def run_layer(share: Share, kernel, total: int, *args) -> tuple[int, int]:
     """``kernel(counter, grant, me, chunk, *args)`` on up to ``share.granted`` threads
     (``me`` 0, 1, ...), following the grant while the layer runs, until the chunks
-    of ``total`` placements are taken and done; the threads' (valued, marked) summed."""
+    of ``total`` placements are taken and done; the threads' (valued, marked) summed.
+    A negative grant stops the layer: :class:`~pdb_builder.cores.BuildStopped`."""
     chunk = chunk_size(total)
     nchunks = -(-total // chunk)
     counter = np.zeros(1, dtype=np.int64)
+    if share.stopped:
+        raise BuildStopped("stopped unfinished: its grant was withdrawn")
     if share.fixed and share.granted == 1:
         return kernel(counter, share.grant, 0, chunk, *args)
     results: list = []
@@ -50,7 +53,7 @@ def run_layer(share: Share, kernel, total: int, *args) -> tuple[int, int]:
 
     threads: dict[int, threading.Thread] = {}
     try:
-        while not errors:
+        while not errors and not share.stopped:
             for me in range(share.granted):
                 t = threads.get(me)
                 if (t is None or not t.is_alive()) and counter[0] < nchunks:
@@ -70,4 +73,6 @@ def run_layer(share: Share, kernel, total: int, *args) -> tuple[int, int]:
         share.report(0)
     if errors:
         raise errors[0]
+    if share.stopped:  # (its threads left at their next chunk)
+        raise BuildStopped("stopped unfinished: its grant was withdrawn")
     return sum(v for v, _ in results), sum(m for _, m in results)

@@ -28,6 +28,12 @@ class BatchResult:
     reopened: int = 0  # journalled proofs whose tables changed since: solved again
 
 
+# a board's worst wall time in time limits: its search, the fallback's 2 limits and a
+# slice of slack (BOARD_SPAN), or without the fallback its limit and some slack
+BOARD_SPAN = 3.2
+QUICK_SPAN = 1.5
+
+
 def run_batch(
     records,
     *,
@@ -84,7 +90,8 @@ def run_batch(
         if on_outcome:
             on_outcome(out)
     todo = [r for r in records if r.index not in done]
-    feed = Feed(todo, jobs, last_start, job_memory)
+    span = None if time_limit is None else time_limit * (BOARD_SPAN if fallback else QUICK_SPAN)
+    feed = Feed(todo, jobs, last_start, job_memory, board_seconds=span)
     pools = Pools(db_dir, use_db, threads, go_on)
     if scheduler is not None:
         outcomes = _dask_outcomes(feed, pools, time_limit, node_limit, fallback, scheduler)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pdb_builder.board import Shape
+from pdb_builder.cores import BuildStopped
 from pdb_builder.make.building import BuildReport, build_pdb, default_partition, layout_partitions
 from pdb_builder.patterns import num_placements
 from pdb_builder.storage import database_files, default_db_dir, pdb_filename
@@ -187,7 +188,7 @@ class Builds:
         self.sittings.touch()
         if error is not None:  # one build never stops a run: its boards go on
             name, text = plan.partitions[0].name, f"{type(error).__name__}: {error}"
-            if isinstance(error, Abandoned):
+            if isinstance(error, (Abandoned, BuildStopped)):
                 log.warning("%s %s: build %s", plan.shape.key, name, error)
             else:
                 log.warning("%s %s: build failed (%s); its boards are solved without it", plan.shape.key, name, text)

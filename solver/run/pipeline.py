@@ -71,7 +71,7 @@ from pathlib import Path
 from pdb_builder.words import plural
 
 from ..outcome import Outcome
-from .batch import BatchResult, run_batch, write_answers
+from .batch import BOARD_SPAN, QUICK_SPAN, BatchResult, run_batch, write_answers
 from .builds import (
     AUTO_DISK,
     LAYOUT_MEMORY,
@@ -89,11 +89,9 @@ from .timeline import Sittings, write_timeline
 
 log = logging.getLogger("slidepdb.run")
 
-# --budget rounds: a board's worst wall time in time limits (its search, the fallback's
-# 2 limits, a slice of slack); the seconds kept back to write the answer file; the most
-# exact-layout partitions (disjoint cuts of the same tiles) a round asks for
-BOARD_SPAN = 3.2
-QUICK_SPAN = 1.5  # a quick-pass board (no fallback): its limit and some slack
+# --budget: the seconds kept back to write the answer file (a board's worst wall time in
+# time limits: solver.run.batch.BOARD_SPAN); the most exact-layout partitions (disjoint
+# cuts of the same tiles) a round asks for
 RESERVE = 30.0
 # placements a build's BFS values a thread-second (the 6x6 and 4x4 builds of
 # docs/benchmarks.md: 1.1 to 2.1 M): what the full pass's plan counts its builds at

@@ -109,11 +109,23 @@ class Feed:
     it stands, before that record.  A record waiting on jobs is handed out once they
     are all done (:meth:`job_done`).  Jobs whose ``memory`` would take the running
     jobs' total past ``memory_cap`` wait (a record goes instead), unless no job runs.
-    After ``last_start`` (wall clock) nothing more is handed out and the feed ends."""
+    After ``last_start`` (wall clock) nothing more is handed out and the feed ends;
+    with ``board_seconds`` (the longest a record runs) the records still waiting on
+    jobs stop waiting once they would otherwise not all start in time
+    (:meth:`give_up`)."""
 
-    def __init__(self, todo, jobs=(), last_start: float | None = None, memory_cap: int | None = None):
+    def __init__(
+        self,
+        todo,
+        jobs=(),
+        last_start: float | None = None,
+        memory_cap: int | None = None,
+        board_seconds: float | None = None,
+    ):
         self.last_start = last_start  # wall clock (time.time()) after which no record starts: the feed ends
         self.memory_cap = memory_cap
+        self.board_seconds = board_seconds
+        self._released: set[int] = set()  # id() of the jobs whose records no longer wait on them
         self.size = len(todo)
         jobs = list(jobs)
         self.jobs = len(jobs)
@@ -177,6 +189,28 @@ class Feed:
             n += not isinstance(item[3], Job) or self._fits(item[3])
         return n
 
+    def give_up(self, slots: int, running) -> list:
+        """When the records waiting on jobs could no longer all start by ``last_start``
+        (``slots`` at a time, ``board_seconds`` each) if they waited longer: they wait
+        no more, the jobs not started are dropped, and ``running`` (the jobs running)
+        are returned, to be stopped.  Otherwise nothing is done and nothing returned."""
+        if self.last_start is None or self.board_seconds is None or not self._waiting:
+            return []
+        rounds = -(-len(self._waiting) // max(slots, 1))
+        if time.time() + rounds * self.board_seconds < self.last_start:
+            return []
+        kept = []
+        for item in self._heap:
+            if isinstance(item[3], Job):
+                self._release(item[3])
+            else:
+                kept.append(item)
+        self._heap = kept
+        heapq.heapify(self._heap)
+        for job in running:
+            self._release(job)
+        return list(running)
+
     def abandon(self, job: Job) -> None:
         """``job`` was stopped unfinished (past ``last_start``: nothing waits on it)."""
         self._running -= 1
@@ -197,6 +231,9 @@ class Feed:
         self._release(job)
 
     def _release(self, job: Job) -> None:
+        if id(job) in self._released:
+            return
+        self._released.add(id(job))
         for r in job.records:
             n = self._waits.get(r.index)
             if n is None:
@@ -240,6 +277,10 @@ class Lanes:
         self._lane[id(job)] = lane
         return lane
 
+    def stop(self, job: Job) -> None:
+        """Ask ``job`` to stop at its next chunk (a negative grant)."""
+        self.cells[self._lane[id(job)], 0] = -1
+
     def close(self, job: Job) -> None:
         lane = self._lane.pop(id(job))
         self.cells[lane] = (0, 0)
@@ -256,10 +297,10 @@ class Lanes:
         """With nothing ``ready`` to start, the ``spare`` slots to the running jobs, the
         fewest-threaded first; with items ready and fewer slots spare, the largest
         grants lowered by what the ready items lack."""
-        lanes = list(self._lane.values())
+        grant = self.cells[:, 0]
+        lanes = [k for k in self._lane.values() if grant[k] > 0]  # (not those told to stop)
         if not lanes:
             return
-        grant = self.cells[:, 0]
         if ready == 0:
             for _ in range(max(spare, 0)):
                 grant[min(lanes, key=lambda k: grant[k])] += 1
@@ -298,6 +339,9 @@ def _drive(feed: Feed, submit, run_job, wait_some, cancel, slots: int | None = N
                     pending[run_job(item, lanes.open(item) if lanes else None)] = item
                 else:
                     pending[submit(item)] = None
+            for job in feed.give_up(slots or 1, [job for job in pending.values() if job is not None]):
+                if lanes is not None:
+                    lanes.stop(job)  # its boards go on without it: it ends at its next chunk
             if lanes is not None:
                 busy = sum(job is None for job in pending.values()) + lanes.taken()
                 lanes.share(slots - busy, feed.ready(slots))
