@@ -123,11 +123,10 @@ def seed_goal(words, table, goal_place, cidx, all_free, goal_blank, width, not_c
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
-def _expand_chunk(
-    lo, hi, words, table, depth, n, k, w, cells_of, cidx, nbr_mask, all_free, width, not_col0, not_last, cur, nxt
-):
+def _expand_chunk(lo, hi, words, table, depth, n, k, w, grid, cur, nxt):
     """Expand the regions at ``depth`` of placements ``lo`` to ``hi - 1`` (see
     :func:`expand_share`); returns (placements valued, new regions marked)."""
+    cells_of, cidx, nbr_mask, all_free, width, not_col0, not_last = grid
     one = np.uint64(1)
     three = np.uint64(3)
     cpos = np.empty(k, dtype=np.int64)
@@ -181,32 +180,15 @@ def _expand_chunk(
 
 
 @nb.njit(cache=True, nogil=True)
-def expand_share(
-    counter,
-    grant,
-    me,
-    chunk,
-    words,
-    table,
-    depth,
-    n,
-    k,
-    w,
-    cells_of,
-    cidx,
-    nbr_mask,
-    all_free,
-    width,
-    not_col0,
-    not_last,
-):
+def expand_share(counter, grant, me, chunk, words, table, depth, n, k, w, grid):
     """One thread's share of a layer: expand every region at ``depth`` and mark new
     regions at ``depth + 1`` in the chunks of ``chunk`` placements it takes from
     ``counter[0]`` (shared by the layer's threads), while thread number ``me`` is
     below ``grant[0]`` (read before each chunk: another thread, or another process,
     may lower or raise it while the layer runs).  Sets ``table[p] = depth`` for
-    placements first seen at this depth.  Returns (placements valued, new regions
-    marked) by its chunks."""
+    placements first seen at this depth.  ``grid``: the shape's arrays and masks
+    (:func:`~pdb_builder.make.building.grid_arrays`).  Returns (placements valued,
+    new regions marked) by its chunks."""
     cur = np.uint64(FRONTIER_ODD if depth % 2 else FRONTIER_EVEN)
     nxt = np.uint64(FRONTIER_EVEN if depth % 2 else FRONTIER_ODD)
     total = words.shape[0]
@@ -216,25 +198,7 @@ def expand_share(
         lo = atomic_add(counter, 0, 1) * chunk
         if lo >= total:
             break
-        v, m = _expand_chunk(
-            lo,
-            min(total, lo + chunk),
-            words,
-            table,
-            depth,
-            n,
-            k,
-            w,
-            cells_of,
-            cidx,
-            nbr_mask,
-            all_free,
-            width,
-            not_col0,
-            not_last,
-            cur,
-            nxt,
-        )
+        v, m = _expand_chunk(lo, min(total, lo + chunk), words, table, depth, n, k, w, grid, cur, nxt)
         valued += v
         marked += m
     return valued, marked

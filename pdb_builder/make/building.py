@@ -78,6 +78,7 @@ def compute_pdb(shape: Shape, tiles, progress=None, threads=None) -> tuple[np.nd
     n, k = len(shape.free_cells), len(tiles)
     total = num_placements(n, k)
     cells_of, cidx, nbr_mask, all_free, not_col0, not_last = grid_arrays(shape)
+    grid = (cells_of, cidx, nbr_mask, all_free, shape.width, not_col0, not_last)
     w = weights(n, k)
     words = np.zeros(total, dtype=word_dtype(n, k))
     table = np.full(total, UNSEEN, dtype=np.uint8)
@@ -88,24 +89,7 @@ def compute_pdb(shape: Shape, tiles, progress=None, threads=None) -> tuple[np.nd
     while True:
         if depth > MAX_VALUE:
             raise BoardError(f"pattern {tiles}: costs above {MAX_VALUE} do not fit one byte")
-        valued, marked = run_layer(
-            share,
-            expand_share,
-            total,
-            words,
-            table,
-            depth,
-            n,
-            k,
-            w,
-            cells_of,
-            cidx,
-            nbr_mask,
-            all_free,
-            shape.width,
-            not_col0,
-            not_last,
-        )
+        valued, marked = run_layer(share, expand_share, total, words, table, depth, n, k, w, grid)
         layers.append(int(valued))
         if progress is not None:
             progress(depth, int(valued), int(marked), time.perf_counter() - t0)
