@@ -422,10 +422,11 @@ def _slow_build(*args, threads, **kw):
 
 
 def test_a_budget_ends_the_run_with_builds_in_flight(devquiz_slice, tmp_path, monkeypatch):
-    """Builds that would take ten minutes under a 6-second budget: the boards stop
-    waiting for them while they can still all start (and are answered without their
-    tables), the builds still running are stopped and named, and the run ends with its
-    answer file, report and timeline written."""
+    """Builds that would take ten minutes under a 20-second budget: the boards stop
+    waiting for them while they can still all start (18 boards, 2 at a time, 0.75 s
+    each: about 11 s in) and are answered without their tables, the builds running
+    then are told to stop and named, and the run ends with its answer file, report and
+    timeline written."""
     import solver.run.builds as builds
     import solver.run.pipeline as pipeline
 
@@ -433,7 +434,7 @@ def test_a_budget_ends_the_run_with_builds_in_flight(devquiz_slice, tmp_path, mo
     monkeypatch.setattr(builds, "build_pdb", _slow_build)  # the forked workers see it too
     recs = read_file(str(devquiz_slice)).records
     t0 = time.perf_counter()
-    kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, quick_limit=0.5, workers=2, budget=6)
+    kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, quick_limit=0.5, workers=2, budget=20)
     res = run_pipeline(recs, tmp_path / "a.txt", **kw)
     took = time.perf_counter() - t0
     assert took < 60, took  # not the builds' ten minutes
