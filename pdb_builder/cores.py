@@ -20,6 +20,9 @@ def usable_cores() -> int:
 class BuildStopped(Exception):
     """A build stopped unfinished because its grant said so (nothing waits on it any more)."""
 
+    def __init__(self, message: str = "stopped unfinished: its grant was withdrawn"):
+        super().__init__(message)
+
 
 class Share:
     """The threads a build may run now: ``grant[0]`` (an int64 array, possibly a view

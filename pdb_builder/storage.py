@@ -298,19 +298,17 @@ def open_database(
     except FileNotFoundError:
         raise DatabaseGone(f"{name}: no such database; build it with `slidepdb build`") from None
     except OSError as exc:
-        if _out_of_descriptors(exc):
-            raise DatabaseError(f"{name}: cannot open: {too_many_open_files()}") from None
-        raise DatabaseError(f"{name}: cannot open ({exc}); {rebuild_hint(name)}") from None
+        raise _unopened(name, exc, "cannot open") from None
     try:
         f = h5py.File(fh, "r")
     except OSError as exc:
         fh.close()
-        if _out_of_descriptors(exc):
-            raise DatabaseError(f"{name}: cannot open: {too_many_open_files()}") from None
-        raise DatabaseError(f"{name}: not a readable HDF5 file ({exc}); {rebuild_hint(name)}") from None
+        raise _unopened(name, exc, "not a readable HDF5 file") from None
+    st = os.fstat(fh.fileno())
+    how = _Reading(fh, (fh.name, st.st_dev, st.st_ino), name, mmap, verify, lazy, threads)
     try:
         with fh, f:
-            return _read_database(f, _Reading(fh, name, mmap, verify, lazy, threads), _final)
+            return _read_database(f, how, _final)
     except DatabaseError:
         raise
     except OSError as exc:
@@ -321,6 +319,13 @@ def open_database(
     except (KeyError, ValueError, TypeError, IndexError, RuntimeError) as exc:
         # a damaged object header or attribute: h5py's KeyError "Unable to open object", bad JSON, ...
         raise DatabaseError(f"{name}: damaged metadata ({type(exc).__name__}: {exc}); {rebuild_hint(name)}") from None
+
+
+def _unopened(name, exc: OSError, what: str) -> DatabaseError:
+    """Why ``name`` could not be opened: the open-file limit, or ``what`` and the error."""
+    if _out_of_descriptors(exc):
+        return DatabaseError(f"{name}: cannot open: {too_many_open_files()}")
+    return DatabaseError(f"{name}: {what} ({exc}); {rebuild_hint(name)}")
 
 
 def _out_of_descriptors(exc: OSError) -> bool:
@@ -447,11 +452,12 @@ def _check_pdb_structure(name, shape: Shape, groups, f: h5py.File, packed_tables
 
 
 class _Reading(NamedTuple):
-    """How a file is read: the one open file ``fh``, the name errors give, whether
-    arrays are memory-mapped, checked (``verify``) and checked later by their reader
-    (``lazy``), and the threads a check now hashes on."""
+    """How a file is read: the one open file ``fh`` and its (path, device, inode), the
+    name errors give, whether arrays are memory-mapped, checked (``verify``) and
+    checked later by their reader (``lazy``), and the threads a check now hashes on."""
 
     fh: object
+    file: tuple
     name: object
     mmap: bool
     verify: bool
@@ -470,9 +476,7 @@ def _read_checked(f: h5py.File, how: _Reading, dsname: str):
     sha = _s(ds.attrs.get("sha256"))
     stored, block = _read_block_digests(f, name, dsname, data)
     if how.lazy and stored is not None and isinstance(data, np.memmap):
-        st = os.fstat(how.fh.fileno())
-        where = (how.fh.name, st.st_dev, st.st_ino)
-        return data, Guard(name, dsname, data, sha, stored, block, ds.id.get_offset(), where)
+        return data, Guard(name, dsname, data, sha, stored, block, ds.id.get_offset(), how.file)
     whole, blocks = digests(data, block, how.threads) if stored is not None else (sha256(data), None)
     if whole != sha:
         raise checksum_error(name, dsname)

@@ -545,23 +545,21 @@ def test_boards_go_on_while_table_files_are_replaced_and_removed(tmp_path, monke
     while another thread replaces every table file again and again with a copy of
     other offsets and now and then removes one: no board ends in an error, every
     answer is at its exhaustive-BFS length when proven, and the batch never stops."""
-    import random
     import shutil
     import threading
 
-    from pdb_builder.board import Board
     from pdb_builder.formats import read_lines
     from pdb_builder.make.building import build_pdb
     from pdb_builder.patterns import parse_partition
     from solver.api import SolverPool
 
-    from .naive import distance, successors
+    from .naive import distance
 
     db, alt = tmp_path / "db", tmp_path / "alt"
     shapes = [Shape.devquiz(3, 4, [w]) for w in (1, 4, 5, 7)]
     versions = {}
     for s in shapes:
-        tiles = [t for t in s.tiles]
+        tiles = list(s.tiles)
         spec = ",".join(map(str, tiles[:5])) + "/" + ",".join(map(str, tiles[5:]))
         part = parse_partition(spec, s)
         names = []
@@ -569,13 +567,8 @@ def test_boards_go_on_while_table_files_are_replaced_and_removed(tmp_path, monke
             names.append(Path(build_pdb(s, part, folder, layout=layout, two_bit=False, progress=None).path))
         versions[names[0].name] = names
     db.mkdir()
-    rnd, lines = random.Random(3), []
-    for k in range(48):
-        s = shapes[k % len(shapes)]  # round robin: each board loads its layout's tables again
-        cells = s.goal
-        for _ in range(60):
-            cells = rnd.choice(list(successors(s, cells)))
-        lines.append(str(Board(s, cells)))
+    # round robin: each board loads its layout's tables again
+    lines = [walk(shapes[k % len(shapes)], steps=60, seed=k) for k in range(48)]
     recs = read_lines(lines, "churn").records
     monkeypatch.setattr(SolverPool, "SEARCHERS", 1)  # (the forked workers see it too)
     stop, counts = threading.Event(), {"removed": 0, "replaced": 0}
@@ -603,17 +596,15 @@ def test_a_damaged_table_is_left_out_and_named(tmp_path):
     header is foreign (found when it is opened).  Every board is still proven at its
     exhaustive-BFS length, and each outcome names both files left out; a batch that
     does not go on stops, naming the file."""
-    import random
 
     import h5py
 
-    from pdb_builder.board import Board
     from pdb_builder.errors import DatabaseError
     from pdb_builder.formats import read_lines
     from pdb_builder.make.building import build_pdb
     from pdb_builder.patterns import named_partition, parse_partition
 
-    from .naive import distance, successors
+    from .naive import distance
 
     shape, db = Shape.devquiz(3, 3), tmp_path / "db"
     flipped = Path(build_pdb(shape, named_partition(shape, "4-4"), db, two_bit=False, progress=None).path)
@@ -621,13 +612,7 @@ def test_a_damaged_table_is_left_out_and_named(tmp_path):
     flip_bit(flipped, "tables/0", 101, 0x04)
     with h5py.File(foreign, "r+") as f:
         f.attrs["magic"] = "other"
-    rnd, lines = random.Random(11), []
-    for _ in range(4):
-        cells = shape.goal
-        for _ in range(40):
-            cells = rnd.choice(list(successors(shape, cells)))
-        lines.append(str(Board(shape, cells)))
-    recs = read_lines(lines, "damaged").records
+    recs = read_lines([walk(shape, steps=40, seed=k) for k in range(4)], "damaged").records
     res = run_batch(recs, db_dir=db, workers=1, go_on=True)
     for rec in recs:
         o = res.outcomes[rec.index]

@@ -417,7 +417,7 @@ def _slow_build(*args, threads, **kw):
 
     for _ in range(60_000):
         if threads.stopped:
-            raise BuildStopped("stopped unfinished: its grant was withdrawn")
+            raise BuildStopped
         time.sleep(0.01)
 
 

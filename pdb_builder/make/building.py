@@ -64,7 +64,7 @@ def compute_pdb(shape: Shape, tiles, progress=None, threads=None) -> tuple[np.nd
     Returns a uint8 table indexed by the k-permutation rank of the tiles' compact
     cells, and its statistics.  ``progress(depth, valued, marked, seconds)`` is
     called after each layer.  ``threads``: how many threads the BFS runs, a count or a
-    :class:`~pdb_builder.make.share.Share` whose grant may change while it runs
+    :class:`~pdb_builder.cores.Share` whose grant may change while it runs
     (default: every usable core)."""
     from ..cores import share_of
     from .bfs import MAX_VALUE, UNSEEN, expand_share, seed_goal, word_dtype

@@ -39,7 +39,7 @@ def run_layer(share: Share, kernel, total: int, *args) -> tuple[int, int]:
     nchunks = -(-total // chunk)
     counter = np.zeros(1, dtype=np.int64)
     if share.stopped:
-        raise BuildStopped("stopped unfinished: its grant was withdrawn")
+        raise BuildStopped
     if share.fixed and share.granted == 1:
         return kernel(counter, share.grant, 0, chunk, *args)
     results: list = []
@@ -74,5 +74,5 @@ def run_layer(share: Share, kernel, total: int, *args) -> tuple[int, int]:
     if errors:
         raise errors[0]
     if share.stopped:  # (its threads left at their next chunk)
-        raise BuildStopped("stopped unfinished: its grant was withdrawn")
+        raise BuildStopped
     return sum(v for v, _ in results), sum(m for _, m in results)

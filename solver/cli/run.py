@@ -219,12 +219,10 @@ def run(
     extra = [("time (s)", format_table(phases, ["step", "what", "seconds"]))]
     if res.skipped_builds:
         extra.append(("", f"{len(res.skipped_builds)} layout databases not built: over --disk-limit"))
-    from pdb_builder.cores import BuildStopped
-
-    from ..run.slots import Abandoned
+    from ..run.builds import STOPPED
 
     for key, name, error in res.failed_builds:
-        if error.startswith((Abandoned.__name__, BuildStopped.__name__)):
+        if error.startswith(tuple(kind.__name__ for kind in STOPPED)):
             extra.append(("", f"build stopped: {key} {name}: the time budget ran out before it ended"))
         else:
             extra.append(("", f"build failed: {key} {name}: {error} (its boards were solved without it)"))

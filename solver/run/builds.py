@@ -26,6 +26,8 @@ from .slots import Abandoned, Job
 
 log = logging.getLogger("slidepdb.run")
 
+STOPPED = (Abandoned, BuildStopped)  # a build stopped at the end of the budget, not failed
+
 LAYOUT_MEMORY = 512 << 20  # per pattern BFS of an exact-layout database: small, quick tables
 # the share of the machine's memory the builds running side by side may hold at once
 BUILD_MEMORY_SHARE = 0.5
@@ -188,7 +190,7 @@ class Builds:
         self.sittings.touch()
         if error is not None:  # one build never stops a run: its boards go on
             name, text = plan.partitions[0].name, f"{type(error).__name__}: {error}"
-            if isinstance(error, (Abandoned, BuildStopped)):
+            if isinstance(error, STOPPED):
                 log.warning("%s %s: build %s", plan.shape.key, name, error)
             else:
                 log.warning("%s %s: build failed (%s); its boards are solved without it", plan.shape.key, name, text)

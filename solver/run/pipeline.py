@@ -39,8 +39,8 @@
 
 With a budget in seconds, no board of any pass starts once it could end past the
 budget (its limit times :data:`QUICK_SPAN` in the quick pass, :data:`BOARD_SPAN`
-after it, and :data:`RESERVE`), and the builds still running then are stopped:
-nothing waits on them any more.
+after it, and :data:`RESERVE`); boards waiting on builds stop waiting while they can
+still all start, and the builds then running are stopped (:meth:`solver.run.slots.Feed.give_up`).
 
 Builds and searches share the workers (``workers`` local processes, or the threads
 of a dask cluster): a build is a job in a worker's slot (:class:`solver.run.builds.Builds`,

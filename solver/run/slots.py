@@ -286,9 +286,6 @@ class Lanes:
         self.cells[lane] = (0, 0)
         self._free.append(lane)
 
-    def granted(self, job: Job) -> int:
-        return int(self.cells[self._lane[id(job)], 0])
-
     def taken(self) -> int:
         """Slots the running jobs hold: each its grant, or its threads still running above a lowered one."""
         return sum(max(1, int(self.cells[k, 0]), int(self.cells[k, 1])) for k in self._lane.values())
@@ -324,6 +321,11 @@ def _drive(feed: Feed, submit, run_job, wait_some, cancel, slots: int | None = N
     past its ``last_start`` with only jobs running: ``cancel`` ended them)."""
     pending: dict = {}  # future -> its job, or None for a board
     ended = False
+
+    def busy() -> int:  # slots taken: a board each, a job its lane's (one without lanes)
+        boards = sum(job is None for job in pending.values())
+        return boards + (lanes.taken() if lanes else len(pending) - boards)
+
     try:
         while not ended or pending:
             if ended and pending and all(job is not None for job in pending.values()):
@@ -331,8 +333,7 @@ def _drive(feed: Feed, submit, run_job, wait_some, cancel, slots: int | None = N
                 for job in pending.values():
                     feed.abandon(job)
                 return True
-            boards = sum(job is None for job in pending.values())
-            room = None if slots is None else slots - boards - (lanes.taken() if lanes else len(pending) - boards)
+            room = None if slots is None else slots - busy()
             items, ended = feed.take(limit=None if room is None else max(room, 0))  # (none: has it ended?)
             for item in items:
                 if isinstance(item, Job):
@@ -343,8 +344,7 @@ def _drive(feed: Feed, submit, run_job, wait_some, cancel, slots: int | None = N
                 if lanes is not None:
                     lanes.stop(job)  # its boards go on without it: it ends at its next chunk
             if lanes is not None:
-                busy = sum(job is None for job in pending.values()) + lanes.taken()
-                lanes.share(slots - busy, feed.ready(slots))
+                lanes.share(slots - busy(), feed.ready(slots))
             if pending:
                 for fut in wait_some(pending):
                     job = pending.pop(fut)

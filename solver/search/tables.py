@@ -63,7 +63,6 @@ def heuristic_for(
     ``h.left_out`` says which of this shape's were."""
     md, rowkey, colkey = manhattan_tables(shape)
     h = Heuristic(shape, md, rowkey, colkey, use_lc=use_lc)
-    h.left_out = {}
 
     def opened(path):
         key = str(path)
