@@ -108,6 +108,31 @@ def test_devquiz_slice_end_to_end(devquiz_slice, tmp_path):
     assert (tmp_path / "b.txt").read_text() == out.read_text()
 
 
+def test_a_size_of_walled_boards_waits_on_its_layouts_not_a_wall_free_stand_in(devquiz_slice, tmp_path):
+    """Where every board of a size is walled, the quick pass builds their exact layouts'
+    databases when they hold no more entries than the wall-free one would, and proves
+    the boards on them; where they would hold more, the wall-free database as before."""
+    from pdb_builder.patterns import num_placements
+    from solver.run.builds import plan_first
+
+    recs = [
+        r for r in read_file(str(devquiz_slice)).records if r.board.shape.size_text == "3x3" and r.board.shape.walls
+    ]
+    assert len(recs) >= 2 and len({r.board.shape.key for r in recs}) == len(recs)
+    # 3x3 wall-free at 8M: one 8-tile pattern, 9!/1! entries; each layout (7 tiles on 8 cells) 8!/1!
+    layouts = sum(num_placements(len(r.board.shape.free_cells), len(r.board.shape.tiles)) for r in recs)
+    assert layouts < num_placements(9, 8)
+    assert {p.role for p in plan_first(recs, tmp_path / "db", 8 << 20, 8 << 20)} == {"layout"}
+    # at 64K the wall-free table is two 4-tile patterns (6,048 entries): cheaper than the layouts
+    assert [p.role for p in plan_first(recs, tmp_path / "db", 64 << 10, 8 << 20)] == ["wall-free"]
+    built = []
+    res = run_pipeline(recs, tmp_path / "a.txt", db_dir=tmp_path / "db", memory_limit=8 << 20, on_build=built.append)
+    assert {p.role for p in built if hasattr(p, "role")} == {"layout"}
+    assert not res.full.outcomes and len(res.quick.outcomes) == len(recs)
+    for rec, moves in zip(recs, (tmp_path / "a.txt").read_text().split("\n")):
+        assert res.outcomes[rec.index].extra["optimal"] and len(moves) == _truth(rec)
+
+
 def test_run_resumes_after_a_kill(devquiz_slice, tmp_path):
     recs = read_file(str(devquiz_slice)).records
     out, db = tmp_path / "a.txt", tmp_path / "db"

@@ -1,5 +1,5 @@
 """What a run builds and how the builds run: one plan per shape that lacks tables
-(:func:`plan_wall_free`, :func:`plan_layouts`), each partition one job in a worker's
+(:func:`plan_first`, :func:`plan_layouts`), each partition one job in a worker's
 slot beside the searches (:class:`Builds`, :class:`solver.run.slots.Job`), the
 database folder kept under the disk limit and the builds running at once under
 :func:`build_memory_cap`.  The one module of :mod:`solver` that calls the build side
@@ -108,6 +108,24 @@ def plan_wall_free(records, db_dir, memory_limit: int) -> list[Plan]:
             wants, "wall-free", lambda s: [] if _has_pdb(s, db_dir) else [default_partition(s, memory_limit)]
         ).values()
     )
+
+
+def plan_first(records, db_dir, memory_limit: int, layout_memory: int = LAYOUT_MEMORY, count: int = 1) -> list[Plan]:
+    """The tables the quick pass waits on: each size's wall-free database
+    (:func:`plan_wall_free`), except where every board of the size is walled and the
+    databases of their exact layouts (:func:`plan_layouts`) hold no more entries:
+    there those.  On a walled board the wall-free tables stand in for its layout's,
+    which are stronger (they know that no tile crosses a wall); they pay where many
+    boards share them, and are a detour where the layouts cost as little."""
+    out = []
+    for p in plan_wall_free(records, db_dir, memory_limit):
+        walled = [r for r in p.records if r.board.shape.walls]
+        if p.shape.walls or len(walled) < len(p.records):  # a custom goal's walled shape, or wall-free boards
+            out.append(p)
+            continue
+        layouts = plan_layouts(walled, db_dir, layout_memory, count)
+        out += layouts if sum(q.entries for q in layouts) <= p.entries else [p]
+    return out
 
 
 def plan_layouts(records, db_dir, layout_memory: int = LAYOUT_MEMORY, count: int = 1) -> list[Plan]:

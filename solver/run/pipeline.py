@@ -2,10 +2,13 @@
 
 1. **Wall-free databases**: one per board size of the file (and goal), the size's
    default partition under ``memory_limit``; sizes that already have one are kept.
+   Where every board of a size is walled and the databases of their exact layouts
+   (step 3) hold no more entries, those instead (:func:`~solver.run.builds.plan_first`).
 2. **Quick pass**: every board, optimal search only, ``quick_limit`` seconds each,
    on the wall-free tables (walls as fixed home tiles), Manhattan and the goal
-   tables found.  It runs alongside step 1, the largest build first: a size's
-   boards start as soon as its database is published.
+   tables found.  It runs alongside step 1, the largest wall-free build first, then
+   the cheapest layouts: a size's (a layout's) boards start as soon as its database
+   is published.
 3. **Exact layouts where they pay**: for each walled board the quick pass did not
    prove, the database of its exact wall layout (small patterns: ``layout_memory``
    per pattern BFS; ``layout_count`` of them, disjoint ways to cut the same
@@ -20,7 +23,7 @@
    takes about one limit on average, :data:`MIN_TIME_LIMIT` to the default; planned
    once, kept across sittings).  The full pass always runs to its end.  It runs
    alongside step 3: boards that need no build start at once, the others as soon
-   as their layout's database is published.
+   as their layout's database is published, the cheapest layout first.
 5. With a budget (``--budget``, wall-clock seconds for the run, builds included,
    every sitting together: a resumed run has what the earlier sittings left,
    :class:`solver.run.timeline.Sittings`; ``"auto"``, the command's default: twice the
@@ -79,8 +82,8 @@ from .builds import (
     Plan,
     auto_disk_limit,
     build_memory_cap,
+    plan_first,
     plan_layouts,
-    plan_wall_free,
 )
 from .files import RunFiles
 from .journal import journal_attempts, read_journal, refuse_unless_resume
@@ -291,19 +294,21 @@ class Run:
                 self.sittings.touch()
 
         caps = [x for x in (o.node_limit, o.quick_node_limit) if x is not None]
-        wall_free = plan_wall_free(self.records, o.db_dir, o.memory_limit) if o.build else []
-        # the boards whose tables are there first, then the largest build first: the
-        # longest builds start at once, the small sizes' builds and boards fill the other
-        # slots meanwhile, and no slot waits idle on a large build at the end
-        size = {r.index: p.entries for p in wall_free for r in p.records}
+        plans = plan_first(self.records, o.db_dir, o.memory_limit, o.layout_memory, o.layout_count) if o.build else []
+        # the boards whose tables are there first, then the largest wall-free build first:
+        # the longest builds start at once, the small sizes' builds and boards fill the
+        # other slots meanwhile, and no slot waits idle on a large build at the end; then
+        # the exact layouts, the cheapest first (most boards served soonest)
+        sign = {"wall-free": -1, "layout": 1}
+        cost = {r.index: (p.role == "layout", sign[p.role] * p.entries) for p in plans for r in p.records}
         self.res.quick = self.batch(
-            sorted(self.records, key=lambda r: (r.index in size, -size.get(r.index, 0))),
+            sorted(self.records, key=lambda r: (r.index in cost, cost.get(r.index, (0, 0)))),
             self.files.quick_journal,
             o.quick_limit,
             min(caps, default=None),
             fallback=False,
             on_outcome=quick_seen,
-            plans=wall_free,
+            plans=plans,
             last_start=self.last_start(o.quick_limit, QUICK_SPAN),
         )
         if self.res.quick.interrupted:
@@ -332,6 +337,9 @@ class Run:
             rest.sort(key=lambda r: _retry_order(again.get(r.index), o.retry == "closest", tries[r.index]))
         todo = [r for r in rest if r.index not in done_full]
         plans = plan_layouts(todo, o.db_dir, o.layout_memory, o.layout_count) if o.build else []
+        if not again:  # the boards whose tables are there first, then the cheapest layout build a board
+            cost = {r.index: p.entries / p.boards for p in plans for r in p.records}
+            rest.sort(key=lambda r: cost.get(r.index, 0))
         time_limit = o.time_limit
         if time_limit is None:
             time_limit = self.sittings.marks.get("limit")  # planned in an earlier sitting
