@@ -22,7 +22,7 @@ from pdb_builder.formats import Record, parse_board_text
 from pdb_builder.moves import check_moves
 from pdb_builder.solvability import decide
 
-from .outcome import STATUS_EXIT, Outcome, certificate, settle_by_bound, stated_length_doubt
+from .outcome import STATUS_EXIT, Known, Outcome, certificate, settle_by_bound, stated_length_doubt
 from .search.heuristic import manhattan_heuristic
 from .search.limits import Budget, interrupt_if_stopping
 from .search.searcher import Searcher
@@ -269,21 +269,30 @@ def solve_record(
     node_limit: int | None = None,
     fallback: bool = True,
     threads: int | None = None,
+    known: Known | None = None,
 ) -> Outcome:
     """Optimal search within the limits; when a limit stops it and ``fallback`` is on,
     :func:`solver.fallback.ladder.fallback_search` gives a valid answer within
     ``FALLBACK_SHARE`` more limits, reported ``optimal: false`` with the lower bound
     the optimal search proved and how it was found (``fallback``).  ``threads``: for
-    the optimal search (default: the pool's)."""
+    the optimal search (default: the pool's).  ``known``: what earlier attempts at
+    the board proved and found: the search starts at their lower bound and stops
+    where their answer would be proven (:meth:`~solver.search.searcher.Searcher.solve`'s
+    ``floor`` and ``ceiling``); with an answer known there is no fallback, every
+    second goes to the proof, and the caller keeps the better of the two outcomes
+    (:func:`solver.outcome.better`)."""
     checked = check_record(rec)
     if checked.status != "valid":
         return checked
     try:
-        return _solve_valid(rec, pool, time_limit, node_limit, fallback, pool.threads if threads is None else threads)
+        if known is not None and known.answer is not None:
+            fallback = False
+        threads = pool.threads if threads is None else threads
+        return _solve_valid(rec, pool, time_limit, node_limit, fallback, threads, known)
     except DatabaseError as exc:
         if pool.leave_out(exc):  # a table failed its checksums while the board searched: again without it
             log.warning("%s; the boards go on without it", exc)
-            return solve_record(rec, pool, time_limit, node_limit, fallback, threads)
+            return solve_record(rec, pool, time_limit, node_limit, fallback, threads, known)
         raise  # a damaged or unreadable table: every board of its shape would fail; the run stops naming it
     except Exception as exc:  # noqa: BLE001 - one board's failure never stops a batch
         interrupt_if_stopping(exc)  # SIGTERM or Ctrl-C, which a library turned into another exception
@@ -304,11 +313,11 @@ def solve_record(
         )
 
 
-def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback, threads: int) -> Outcome:
+def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback, threads: int, known) -> Outcome:
     board = rec.board
     t0 = time.perf_counter()
     searcher = pool.searcher(board)
-    result, layout = optimal_search(board, searcher, pool, time_limit, node_limit, threads)
+    result, layout = optimal_search(board, searcher, pool, time_limit, node_limit, threads, known)
     nodes, bound = result.nodes, result.lower_bound
     moves = result.moves
     how = None
@@ -334,6 +343,8 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     }
     if how is not None:
         extra["fallback"] = how
+    if known is not None and known.lower_bound > result.h0:
+        extra["floor"] = known.lower_bound  # proven by an earlier attempt: the first iteration began there
     if rec.expected_length is not None:
         extra["expected_length"] = rec.expected_length
     if moves is None:
@@ -355,10 +366,11 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
 
 
 def optimal_search(
-    board: Board, searcher: Searcher, pool: SolverPool, time_limit, node_limit, threads: int = 1
+    board: Board, searcher: Searcher, pool: SolverPool, time_limit, node_limit, threads: int = 1, known=None
 ) -> tuple[SearchResult, Searcher | None]:
     """IDA* within the limits with ``searcher`` (the pool's for ``board``): (its
-    result, the searcher of tables built in memory for it or None).
+    result, the searcher of tables built in memory for it or None); ``known``
+    (:class:`~solver.outcome.Known`): where it starts and stops.
 
     A walled board that no table serves (``--no-db``, or a folder without its
     shape) is searched with Manhattan distance for :data:`LAYOUT_AFTER` seconds (or
@@ -368,24 +380,28 @@ def optimal_search(
     the search starts again on them with what is left of the limits.  Both
     estimates are admissible, so the lower bound is the larger of the two searches'
     and the initial estimate the larger of their two."""
+    bounds = {} if known is None else {"floor": known.lower_bound, "ceiling": known.answer}
     if not board.shape.walls or searcher.h.lookups:
-        return searcher.solve(board, time_limit=time_limit, node_limit=node_limit, threads=threads), None
+        return searcher.solve(board, time_limit=time_limit, node_limit=node_limit, threads=threads, **bounds), None
     budget = Budget(time_limit, node_limit)
     first = searcher.solve(
         board,
         time_limit=_least(time_limit, LAYOUT_AFTER),
         node_limit=_least(node_limit, LAYOUT_AFTER_NODES),
         threads=threads,
+        **bounds,
     )
     budget.spend(first.nodes)
-    if first.status == "solved" or budget.out():
+    answer = None if known is None else known.answer
+    if first.status == "solved" or budget.out() or (answer is not None and first.lower_bound >= answer):
         return first, None
     layout = pool.layout_searcher(board.shape, budget)
     if budget.out():  # the limits ran out while building
         first.nodes = budget.spent
         return first, layout
+    bounds["floor"] = first.lower_bound  # what the first search proved (at least the floor it had)
     second = (layout or searcher).solve(
-        board, time_limit=budget.seconds_left(), node_limit=budget.nodes(), threads=threads
+        board, time_limit=budget.seconds_left(), node_limit=budget.nodes(), threads=threads, **bounds
     )
     budget.spend(second.nodes)
     second.nodes, second.expanded = budget.spent, first.expanded + second.expanded

@@ -6,6 +6,7 @@ and what two answers for the same board say together: the better of them
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from pdb_builder.errors import (
     EXIT_BAD_INPUT,
@@ -48,14 +49,37 @@ class Outcome:
         return out
 
 
+class Known(NamedTuple):
+    """What earlier attempts at a board proved and found: the lower bound (every IDA*
+    iteration below it ended without a solution) and the length of the best answer
+    (None: none yet).  A later search starts at the one and stops at the other
+    (:func:`solver.api.solve_record`)."""
+
+    lower_bound: int
+    answer: int | None = None
+
+    @classmethod
+    def of(cls, o: Outcome | None) -> Known | None:
+        """What ``o`` knows, or None when it proved nothing (no lower bound)."""
+        bound = None if o is None else o.extra.get("lower_bound")
+        if bound is None:
+            return None
+        return cls(int(bound), o.extra.get("length") if o.status == "solved" else None)
+
+
 def certificate(extra: dict, checksums: dict, how: str) -> dict:
     """Why an answer is optimal, for the record: the threshold of the IDA* iteration
     that completed (``how="search"``: the iteration at the answer's length found it
     after every lower one completed without a solution; ``"bound"``: an iteration at
     the answer's length was reached, so every lower one completed), the answer's
     length, and the tables the estimate read (file name -> each table's sha256, 16
-    hex digits; none: wall-aware Manhattan distance and linear conflicts only)."""
-    return {"threshold": extra["lower_bound"], "length": extra["length"], "how": how, "tables": checksums}
+    hex digits; none: wall-aware Manhattan distance and linear conflicts only).
+    ``floor``, when the search began above its initial estimate: the lower bound an
+    earlier attempt at the board proved, where its first iteration began."""
+    out = {"threshold": extra["lower_bound"], "length": extra["length"], "how": how, "tables": checksums}
+    if extra.get("floor") is not None:
+        out["floor"] = extra["floor"]
+    return out
 
 
 def settle_by_bound(extra: dict) -> None:

@@ -326,3 +326,59 @@ def test_ring_board_without_tables_is_proven_on_its_layout_tables():
     assert "fallback" not in out and any("in memory" in name for name in out["heuristic"])
     alone = Searcher(manhattan_heuristic(board.shape)).solve(board, node_limit=30_000_000)
     assert alone.status == "limit" and alone.lower_bound < out["length"]
+
+
+@pytest.mark.parametrize(
+    "shape", [Shape.devquiz(3, 3), Shape.devquiz(3, 3, [4]), Shape.devquiz(4, 3, [5, 6])], ids=lambda s: s.key
+)
+def test_search_from_an_earlier_bound_to_a_known_answer_keeps_bfs_lengths(shape):
+    """``floor`` (a bound an earlier search proved) skips the iterations below it and
+    ``ceiling`` (a known answer's length) stops where that answer is proven: against
+    exhaustive BFS, every floor up to the distance (either parity) gives the optimal
+    length, a known optimal answer is proven as a bound equal to it and never above,
+    and a longer known answer still lets the search find the optimal one."""
+    dist = bfs_distances(shape)
+    searcher = Searcher(manhattan_heuristic(shape))
+    far = sorted(c for c, d in dist.items() if d >= 6)
+    for cells in random.Random(17).sample(far, 12):
+        board, d = Board(shape, cells), dist[cells]
+        h0 = searcher.initial_h(board)
+        for floor in range(0, d + 1):
+            res = searcher.solve(board, floor=floor)
+            assert res.optimal and res.length == d and check_moves(board, res.moves).ok
+        proof = searcher.solve(board, floor=h0, ceiling=d)
+        assert proof.status == "limit" and proof.moves is None and proof.lower_bound == d
+        assert searcher.solve(board, floor=d, ceiling=d).nodes == 0  # nothing left to search
+        longer = searcher.solve(board, floor=d - 2, ceiling=d + 2)
+        assert longer.optimal and longer.length == d
+        assert searcher.solve(board, floor=d, weight=150).length >= d  # weighted: no floor, no proof
+
+
+def test_a_board_with_a_known_answer_searches_for_the_proof_alone(monkeypatch):
+    """solve_record with ``known``: a walled board no table serves (Manhattan, then
+    its layout's tables in memory) starts at the earlier bound, runs no fallback when
+    an answer is known, and the better of the two outcomes is the known answer proven
+    by the bound (BFS truth); a known answer longer than optimal is beaten."""
+    from pdb_builder.formats import Record
+    from solver.api import SolverPool, solve_record
+    from solver.outcome import Known, Outcome, better
+
+    monkeypatch.setattr("solver.api.LAYOUT_AFTER_NODES", 30)
+    shape = Shape.devquiz(4, 3, [5, 6])
+    dist = bfs_distances(shape)
+    pool = SolverPool(use_db=False)
+    far = sorted(c for c, d in dist.items() if d >= 12)
+    for k, cells in enumerate(random.Random(5).sample(far, 8)):
+        board, d = Board(shape, cells), dist[cells]
+        rec = Record(k, str(board), board)
+        earlier = Outcome(k, str(board), "solved", None, {"length": d, "lower_bound": d - 4, "h0": 0, "moves": "x"})
+        out = solve_record(rec, pool, known=Known.of(earlier))
+        assert out.status == "limit" and "fallback" not in out.extra and out.extra["lower_bound"] == d
+        assert out.extra.get("floor") == (d - 4 if d - 4 > out.extra["h0"] else None)  # where it began
+        kept = better(earlier, out)
+        assert kept.extra["optimal"] and kept.extra["certificate"]["how"] == "bound"
+        stopped = solve_record(rec, pool, node_limit=5, known=Known(0, d + 10))
+        assert stopped.status == "limit" and "fallback" not in stopped.extra  # a limit: still no fallback
+        found = solve_record(rec, pool, known=Known(d - 2, d + 2)).extra
+        assert found["optimal"] and found["length"] == d and check_moves(board, found["moves"]).ok
+        assert found["certificate"].get("floor") == (d - 2 if d - 2 > found["h0"] else None)

@@ -85,8 +85,8 @@ from .report import finish_run, human_solved, progressive, reopened_text
     default=None,
     help="With --resume: solve the full pass's unanswered (or unproven) boards again, e.g. with "
     "a longer --time-limit, the least tried first, then worst first; closest: the unproven, "
-    "the least tried, then the smallest gap to their lower bound first. Each keeps the "
-    "better outcome.",
+    "the least tried, then the smallest gap to their lower bound first. Each searches on from "
+    "its lower bound (with an answer: for the proof alone) and keeps the better outcome.",
 )
 @click.option(
     "--budget",

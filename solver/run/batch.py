@@ -56,6 +56,7 @@ def run_batch(
     last_start: float | None = None,
     search_progress=None,
     go_on: bool = False,
+    known=None,
 ) -> BatchResult:
     """Solve every record; ``on_outcome(outcome)`` is called as each board finishes.
 
@@ -74,7 +75,9 @@ def run_batch(
     ``search_progress``: told of each slice of the searches in this process
     (:class:`solver.cli.progress.SearchLine`; local processes with one worker only).
     ``go_on``: a table file that cannot be read is left out and the boards solved
-    without it (:class:`~solver.api.SolverPool`), instead of stopping the batch."""
+    without it (:class:`~solver.api.SolverPool`), instead of stopping the batch.
+    ``known``: index -> :class:`~solver.outcome.Known`, what earlier attempts at a
+    board proved and found (:func:`~solver.api.solve_record`)."""
     t0 = time.perf_counter()
     if journal is None and out_path:
         journal = RunFiles(out_path).journal
@@ -94,9 +97,9 @@ def run_batch(
     feed = Feed(todo, jobs, last_start, job_memory, board_seconds=span)
     pools = Pools(db_dir, use_db, threads, go_on)
     if scheduler is not None:
-        outcomes = _dask_outcomes(feed, pools, time_limit, node_limit, fallback, scheduler)
+        outcomes = _dask_outcomes(feed, pools, time_limit, node_limit, fallback, scheduler, known)
     else:
-        outcomes = _local_outcomes(feed, pools, time_limit, node_limit, fallback, workers, search_progress)
+        outcomes = _local_outcomes(feed, pools, time_limit, node_limit, fallback, workers, search_progress, known)
     jf = open(journal, "a", encoding="utf-8") if journal is not None else None
     try:
         for out in outcomes:

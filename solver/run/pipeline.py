@@ -21,7 +21,9 @@
    ``time_limit``, :data:`DEFAULT_TIME_LIMIT`; with a budget in seconds, what lets
    the full pass take :data:`FULL_PASS_SHARE` of the time left at its start (a board
    takes about one limit on average, :data:`MIN_TIME_LIMIT` to the default; planned
-   once, kept across sittings).  The full pass always runs to its end.  It runs
+   once, kept across sittings).  A board's search starts at the lower bound the quick
+   pass proved (:class:`~solver.outcome.Known`): the iterations below it are not
+   searched again.  The full pass always runs to its end.  It runs
    alongside step 3: boards that need no build start at once, the others as soon
    as their layout's database is published, the cheapest layout first.
 5. With a budget (``--budget``, wall-clock seconds for the run, builds included,
@@ -34,8 +36,11 @@
    ``time_limit`` (and ``node_limit``), asks for ``layout_count + k`` exact-layout partitions (at most
    :data:`MAX_LAYOUT_PARTITIONS`) of patterns up to ``layout_memory`` x 2^k (at most
    ``memory_limit``), and starts boards in that order while one can still end before
-   the budget does (:data:`BOARD_SPAN` limits a board, :data:`RESERVE` kept for the
-   answer file); each keeps its better outcome.  A board whose journalled outcome
+   the budget does (:data:`BOARD_SPAN` limits a board, :data:`QUICK_SPAN` when every
+   board has an answer, :data:`RESERVE` kept for the answer file); each keeps its
+   better outcome.  A board searches on from its proven lower bound; one that has an
+   answer searches for the proof alone: no fallback, and its search ends once every
+   iteration below the answer's length has ended, which proves the answer optimal.  A board whose journalled outcome
    already had a round's limit (an earlier sitting's round) skips that round.  The
    rounds stop when no board is left or none could start.
 6. The answer file (never over the file's move limits) and the report.
@@ -73,7 +78,7 @@ from pathlib import Path
 
 from pdb_builder.words import plural
 
-from ..outcome import Outcome
+from ..outcome import Known, Outcome
 from .batch import BOARD_SPAN, QUICK_SPAN, BatchResult, run_batch, write_answers
 from .builds import (
     AUTO_DISK,
@@ -231,6 +236,7 @@ class Run:
             disk_limit = int(marks.get("disk") or self.sittings.mark("disk", auto_disk_limit(opts.db_dir)))
         self.builds = Builds(self.res, opts.db_dir, disk_limit, self.sittings, opts.on_build)
         self.final: dict[int, Outcome] = {}  # each board's outcome that stands
+        self.bounds: dict[int, Known] = {}  # the lower bounds the quick pass proved of the boards it left
 
     def seen(self, o: Outcome) -> None:
         """A final outcome: the sitting touched, the caller told."""
@@ -259,9 +265,12 @@ class Run:
         limits at most) must have started to end before the budget does."""
         return None if self.deadline is None else self.deadline - RESERVE - span * limit
 
-    def batch(self, recs, journal, limit, nodes, *, fallback, on_outcome, plans=(), retried=(), last_start=None):
+    def batch(
+        self, recs, journal, limit, nodes, *, fallback, on_outcome, plans=(), retried=(), last_start=None, known=None
+    ):
         """One batch of the run, the builds of ``plans`` as jobs its boards wait on;
-        past ``last_start`` no board starts and the builds still running are stopped."""
+        past ``last_start`` no board starts and the builds still running are stopped;
+        ``known``: what earlier passes proved and found of its boards (index -> Known)."""
         o = self.opts
         return run_batch(
             recs,
@@ -279,6 +288,7 @@ class Run:
             retry=retried,
             last_start=last_start,
             go_on=True,  # a table that cannot be read: its boards go on without it
+            known=known,
         )
 
     def quick_pass(self) -> None:
@@ -291,6 +301,9 @@ class Run:
                 self.final[out.index] = out
                 self.seen(out)
             else:
+                known = Known.of(out)
+                if known is not None:
+                    self.bounds[out.index] = known
                 self.sittings.touch()
 
         caps = [x for x in (o.node_limit, o.quick_node_limit) if x is not None]
@@ -360,6 +373,7 @@ class Run:
             plans=plans,
             retried=list(again),
             last_start=self.last_start(time_limit),
+            known={**self.bounds, **_known(again)},
         )
         final.update(res.full.outcomes)
         res.outcomes = final
@@ -380,7 +394,10 @@ class Run:
             k += 1
             limit = res.full_limit * 2**k
             unproven = [r for r in rest if final.get(r.index) is not None and not final[r.index].extra.get("optimal")]
-            last_start = self.last_start(limit)  # a board started later might outlast the budget
+            # a board with an answer searches for the proof alone (no fallback: solve_record)
+            fallback = o.fallback and any(final[r.index].status != "solved" for r in unproven)
+            # a board started later might outlast the budget
+            last_start = self.last_start(limit, BOARD_SPAN if fallback else QUICK_SPAN)
             if not unproven or time.time() > last_start:
                 break
             todo = sorted(
@@ -398,17 +415,23 @@ class Run:
                 self.files.journal,
                 limit,
                 nodes,
-                fallback=o.fallback,
+                fallback=fallback,
                 on_outcome=self.seen,
                 plans=plans,
                 retried=[r.index for r in todo],
                 last_start=last_start,
+                known=_known({r.index: final[r.index] for r in todo}),
             )
             tried = [x for x in batch.outcomes.values() if x.extra.get("ended", 0) >= began]  # the rest never started
             gained = sum(bool(x.extra.get("optimal")) for x in tried)  # all were unproven
             res.rounds.append((k, limit, len(tried), gained, time.perf_counter() - t0))
             final.update(batch.outcomes)
             res.interrupted = batch.interrupted
+
+
+def _known(outcomes: dict[int, Outcome]) -> dict[int, Known]:
+    """What each of ``outcomes`` proved and found (those that proved nothing left out)."""
+    return {i: known for i, o in outcomes.items() if (known := Known.of(o)) is not None}
 
 
 def _retry_order(o: Outcome | None, closest: bool = False, attempts: int = 0):

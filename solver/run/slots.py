@@ -66,22 +66,22 @@ def _worker_job(fn, args, lane: int):
     return fn(*args, threads=Share(grant=_LANES[lane, 0:1], used=_LANES[lane, 1:2]))
 
 
-def _worker_solve(rec: Record, time_limit, node_limit, fallback) -> Outcome:
-    return solve_record(rec, _WORKER_POOL, time_limit=time_limit, node_limit=node_limit, fallback=fallback)
+def _worker_solve(rec: Record, time_limit, node_limit, fallback, known=None) -> Outcome:
+    return solve_record(rec, _WORKER_POOL, time_limit=time_limit, node_limit=node_limit, fallback=fallback, known=known)
 
 
 _DASK_POOLS = threading.local()
 DASK_CONNECT_TIMEOUT = "20s"
 
 
-def _dask_solve(rec: Record, pools: Pools, time_limit, node_limit, fallback) -> Outcome:
+def _dask_solve(rec: Record, pools: Pools, time_limit, node_limit, fallback, known=None) -> Outcome:
     """A Dask task: one board, with a per-thread pool of searchers kept between tasks."""
     made = getattr(_DASK_POOLS, "pools", None)
     if made is None:
         made = _DASK_POOLS.pools = {}
     if pools not in made:
         made[pools] = pools.pool()
-    return solve_record(rec, made[pools], time_limit=time_limit, node_limit=node_limit, fallback=fallback)
+    return solve_record(rec, made[pools], time_limit=time_limit, node_limit=node_limit, fallback=fallback, known=known)
 
 
 @dataclass(eq=False)
@@ -370,7 +370,8 @@ def _stop_pool(ex) -> None:
         p.kill()  # not terminate: a worker forked from the CLI turns SIGTERM into KeyboardInterrupt
 
 
-def _local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, workers, progress=None):
+def _local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, workers, progress=None, known=None):
+    known = known or {}
     import multiprocessing as mp
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
@@ -384,7 +385,14 @@ def _local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, 
                 if isinstance(item, Job):  # nothing runs beside it: every core
                     feed.job_done(item, lambda job=item: job.fn(*job.args, threads=None))
                 else:
-                    yield solve_record(item, pool, time_limit=time_limit, node_limit=node_limit, fallback=fallback)
+                    yield solve_record(
+                        item,
+                        pool,
+                        time_limit=time_limit,
+                        node_limit=node_limit,
+                        fallback=fallback,
+                        known=known.get(item.index),
+                    )
         return
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
     lanes = Lanes(workers, ctx)
@@ -393,7 +401,7 @@ def _local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, 
         wait([ex.submit(_warm_up) for _ in range(workers)])  # every worker forked at once, before any job
         stopped = yield from _drive(
             feed,
-            lambda rec: ex.submit(_worker_solve, rec, time_limit, node_limit, fallback),
+            lambda rec: ex.submit(_worker_solve, rec, time_limit, node_limit, fallback, known.get(rec.index)),
             lambda job, lane: ex.submit(_worker_job, job.fn, job.args, lane),
             lambda pending: wait(pending, timeout=0.2, return_when=FIRST_COMPLETED).done,
             lambda pending: _stop_pool(ex),
@@ -431,7 +439,8 @@ def _dask_client(scheduler):
         raise BoardError(f"--scheduler {scheduler}: cannot connect: {exc}") from None
 
 
-def _dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, scheduler):
+def _dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, scheduler, known=None):
+    known = known or {}
     if pools.db_dir is not None:
         pools = replace(pools, db_dir=str(Path(pools.db_dir).resolve()))
     client = _dask_client(scheduler)
@@ -452,6 +461,7 @@ def _dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, s
                 time_limit=time_limit,
                 node_limit=node_limit,
                 fallback=fallback,
+                known=known.get(rec.index),
                 pure=False,
             ),
             lambda job, lane: client.submit(job.fn, *job.args, threads=1, pure=False),  # one thread of a worker

@@ -216,6 +216,8 @@ class Searcher:
         max_depth: int = MAX_DEPTH,
         weight: int = 100,
         threads: int = 1,
+        floor: int = 0,
+        ceiling: int | None = None,
     ) -> SearchResult:
         """IDA* for ``board``.  ``weight`` (percent, >= 100) inflates the estimate for
         a faster, bounded-suboptimal search (weighted IDA*: at most weight/100 times
@@ -228,12 +230,22 @@ class Searcher:
 
         ``threads > 1``: an iteration that outgrows one slice of nodes (and every
         later one) is searched by that many threads (:mod:`solver.search.threads`); the
-        answer's length is the same, proven the same way."""
+        answer's length is the same, proven the same way.
+
+        ``floor``: a lower bound an earlier search of ``board`` proved (the threshold of
+        an iteration it reached, on any admissible estimate): the first iteration starts
+        there, not at the estimate, since every one below it is known to end without a
+        solution.  ``ceiling``: the length of an answer known already: the search ends
+        as soon as its next iteration would reach that length, the result a limit whose
+        lower bound is then that length (the known answer is optimal; the caller merges
+        the two, :func:`solver.outcome.better`).  Both apply to optimal searches only."""
         if weight < 100:
             raise ValueError("weight must be at least 100 (percent)")
         t0 = time.perf_counter()
         spent = spent_expanded = 0
-        if weight == 100 and self.python_first and not kernel_loaded():
+        if weight != 100:
+            floor, ceiling = 0, None
+        if weight == 100 and self.python_first and not kernel_loaded() and not floor and ceiling is None:
             quick = quick_search(self, board, node_limit)
             if not isinstance(quick, tuple):
                 return quick
@@ -241,7 +253,13 @@ class Searcher:
         self.reads.begin()  # the arrays the kernel reads anywhere, hashed while it loads and runs
         left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 0.0)
         result = self._solve(
-            board, left, None if node_limit is None else node_limit - spent, max_depth, weight, max(int(threads), 1)
+            board,
+            left,
+            None if node_limit is None else node_limit - spent,
+            max_depth,
+            weight,
+            max(int(threads), 1),
+            (floor, ceiling),
         )
         result.nodes += spent
         result.expanded += spent_expanded
@@ -249,7 +267,9 @@ class Searcher:
         self.reads.wait()
         return result
 
-    def _solve(self, board: Board, time_limit, node_limit, max_depth: int, weight: int, threads: int) -> SearchResult:
+    def _solve(
+        self, board: Board, time_limit, node_limit, max_depth: int, weight: int, threads: int, known=(0, None)
+    ) -> SearchResult:
         K = _kernel()
         t0 = time.perf_counter()
         st = self.root_state(board)
@@ -277,11 +297,15 @@ class Searcher:
         tables = self.kernel_tables()
         bpmx = self.bpmx and weight == 100
         deadline = None if time_limit is None else t0 + time_limit
-        thresh = h0
+        floor, ceiling = known
+        # thresholds keep the parity of the estimate (every f of a board has it)
+        thresh = max(h0, floor - (floor - h0) % 2)
         nodes = expanded = 0
         parallel = False  # once an iteration outgrew a slice, every later one runs on the threads
         last = None  # the last iteration's (nodes visited per depth, nodes): where the next one splits
         while True:
+            if ceiling is not None and thresh >= ceiling:  # every iteration below the known answer ended
+                return result(None, thresh, nodes, expanded)
             start_iteration(st, board.blank, h0, thresh, stack, state)
             state[K._S_NODES] = nodes
             state[K._S_EXPANDED] = expanded
