@@ -22,7 +22,7 @@ from pdb_builder.formats import Record, parse_board_text
 from pdb_builder.moves import check_moves
 from pdb_builder.solvability import decide
 
-from .outcome import STATUS_EXIT, Known, Outcome, certificate, settle_by_bound, stated_length_doubt
+from .outcome import STATUS_EXIT, Known, Outcome, certificate, search_cost, settle_by_bound, stated_length_doubt
 from .search.heuristic import manhattan_heuristic
 from .search.limits import Budget, interrupt_if_stopping
 from .search.searcher import Searcher
@@ -343,6 +343,8 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     }
     if how is not None:
         extra["fallback"] = how
+    if not result.optimal:  # what the next attempt's iterations cost: solver.run.forecast
+        extra.update(search_cost(result))
     if known is not None and known.lower_bound > result.h0:
         extra["floor"] = known.lower_bound  # proven by an earlier attempt: the first iteration began there
     if rec.expected_length is not None:

@@ -67,6 +67,35 @@ class Known(NamedTuple):
         return cls(int(bound), o.extra.get("length") if o.status == "solved" else None)
 
 
+COST_KEYS = ("iterations", "unfinished")
+KEPT_ITERATIONS = 3
+
+
+def search_cost(result) -> dict:
+    """What an unproven search's iterations cost, for the record (``extra``): the last
+    :data:`KEPT_ITERATIONS` it completed (``iterations``: [threshold, nodes, seconds]
+    each) and the one a limit stopped (``unfinished``, when there was one), from
+    which :mod:`solver.run.forecast` tells what proving the board would take."""
+    out = {}
+    if result.iterations:
+        out["iterations"] = [list(it) for it in result.iterations[-KEPT_ITERATIONS:]]
+    if result.unfinished is not None:
+        out["unfinished"] = list(result.unfinished)
+    return out
+
+
+def _cost_source(old: Outcome, new: Outcome) -> Outcome:
+    """Of two attempts at a board, the one whose iterations tell the next attempt's
+    cost: the one that reached the higher lower bound, then the one that searched
+    more of the iteration at it."""
+
+    def key(o: Outcome):
+        unfinished = o.extra.get("unfinished") or (0, 0, 0)
+        return (o.extra.get("lower_bound") or 0, unfinished[1], bool(o.extra.get("iterations")), o is new)
+
+    return max((old, new), key=key)
+
+
 def certificate(extra: dict, checksums: dict, how: str) -> dict:
     """Why an answer is optimal, for the record: the threshold of the IDA* iteration
     that completed (``how="search"``: the iteration at the answer's length found it
@@ -137,6 +166,12 @@ def better(old: Outcome, new: Outcome) -> Outcome:
         )
         return keep
     keep = new if _rank(new) >= _rank(old) else old
+    source = _cost_source(old, new)
+    for k in COST_KEYS:  # the cost goes with the lower bound kept
+        if k in source.extra:
+            keep.extra[k] = source.extra[k]
+        else:
+            keep.extra.pop(k, None)
     bounds = [o.extra.get("lower_bound") for o in (old, new) if o.extra.get("lower_bound") is not None]
     if bounds:
         keep.extra["lower_bound"] = max(bounds)

@@ -315,7 +315,8 @@ def test_retry_with_more_layout_partitions_builds_the_missing_ones(devquiz_slice
 
 
 def test_budget_rounds_prove_what_the_full_pass_left(devquiz_slice, tmp_path):
-    """--budget: rounds with doubled limits on the unproven boards, until none is left;
+    """--budget: rounds with doubled limits on the unproven boards, until none is left
+    (the last one what the budget has left);
     a budget with no room for a board starts none.  Without a time limit the full pass's
     is planned from the budget: half of what is left at its start at one limit a board
     ((400 - 30 - the quick pass) / 2 / 18 boards, about 10 s; kept for later sittings),
@@ -329,7 +330,8 @@ def test_budget_rounds_prove_what_the_full_pass_left(devquiz_slice, tmp_path):
     assert all(o.extra.get("optimal") for o in res.outcomes.values())  # the slice's boards all fall in the rounds
     first_full = [o for o in res.full.outcomes.values() if not o.extra.get("optimal")]
     assert first_full and res.rounds[0][2] == len(first_full)  # round 1 tries every board the full pass left
-    assert [r[1] for r in res.rounds] == [2.0**k for k in range(1, len(res.rounds) + 1)]
+    # round k at 2^k limits (a round whose boards all wait for a longer limit is not run)
+    assert all(limit == 2.0**k for k, limit, *_ in res.rounds) and res.rounds[0][0] == 1
     answers = out.read_text().split("\n")[:-1]
     assert [len(m) for m in answers] == [_truth(r) for r in recs]
     assert all(check_moves(r.board, m).ok for r, m in zip(recs, answers))
@@ -341,7 +343,9 @@ def test_budget_rounds_prove_what_the_full_pass_left(devquiz_slice, tmp_path):
     assert len(recs) == 18 and 8 < planned.full_limit <= round(370 / 36, 1)
     assert Sittings.read(RunFiles(tmp_path / "c.txt").sittings).marks["limit"] == planned.full_limit
     assert {o.extra["time_limit"] for o in planned.full.outcomes.values()} == {planned.full_limit}
-    assert [r[1] for r in planned.rounds] == [planned.full_limit * 2**k for k in range(1, len(planned.rounds) + 1)]
+    # the last round: what the budget has left, when that is less than twice the round before
+    assert all(limit == planned.full_limit * 2**k for k, limit, *_ in planned.rounds[:-1])
+    assert all(limit <= planned.full_limit * 2**k for k, limit, *_ in planned.rounds[-1:])
 
 
 def test_a_resumed_budget_counts_earlier_sittings_and_skips_rounds_they_ran(devquiz_slice, tmp_path):
@@ -657,3 +661,37 @@ def test_a_peer_answer_shorter_than_our_proof_fails_the_run(tmp_path):
     )
     assert r.exit_code == 1, r.output
     assert "peer.txt:1: contradiction on board" in r.output and "shorter than the 3 called optimal" in r.output
+
+
+def test_a_proof_forecast_follows_the_iterations_and_goes_with_the_lower_bound():
+    """The rounds' forecast: the next iteration is the last completed one times the
+    growth the last two show (or the run's typical growth), the proof of an answer g
+    moves above the bound g / 2 such iterations, at the rate the search ran; an
+    iteration a limit stopped counts at least 1.5 times what it searched.  When two
+    attempts are merged, the cost record is the one of the attempt that reached the
+    higher bound."""
+    from solver.outcome import better
+    from solver.run.forecast import GROWTH, proof_seconds, typical_growth
+
+    def attempt(lower_bound, length, iterations=(), unfinished=None, optimal=False):
+        extra = {"length": length, "lower_bound": lower_bound, "optimal": optimal, "h0": 30, "moves": "x" * length}
+        extra.update(iterations=[list(i) for i in iterations])
+        if unfinished:
+            extra["unfinished"] = list(unfinished)
+        return Outcome(0, "b", "solved", None, extra)
+
+    shows = attempt(44, 48, [(40, 1000, 1.0), (42, 5000, 5.0)])  # 1,000 nodes/s, growth 5
+    assert proof_seconds(shows) == pytest.approx((25_000 + 125_000) / 1000)  # iterations 44 and 46
+    assert proof_seconds(attempt(44, 46, shows.extra["iterations"])) == pytest.approx(25.0)
+    one = attempt(42, 46, [(40, 800, 1.0)])  # no growth of its own: the run's
+    assert proof_seconds(one, typical=3.0) == pytest.approx((2400 + 7200) / 800)
+    assert typical_growth([shows, one]) == 5.0 and typical_growth([one]) == GROWTH
+    stopped = attempt(42, 44, [(40, 1000, 1.0)], unfinished=(42, 9000, 9.0))  # more than 5x the last already
+    assert proof_seconds(stopped) == pytest.approx(13_500 / 1000)
+    assert proof_seconds(attempt(44, 44)) == 0.0 and proof_seconds(attempt(40, 44)) is None  # nothing recorded
+    assert proof_seconds(Outcome(0, "b", "limit", None, {"lower_bound": 40, "length": None})) is None
+    later = attempt(46, 48, [(44, 30_000, 20.0)])
+    assert better(shows, later).extra["iterations"] == later.extra["iterations"]
+    assert better(later, shows).extra["iterations"] == later.extra["iterations"]  # either order
+    kept = better(stopped, attempt(42, 46, [(40, 1000, 1.0)]))  # the same bound: the one that searched more of it
+    assert kept.extra["length"] == 44 and kept.extra["unfinished"] == [42, 9000, 9.0]

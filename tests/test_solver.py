@@ -382,3 +382,30 @@ def test_a_board_with_a_known_answer_searches_for_the_proof_alone(monkeypatch):
         found = solve_record(rec, pool, known=Known(d - 2, d + 2)).extra
         assert found["optimal"] and found["length"] == d and check_moves(board, found["moves"]).ok
         assert found["certificate"].get("floor") == (d - 2 if d - 2 > found["h0"] else None)
+
+
+def test_a_search_records_what_each_iteration_cost():
+    """The iterations a search completed (threshold, nodes, seconds) and the one a limit
+    stopped: the thresholds climb from the estimate (or the floor) in steps of two, all
+    below the BFS distance, and their nodes add up to the search's; a limit leaves the
+    iteration at the lower bound unfinished."""
+    shape = Shape.devquiz(3, 3)
+    dist = bfs_distances(shape)
+    searcher = Searcher(manhattan_heuristic(shape))
+    searcher.python_first = False  # every node in the kernel's iterations
+    # boards whose estimate is at least two iterations short of the distance
+    deep = sorted(c for c, d in dist.items() if d - searcher.initial_h(Board(shape, c)) >= 4)
+    for cells in random.Random(23).sample(deep, 6):
+        board, d = Board(shape, cells), dist[cells]
+        h0 = searcher.initial_h(board)
+        res = searcher.solve(board)
+        assert res.length == d and res.unfinished is None
+        assert [t for t, _, _ in res.iterations] == list(range(h0, d, 2))
+        assert sum(n for _, n, _ in res.iterations) < res.nodes and all(s >= 0 for *_, s in res.iterations)
+        before = sum(n for _, n, _ in res.iterations[:-1])  # stopped halfway through the iteration at d - 2
+        stopped = searcher.solve(board, node_limit=before + res.iterations[-1][1] // 2)
+        t, n, _ = stopped.unfinished
+        assert [it[:2] for it in stopped.iterations] == [it[:2] for it in res.iterations[:-1]]
+        assert n + before == stopped.nodes and t == stopped.lower_bound == d - 2
+        later = searcher.solve(board, floor=d - 2)
+        assert [t for t, _, _ in later.iterations] == [d - 2] and later.iterations[0][1] == res.iterations[-1][1]

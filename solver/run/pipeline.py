@@ -32,12 +32,15 @@
    running time at the end of the full pass, so the rounds take at most as long as
    everything before them):
    rounds on the full pass's boards left unanswered or unproven, those first, then
-   the smallest gap to their lower bound: round k gives each board 2^k times
-   ``time_limit`` (and ``node_limit``), asks for ``layout_count + k`` exact-layout partitions (at most
+   the cheapest proof forecast from the iterations their last search completed
+   (:mod:`solver.run.forecast`): round k gives each board 2^k times
+   ``time_limit`` (and ``node_limit``; the last round, what the budget has left),
+   asks for ``layout_count + k`` exact-layout partitions (at most
    :data:`MAX_LAYOUT_PARTITIONS`) of patterns up to ``layout_memory`` x 2^k (at most
    ``memory_limit``), and starts boards in that order while one can still end before
    the budget does (:data:`BOARD_SPAN` limits a board, :data:`QUICK_SPAN` when every
-   board has an answer, :data:`RESERVE` kept for the answer file); each keeps its
+   board has an answer, :data:`RESERVE` kept for the answer file); a board whose
+   forecast is over the round's limit waits for a later round; each keeps its
    better outcome.  A board searches on from its proven lower bound; one that has an
    answer searches for the proof alone: no fallback, and its search ends once every
    iteration below the answer's length has ended, which proves the answer optimal.  A board whose journalled outcome
@@ -91,6 +94,7 @@ from .builds import (
     plan_layouts,
 )
 from .files import RunFiles
+from .forecast import proof_seconds, typical_growth
 from .journal import journal_attempts, read_journal, refuse_unless_resume
 from .slots import cluster_threads
 from .timeline import Sittings, write_timeline
@@ -105,6 +109,9 @@ RESERVE = 30.0
 # docs/benchmarks.md: 1.1 to 2.1 M): what the full pass's plan counts its builds at
 BUILD_RATE = 1.5e6
 MAX_LAYOUT_PARTITIONS = 5
+# a round's time limit at least this times the last one's (the full pass's before the
+# first): a round with less than that would retry its boards at about the limit they had
+ROUND_GROWTH = 1.25
 AUTO_BUDGET = "auto"  # twice the running time at the end of the full pass
 # the full pass's time limit: the default, and with a budget in seconds the share of
 # what is left that the full pass may take (the rest goes to the rounds), at least MIN
@@ -389,23 +396,39 @@ class Run:
             if passes is None or retried:  # kept from the sitting that ended the full pass
                 passes = self.sittings.mark("passes", self.sittings.running(time.time()))
             self.deadline = self.sittings.deadline(2 * passes)
-        deadline, k = self.deadline, 0
+        deadline, k, last_limit = self.deadline, 0, res.full_limit
         while deadline is not None and not res.interrupted:
             k += 1
-            limit = res.full_limit * 2**k
             unproven = [r for r in rest if final.get(r.index) is not None and not final[r.index].extra.get("optimal")]
             # a board with an answer searches for the proof alone (no fallback: solve_record)
             fallback = o.fallback and any(final[r.index].status != "solved" for r in unproven)
-            # a board started later might outlast the budget
-            last_start = self.last_start(limit, BOARD_SPAN if fallback else QUICK_SPAN)
-            if not unproven or time.time() > last_start:
+            span = BOARD_SPAN if fallback else QUICK_SPAN
+            # twice the last round's limit, or the last round: what the budget has left
+            limit = min(res.full_limit * 2**k, (deadline - RESERVE - time.time()) / span)
+            if not unproven or limit < ROUND_GROWTH * last_limit:
                 break
+            last_limit = limit
+            typical = typical_growth(final[r.index] for r in unproven)
+            forecast = {r.index: proof_seconds(final[r.index], typical) for r in unproven}
             todo = sorted(
-                (r for r in unproven if _tried_limit(final[r.index]) < limit),  # not this round's in an earlier sitting
-                key=lambda r: _retry_order(final[r.index], closest=True),
+                (
+                    r
+                    for r in unproven
+                    if _tried_limit(final[r.index]) < limit  # not this round's in an earlier sitting
+                    and (forecast[r.index] or 0.0) <= limit  # else it waits for a round whose limit covers it
+                ),
+                key=lambda r: _round_order(final[r.index], forecast[r.index]),
+            )
+            log.warning(
+                "round %d: %s at %.4g s, %d waiting for a longer limit",
+                k,
+                plural(len(todo), "board"),
+                limit,
+                sum(1 for f in forecast.values() if f is not None and f > limit),
             )
             if not todo:
                 continue
+            last_start = self.last_start(limit, span)  # a board started later might outlast the budget
             count = min(MAX_LAYOUT_PARTITIONS, o.layout_count + k)
             plans = plan_layouts(todo, o.db_dir, min(o.memory_limit, o.layout_memory << k), count) if o.build else []
             t0, began = time.perf_counter(), time.time()
@@ -432,6 +455,17 @@ class Run:
 def _known(outcomes: dict[int, Outcome]) -> dict[int, Known]:
     """What each of ``outcomes`` proved and found (those that proved nothing left out)."""
     return {i: known for i, o in outcomes.items() if (known := Known.of(o)) is not None}
+
+
+def _round_order(o: Outcome, forecast: float | None):
+    """Sort key of a round's board: those without an answer first, then the cheapest
+    forecast proof (:func:`~solver.run.forecast.proof_seconds`), then (no forecast)
+    the smallest gap to the lower bound."""
+    length = o.extra.get("length")
+    if length is None:
+        return (0, 0.0, 0)
+    gap = length - (o.extra.get("lower_bound") or 0)
+    return (1, float("inf") if forecast is None else forecast, gap)
 
 
 def _retry_order(o: Outcome | None, closest: bool = False, attempts: int = 0):

@@ -280,6 +280,8 @@ class Searcher:
         if self.h.goal_name:
             names.append(self.h.goal_name)
 
+        done = []  # the iterations completed: (threshold, nodes, seconds)
+
         def result(moves, thresh, nodes, expanded=0):
             found = moves is not None
             optimal = found and (weight == 100 or not moves)
@@ -287,7 +289,10 @@ class Searcher:
             length = len(moves) if found else None
             status = "solved" if found else "limit"
             seconds = time.perf_counter() - t0
-            return SearchResult(moves, length, optimal, bound, nodes, seconds, status, names, st.h0, expanded)
+            out = SearchResult(moves, length, optimal, bound, nodes, seconds, status, names, st.h0, expanded, done)
+            if not found and weight == 100 and nodes > began[0]:
+                out.unfinished = (thresh, nodes - began[0], round(time.perf_counter() - began[1], 4))
+            return out
 
         if h0 == 0:
             return result("", 0, 0)
@@ -301,6 +306,7 @@ class Searcher:
         # thresholds keep the parity of the estimate (every f of a board has it)
         thresh = max(h0, floor - (floor - h0) % 2)
         nodes = expanded = 0
+        began = (0, t0)  # where the iteration under way began: nodes, perf_counter
         parallel = False  # once an iteration outgrew a slice, every later one runs on the threads
         last = None  # the last iteration's (nodes visited per depth, nodes): where the next one splits
         while True:
@@ -310,6 +316,7 @@ class Searcher:
             state[K._S_NODES] = nodes
             state[K._S_EXPANDED] = expanded
             started = nodes
+            began = (nodes, time.perf_counter())
             while not parallel:
                 budget = K.SLICE_NODES if threads == 1 else min(K.SLICE_NODES, PARALLEL_AFTER)
                 if node_limit is not None:
@@ -343,9 +350,12 @@ class Searcher:
                 nodes += out.nodes
                 expanded += out.expanded
                 if out.status != "done":
+                    began = (nodes - out.nodes, began[1])  # the iteration searched again from its root
                     return result(out.moves, thresh, nodes, expanded)
                 last = (out.counts, out.nodes)
                 nxt = out.next_threshold
+            done.append((thresh, last[1], round(time.perf_counter() - began[1], 4)))
+            began = (nodes, time.perf_counter())
             if nxt >= max_depth:
                 # Thresholds stay below max_depth, so the stack never overflows and no
                 # depth cut can hide a solution; past it the board stays unsolved.

@@ -30,6 +30,11 @@ class SearchResult:
     heuristic: list[str] = field(default_factory=list)
     h0: int = 0
     expanded: int = 0  # nodes whose children were generated (``nodes`` counts the children)
+    # the IDA* iterations this search completed, (threshold, nodes, seconds) each, and
+    # the one a limit stopped (None: none), what the next attempt at the board costs
+    # (:mod:`solver.run.forecast`)
+    iterations: list = field(default_factory=list)
+    unfinished: tuple | None = None
 
 
 @dataclass
