@@ -17,7 +17,7 @@ from solver.outcome import Outcome
 from solver.run.answers import compare, direction_counts, fit_limits, totals
 from solver.run.batch import answers_of, run_batch
 from solver.run.files import RunFiles
-from solver.run.pipeline import _retry_order, run_pipeline
+from solver.run.pipeline import BUILD_RATE, _retry_order, _worth_waiting_for, run_pipeline
 from solver.run.timeline import Sittings
 
 from .conftest import data_file
@@ -695,3 +695,16 @@ def test_a_proof_forecast_follows_the_iterations_and_goes_with_the_lower_bound()
     assert better(later, shows).extra["iterations"] == later.extra["iterations"]  # either order
     kept = better(stopped, attempt(42, 46, [(40, 1000, 1.0)]))  # the same bound: the one that searched more of it
     assert kept.extra["length"] == 44 and kept.extra["unfinished"] == [42, 9000, 9.0]
+
+
+def test_a_round_waits_only_for_builds_no_longer_than_its_searches():
+    """A round's boards wait for their builds: a build is planned only when it takes (at
+    BUILD_RATE) no longer than the round's searches of the boards it serves."""
+    from types import SimpleNamespace as Plan
+
+    small = Plan(entries=int(10 * BUILD_RATE), boards=1)  # 10 s of BFS for one board
+    shared = Plan(entries=int(30 * BUILD_RATE), boards=3)
+    large = Plan(entries=int(700 * BUILD_RATE), boards=1)
+    assert _worth_waiting_for([small, shared, large], 12.0) == [small, shared]
+    assert _worth_waiting_for([small, shared, large], 9.0) == []
+    assert _worth_waiting_for([large], 768.0) == [large]

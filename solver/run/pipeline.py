@@ -37,7 +37,8 @@
    ``time_limit`` (and ``node_limit``; the last round, what the budget has left),
    asks for ``layout_count + k`` exact-layout partitions (at most
    :data:`MAX_LAYOUT_PARTITIONS`) of patterns up to ``layout_memory`` x 2^k (at most
-   ``memory_limit``), and starts boards in that order while one can still end before
+   ``memory_limit``; those whose build, at :data:`BUILD_RATE`, takes no longer than
+   the round's searches of the boards it serves), and starts boards in that order while one can still end before
    the budget does (:data:`BOARD_SPAN` limits a board, :data:`QUICK_SPAN` when every
    board has an answer, :data:`RESERVE` kept for the answer file); a board whose
    forecast is over the round's limit waits for a later round; each keeps its
@@ -431,6 +432,7 @@ class Run:
             last_start = self.last_start(limit, span)  # a board started later might outlast the budget
             count = min(MAX_LAYOUT_PARTITIONS, o.layout_count + k)
             plans = plan_layouts(todo, o.db_dir, min(o.memory_limit, o.layout_memory << k), count) if o.build else []
+            plans = _worth_waiting_for(plans, limit)
             t0, began = time.perf_counter(), time.time()
             nodes = None if o.node_limit is None else o.node_limit * 2**k
             batch = self.batch(
@@ -455,6 +457,13 @@ class Run:
 def _known(outcomes: dict[int, Outcome]) -> dict[int, Known]:
     """What each of ``outcomes`` proved and found (those that proved nothing left out)."""
     return {i: known for i, o in outcomes.items() if (known := Known.of(o)) is not None}
+
+
+def _worth_waiting_for(plans, limit: float) -> list:
+    """The builds of ``plans`` that take (at :data:`BUILD_RATE`) no longer than the
+    searches of the boards they serve at ``limit`` seconds each: a round's boards wait
+    for their builds, and a longer build costs more than any proof it might bring."""
+    return [p for p in plans if p.entries / BUILD_RATE <= limit * p.boards]
 
 
 def _round_order(o: Outcome, forecast: float | None):
