@@ -329,7 +329,9 @@ def test_budget_rounds_prove_what_the_full_pass_left(devquiz_slice, tmp_path):
     assert res.rounds and time.time() - t0 < 600
     assert all(o.extra.get("optimal") for o in res.outcomes.values())  # the slice's boards all fall in the rounds
     first_full = [o for o in res.full.outcomes.values() if not o.extra.get("optimal")]
-    assert first_full and res.rounds[0][2] == len(first_full)  # round 1 tries every board the full pass left
+    # round 1 tries the boards the full pass left whose forecast fits its limit (a forecast is in
+    # measured seconds: a fresh numba cache's compile can push one to a later round)
+    assert first_full and 1 <= res.rounds[0][2] <= len(first_full)
     # round k at 2^k limits (a round whose boards all wait for a longer limit is not run)
     assert all(limit == 2.0**k for k, limit, *_ in res.rounds) and res.rounds[0][0] == 1
     answers = out.read_text().split("\n")[:-1]
