@@ -21,6 +21,9 @@ GROWTH = 5.0
 GROWTH_RANGE = (1.5, 50.0)
 # an iteration a limit stopped after n nodes costs at least this times n in all
 UNFINISHED_SHARE = 1.5
+# the slowest node rate (nodes a second) a forecast assumes: a slower one measured comes from
+# loading or compiling the kernel inside a small search's first iteration, not from the search
+MIN_RATE = 2e6
 
 
 def growth(o: Outcome) -> float | None:
@@ -64,4 +67,4 @@ def proof_seconds(o: Outcome, typical: float = GROWTH) -> float | None:
     if nxt <= 0:
         return None
     iterations = max((length - bound + 1) // 2, 1)  # thresholds bound, bound + 2, ..., below the answer
-    return nxt * sum(r**i for i in range(iterations)) / (nodes / seconds)
+    return nxt * sum(r**i for i in range(iterations)) / max(nodes / seconds, MIN_RATE)
