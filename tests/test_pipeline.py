@@ -442,6 +442,34 @@ def test_a_feed_starts_nothing_after_its_last_start(devquiz_slice):
     assert [r.index for r in got] == [r.index for r in recs] and ended
 
 
+def test_boards_stop_waiting_for_builds_by_what_boards_take_not_by_their_limit(devquiz_slice):
+    """1000 boards wait on a build, 2 at a time, 1000 s to the last start: at their
+    5 s limit they could not all start (2500 s), but nothing is given up before a board
+    has shown what one takes, nor while the boards that ended say 0.5 s (250 s); at
+    about 10 s a board the build is given up and the boards go."""
+    from dataclasses import replace
+
+    from solver.run.slots import Feed, Job
+
+    rec = read_file(str(devquiz_slice)).records[0]
+    recs = [replace(rec, index=i) for i in range(1000)]
+    job = Job(lambda: None, (), recs)
+    feed = Feed(recs, [job], last_start=time.time() + 1000, board_seconds=5.0)
+    assert [x for x in feed.take()[0]] == [job]
+    assert feed.board_estimate(2) is None and feed.give_up(2, [job]) == []
+    feed.ended(0.5)
+    feed.ended(0.5)
+    assert feed.board_estimate(2) == 0.5 and feed.give_up(2, [job]) == []
+    for _ in range(18):
+        feed.ended(11.0)
+    assert feed.board_estimate(2) == pytest.approx(9.95)  # (2 x 0.5 + 18 x 11) / 20
+    assert feed.give_up(2, [job]) == [job]
+    assert len(feed.take()[0]) == 1000  # they wait no more
+    late = Feed(recs, [job], last_start=time.time() + 1.0, board_seconds=5.0)
+    time.sleep(0.15)  # past the tenth of its time to the last start it spends learning
+    assert late.board_estimate(2) == 5.0 and late.give_up(2, [job]) == [job]
+
+
 def _slow_build(*args, threads, **kw):
     """A build of ten minutes that stops when its grant says so, as the BFS does."""
     from pdb_builder.cores import BuildStopped

@@ -93,8 +93,7 @@ def run_batch(
         if on_outcome:
             on_outcome(out)
     todo = [r for r in records if r.index not in done]
-    span = None if time_limit is None else time_limit * (BOARD_SPAN if fallback else QUICK_SPAN)
-    feed = Feed(todo, jobs, last_start, job_memory, board_seconds=span)
+    feed = Feed(todo, jobs, last_start, job_memory, board_seconds=time_limit)
     pools = Pools(db_dir, use_db, threads, go_on)
     if scheduler is not None:
         outcomes = _dask_outcomes(feed, pools, time_limit, node_limit, fallback, scheduler, known)

@@ -44,6 +44,7 @@ class Pools:
 
 
 _WORKER_POOL: SolverPool | None = None
+LEARNING_SHARE = 0.1  # of a feed's time to its last start, before it judges by the time limit alone
 _LANES = None  # the run's lanes (Lanes.cells), in a worker: where each running job's grant is
 
 
@@ -110,9 +111,9 @@ class Feed:
     are all done (:meth:`job_done`).  Jobs whose ``memory`` would take the running
     jobs' total past ``memory_cap`` wait (a record goes instead), unless no job runs.
     After ``last_start`` (wall clock) nothing more is handed out and the feed ends;
-    with ``board_seconds`` (the longest a record runs) the records still waiting on
-    jobs stop waiting once they would otherwise not all start in time
-    (:meth:`give_up`)."""
+    with ``board_seconds`` (what a record is expected to take before any has ended: its
+    time limit) the records still waiting on jobs stop waiting once they would
+    otherwise not all start in time (:meth:`give_up`)."""
 
     def __init__(
         self,
@@ -125,6 +126,8 @@ class Feed:
         self.last_start = last_start  # wall clock (time.time()) after which no record starts: the feed ends
         self.memory_cap = memory_cap
         self.board_seconds = board_seconds
+        self._began = time.time()
+        self._ended = [0, 0.0]  # records ended (told by ended()), their seconds
         self._released: set[int] = set()  # id() of the jobs whose records no longer wait on them
         self.size = len(todo)
         jobs = list(jobs)
@@ -189,15 +192,37 @@ class Feed:
             n += not isinstance(item[3], Job) or self._fits(item[3])
         return n
 
+    def ended(self, seconds: float) -> None:
+        """A record handed out ended after ``seconds``."""
+        self._ended[0] += 1
+        self._ended[1] += seconds
+
+    def board_estimate(self, slots: int) -> float | None:
+        """The seconds a waiting record is expected to take: the mean of those ended,
+        once ``slots`` have; before that ``board_seconds``, but only once the first
+        :data:`LEARNING_SHARE` of the time to ``last_start`` has gone (None: too soon
+        to tell).  At the start of a run every board may wait on a build while the
+        small builds that end within seconds have yet to show what a board takes (a
+        whole DevQuiz file: about 1 s a board at a 5 s limit)."""
+        count, seconds = self._ended
+        if count >= max(slots, 1):
+            return seconds / count
+        now = time.time()
+        if self.board_seconds is None or now - self._began < LEARNING_SHARE * (self.last_start - self._began):
+            return None
+        return self.board_seconds
+
     def give_up(self, slots: int, running) -> list:
         """When the records waiting on jobs could no longer all start by ``last_start``
-        (``slots`` at a time, ``board_seconds`` each) if they waited longer: they wait
-        no more, the jobs not started are dropped, and ``running`` (the jobs running)
-        are returned, to be stopped.  Otherwise nothing is done and nothing returned."""
-        if self.last_start is None or self.board_seconds is None or not self._waiting:
+        (``slots`` at a time, :meth:`board_estimate` each) if they waited longer: they
+        wait no more, the jobs not started are dropped, and ``running`` (the jobs
+        running) are returned, to be stopped.  Otherwise nothing is done and nothing
+        returned."""
+        if self.last_start is None or not self._waiting:
             return []
+        each = self.board_estimate(slots)
         rounds = -(-len(self._waiting) // max(slots, 1))
-        if time.time() + rounds * self.board_seconds < self.last_start:
+        if each is None or time.time() + rounds * each < self.last_start:
             return []
         kept = []
         for item in self._heap:
@@ -320,6 +345,7 @@ def _drive(feed: Feed, submit, run_job, wait_some, cancel, slots: int | None = N
     back to the feed.  Returns whether it stopped jobs unfinished (the feed ended
     past its ``last_start`` with only jobs running: ``cancel`` ended them)."""
     pending: dict = {}  # future -> its job, or None for a board
+    began: dict = {}  # a board's future -> when it was submitted
     ended = False
 
     def busy() -> int:  # slots taken: a board each, a job its lane's (one without lanes)
@@ -339,7 +365,8 @@ def _drive(feed: Feed, submit, run_job, wait_some, cancel, slots: int | None = N
                 if isinstance(item, Job):
                     pending[run_job(item, lanes.open(item) if lanes else None)] = item
                 else:
-                    pending[submit(item)] = None
+                    fut = submit(item)
+                    pending[fut], began[fut] = None, time.time()
             for job in feed.give_up(slots or 1, [job for job in pending.values() if job is not None]):
                 if lanes is not None:
                     lanes.stop(job)  # its boards go on without it: it ends at its next chunk
@@ -349,6 +376,7 @@ def _drive(feed: Feed, submit, run_job, wait_some, cancel, slots: int | None = N
                 for fut in wait_some(pending):
                     job = pending.pop(fut)
                     if job is None:
+                        feed.ended(time.time() - began.pop(fut))
                         yield fut.result()
                     else:
                         if lanes is not None:
