@@ -32,6 +32,7 @@ log = logging.getLogger("slidepdb.solve")
 
 LAYOUT_AFTER = 1.0  # seconds of Manhattan search on a walled board no table serves before its layout's tables
 LAYOUT_AFTER_NODES = 20_000_000  # ... or nodes, whichever comes first
+RETRY_SHARE = 0.25  # of its time limit, the least a board searches again after a table it read failed
 
 
 _POOLS: dict = {}  # (db_dir, use_db) -> SolverPool: tables loaded and kernels compiled once a process
@@ -284,6 +285,7 @@ def solve_record(
     checked = check_record(rec)
     if checked.status != "valid":
         return checked
+    began = time.perf_counter()
     try:
         if known is not None and known.answer is not None:
             fallback = False
@@ -292,6 +294,8 @@ def solve_record(
     except DatabaseError as exc:
         if pool.leave_out(exc):  # a table failed its checksums while the board searched: again without it
             log.warning("%s; the boards go on without it", exc)
+            if time_limit is not None:  # what the limit has left (a quarter of it at least, for an answer)
+                time_limit = max(time_limit - (time.perf_counter() - began), RETRY_SHARE * time_limit)
             return solve_record(rec, pool, time_limit, node_limit, fallback, threads, known)
         raise  # a damaged or unreadable table: every board of its shape would fail; the run stops naming it
     except Exception as exc:  # noqa: BLE001 - one board's failure never stops a batch

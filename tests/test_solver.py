@@ -409,3 +409,39 @@ def test_a_search_records_what_each_iteration_cost():
         assert n + before == stopped.nodes and t == stopped.lower_bound == d - 2
         later = searcher.solve(board, floor=d - 2)
         assert [t for t, _, _ in later.iterations] == [d - 2] and later.iterations[0][1] == res.iterations[-1][1]
+
+
+def test_a_board_searches_again_without_a_failed_table_for_what_its_limit_has_left(monkeypatch):
+    """A table that fails its checksums while a board searches: the board searches again
+    without it, for what its time limit has left (a quarter of it at least), not for the
+    whole limit again; a table that cannot be left out stops the board's batch."""
+    import time
+
+    from pdb_builder.errors import DatabaseError
+    from pdb_builder.formats import Record
+    from solver import api
+
+    board = Board(Shape.devquiz(3, 3), (1, 2, 3, 4, 5, 6, 7, 0, 8))
+    limits = []
+
+    def failing_once(rec, pool, time_limit, *args):
+        limits.append(time_limit)
+        if len(limits) == 1:
+            time.sleep(0.3)
+            raise DatabaseError("t.h5: table bytes fail their checksums")
+        return "searched again"
+
+    class Pool:
+        threads = 1
+        leave_out = staticmethod(lambda exc: True)
+
+    monkeypatch.setattr(api, "_solve_valid", failing_once)
+    assert api.solve_record(Record(1, str(board), board), Pool(), time_limit=1.0) == "searched again"
+    assert limits[0] == 1.0 and 0.25 <= limits[1] <= 0.7
+    limits.clear()
+    assert api.solve_record(Record(1, str(board), board), Pool(), time_limit=0.2) == "searched again"
+    assert limits == [0.2, 0.05]  # the limit spent: a quarter of it for an answer
+    Pool.leave_out = staticmethod(lambda exc: False)
+    limits.clear()
+    with pytest.raises(DatabaseError):
+        api.solve_record(Record(1, str(board), board), Pool(), time_limit=1.0)
