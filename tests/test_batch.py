@@ -621,3 +621,30 @@ def test_a_damaged_table_is_left_out_and_named(tmp_path):
         assert sorted(o.extra["tables_left_out"]) == sorted([flipped.name, foreign.name])
     with pytest.raises(DatabaseError, match=foreign.name):
         run_batch(recs, db_dir=db, workers=1)
+
+
+def test_a_later_attempt_that_found_less_never_stands_in_for_an_answer(problems, tmp_path, monkeypatch):
+    """A board journalled twice (a retry's search stopped at its limit after an earlier
+    one answered it), or handed out twice in one batch: the answer and the proof stand,
+    in the batch's outcomes and after a resume."""
+    import solver.run.batch as batch_mod
+
+    rec = read_file(str(problems)).records[0]
+    journal = tmp_path / "j.jsonl"
+    solved = run_batch([rec], db_dir=tmp_path / "none", journal=journal).outcomes[rec.index]
+    assert solved.status == "solved" and solved.extra["optimal"]
+    bound = solved.extra["length"]
+    limit = Outcome(rec.index, str(rec.board), "limit", "limit reached before an answer", {"lower_bound": bound})
+    with open(journal, "a", encoding="utf-8") as f:
+        f.write(json.dumps(limit.as_json()) + "\n")
+    again = read_journal(journal, [rec])[rec.index]
+    assert again.status == "solved" and again.extra["optimal"] and again.extra["moves"] == solved.extra["moves"]
+
+    def twice(feed, *args):  # the same board's two outcomes: its answer, then a search that found none
+        yield Outcome(rec.index, str(rec.board), "solved", None, dict(solved.extra))
+        yield Outcome(rec.index, str(rec.board), "limit", "limit", {"lower_bound": bound})
+
+    monkeypatch.setattr(batch_mod, "_local_outcomes", twice)
+    out = run_batch([rec], db_dir=tmp_path / "none", out_path=tmp_path / "a.txt").outcomes[rec.index]
+    assert out.status == "solved" and out.extra["optimal"]
+    assert (tmp_path / "a.txt").read_text() == solved.extra["moves"] + "\n"

@@ -470,6 +470,24 @@ def test_boards_stop_waiting_for_builds_by_what_boards_take_not_by_their_limit(d
     assert late.board_estimate(2) == 5.0 and late.give_up(2, [job]) == [job]
 
 
+def test_boards_given_up_on_their_builds_start_each_once(devquiz_slice):
+    """Give up builds not yet started while boards that need none wait beside them:
+    every board is handed out exactly once (none twice: a second search of a board
+    would stand in for the better outcome merged from the first; none lost)."""
+    from dataclasses import replace
+
+    from solver.run.slots import Feed, Job
+
+    rec = read_file(str(devquiz_slice)).records[0]
+    recs = [replace(rec, index=i) for i in range(60)]
+    jobs = [Job(lambda: None, (), [r]) for r in recs[::3]]  # every third board waits on a build of its own
+    feed = Feed(recs, jobs, last_start=time.time() + 1.0, board_seconds=5.0)
+    time.sleep(0.15)  # past the tenth of its time to the last start it spends learning
+    assert feed.give_up(2, []) == []  # none running: nothing to stop, the waiting boards go
+    got, ended = feed.take()
+    assert sorted(r.index for r in got) == list(range(60)) and ended
+
+
 def _slow_build(*args, threads, **kw):
     """A build of ten minutes that stops when its grant says so, as the BFS does."""
     from pdb_builder.cores import BuildStopped

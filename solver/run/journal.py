@@ -14,7 +14,7 @@ from pdb_builder.errors import (
 )
 from pdb_builder.moves import check_moves
 
-from ..outcome import Outcome, settle_by_bound
+from ..outcome import Outcome, better, settle_by_bound
 
 
 def refuse_unless_resume(journal: Path, resume: bool) -> None:
@@ -76,7 +76,9 @@ def read_journal(path: Path, records, now=None) -> dict[int, Outcome]:
     """Outcomes of a previous run, re-checked: an answer whose moves do not reach
     the goal of the same board, or a torn last line, is dropped (solved again).
     With ``now`` (:func:`current_checksums`), a proof whose tables changed since is
-    reopened (:func:`reopen_if_stale`)."""
+    reopened (:func:`reopen_if_stale`).  A board journalled more than once keeps the
+    better of its outcomes (:func:`~solver.outcome.better`: a later attempt that found
+    less never stands in for an earlier answer or proof)."""
     by_index = {r.index: r for r in records}
     done: dict[int, Outcome] = {}
     for d in journal_lines(path):
@@ -90,7 +92,7 @@ def read_journal(path: Path, records, now=None) -> dict[int, Outcome]:
         out = Outcome(rec.index, d["board"], d["status"], d.get("error"), extra)
         if now is None or not reopen_if_stale(out, now):
             settle_by_bound(extra)
-        done[rec.index] = out
+        done[rec.index] = better(done[rec.index], out) if rec.index in done else out
     return done
 
 

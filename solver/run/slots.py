@@ -224,15 +224,10 @@ class Feed:
         rounds = -(-len(self._waiting) // max(slots, 1))
         if each is None or time.time() + rounds * each < self.last_start:
             return []
-        kept = []
-        for item in self._heap:
-            if isinstance(item[3], Job):
-                self._release(item[3])
-            else:
-                kept.append(item)
-        self._heap = kept
+        dropped = [item[3] for item in self._heap if isinstance(item[3], Job)]
+        self._heap = [item for item in self._heap if not isinstance(item[3], Job)]
         heapq.heapify(self._heap)
-        for job in running:
+        for job in dropped + list(running):  # their records onto the heap, each once
             self._release(job)
         return list(running)
 
