@@ -42,6 +42,25 @@ def test_exit_0_valid_and_solved():
     assert check_moves(board, rec["moves"]).ok
 
 
+def test_check_simulates_an_answer_file_line_by_line(tmp_path):
+    """``check FILE ANSWERS``: each line of the answer file simulated on its board (an
+    empty line: the board only validated); an illegal line exits 5 naming the board's
+    line; more answer lines than boards: one line, exit 2."""
+    boards = tmp_path / "p.txt"
+    boards.write_text("99 99 99 99\n3\n3,3,123456708\n3,3,123456780\n3,3,123456078\n")
+    good, bad, long = (tmp_path / n for n in ("good.txt", "bad.txt", "long.txt"))
+    good.write_text("R\n\nRR\n")
+    bad.write_text("R\n\nLL\n")
+    long.write_text("R\n\nRR\nR\n")
+    r = run("check", "--json", str(boards), str(good))
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert r.exit_code == 0 and [row.get("length") for row in rows] == [1, None, 2]
+    r = run("check", str(boards), str(bad))
+    assert r.exit_code == 5 and "p.txt:5: move 1 'L'" in r.output
+    r = run("check", str(boards), str(long))
+    assert r.exit_code == 2 and r.output.strip().count("\n") == 0 and "4 answer lines for 3 boards" in r.output
+
+
 def test_exit_2_bad_input_one_line_no_traceback():
     r = run("check", "3,3,12345678")
     assert r.exit_code == 2 and "Traceback" not in r.output

@@ -2,6 +2,7 @@
 the move budget, comparison with other answer files, and a Dask executor."""
 
 import gc
+import json
 import os
 import threading
 import time
@@ -761,3 +762,18 @@ def test_a_round_waits_only_for_builds_no_longer_than_its_searches():
     assert _worth_waiting_for([small, shared, large], 12.0) == [small, shared]
     assert _worth_waiting_for([small, shared, large], 9.0) == []
     assert _worth_waiting_for([large], 768.0) == [large]
+
+
+def test_the_timeline_never_counts_a_board_down_for_a_later_try_that_found_less(devquiz_slice, tmp_path):
+    from solver.run.timeline import timeline_rows
+
+    rec = read_file(str(devquiz_slice)).records[0]
+    files = RunFiles(tmp_path / "a.txt")
+    board, t = str(rec.board), time.time()
+    tries = [
+        {"index": rec.index, "board": board, "status": "solved", "optimal": True, "ended": t},
+        {"index": rec.index, "board": board, "status": "limit", "optimal": False, "ended": t + 1},
+    ]
+    files.journal.write_text("".join(json.dumps(d) + "\n" for d in tries))
+    rows = timeline_rows([rec], files)
+    assert [(r["proven"], r["answered"]) for r in rows] == [(1, 1), (1, 1)]

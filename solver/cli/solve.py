@@ -35,16 +35,23 @@ def check(board, moves, size, goal, as_json):
     """Validate BOARD, decide its solvability exactly, and with MOVES simulate them.
 
     BOARD is a DevQuiz line (W,H,CELLS), a numeric board ("t0 t1 ..", with --size
-    and --goal), a file of boards, or - for standard input.
+    and --goal), a file of boards, or - for standard input.  MOVES is a string of
+    L R U D, or an answer file (one line per board of BOARD, in order; an empty
+    line: the board is only validated).
     """
     from ..api import check_record
+    from ..run.answers import read_answer_file
 
     boards = load_boards(board, size, goal)
-    outcomes = (check_record(rec, moves) for rec in boards.records)
+    if moves is not None and set(moves) - set("LRUD") and os.path.isfile(moves):
+        answers = read_answer_file(moves, boards.records)  # BoardError: exit 2
+        outcomes = (check_record(rec, line) for rec, line in zip(boards.records, answers))
+    else:
+        outcomes = (check_record(rec, moves) for rec in boards.records)
 
     def human(out):
         if out.status == "valid":
-            if moves is not None:
+            if "length" in out.extra:
                 n = out.extra["length"]
                 moves_reach = "1 move reaches" if n == 1 else f"{n} moves reach"
                 return f"{where(boards, out.index)}: {moves_reach} the goal"

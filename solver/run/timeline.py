@@ -133,8 +133,9 @@ def _events(journal: Path, step: str):
 
 def timeline_rows(records, files: RunFiles) -> list[dict]:
     """Rows of :data:`COLUMNS` from the quick pass's and the full pass's journals.  A
-    board's later outcome replaces its earlier one (a journal keeps the better of
-    two tries), so the counts say how many boards stand proven and answered then."""
+    board's later outcome replaces its earlier one unless it found less (what
+    :func:`~solver.outcome.better` keeps), so the counts say how many boards stand
+    proven and answered then."""
     size_of = {r.index: (r.board.shape.size_text if r.board is not None else "?") for r in records}
     boards: dict[str, int] = {}
     for s in size_of.values():
@@ -159,6 +160,8 @@ def timeline_rows(records, files: RunFiles) -> list[dict]:
             continue  # the quick pass's unfinished boards go on to the full pass
         was = best.get(i, (False, False))
         now = (rec.get("status") == "solved", bool(rec.get("optimal")))
+        if not rec.get("contradiction"):  # else the tables or a search are wrong: as journalled
+            now = max(was, now)  # a later try that found less never stands (solver.outcome.better)
         best[i] = now
         answered += now[0] - was[0]
         proven += now[1] - was[1]
