@@ -101,13 +101,11 @@ def run_batch(
         outcomes = _local_outcomes(feed, pools, time_limit, node_limit, fallback, workers, search_progress, known)
     jf = open(journal, "a", encoding="utf-8") if journal is not None else None
     try:
-        fresh: set[int] = set()  # the boards this batch has solved
         for out in outcomes:
             tried = time_limit
             # the earlier outcome of a board solved again, or this batch's own (a board
-            # handed out twice): the better one stands
-            before = earlier.pop(out.index, None) or (result.outcomes[out.index] if out.index in fresh else None)
-            fresh.add(out.index)
+            # handed out twice; the journalled boards are never handed out): the better one stands
+            before = earlier.pop(out.index, None) or result.outcomes.get(out.index)
             if before is not None:
                 had = before.extra.get("time_limit", 0)
                 tried = None if had is None or time_limit is None else max(had, time_limit)
