@@ -19,7 +19,11 @@ A layer scans every placement for cells coded ``FRONTIER[d % 2]``, expands the
 union of those cells at once (one pattern tile moves onto an adjacent frontier
 cell), floods the target region by 64-bit shifts, and ORs the next frontier
 code into its unreached cells; then it ORs ``CLOSED`` over the cells it
-expanded (01 | 11 = 10 | 11 = 11).  A layer's placements are cut into chunks
+expanded (01 | 11 = 10 | 11 = 11).  The scan tests ``SCAN_BLOCK`` words at once
+(most of a sparse layer is passed over that way), steps the placement's
+mixed-radix digits from the last one expanded instead of dividing its rank, and
+collects ``PENDING`` moves, prefetching each target word, before it looks at the
+first of them: a build is bound by those random reads.  A layer's placements are cut into chunks
 that threads take one at a time (:mod:`pdb_builder.make.share`: how many threads
 may change while a layer runs).  Every write is an atomic OR (LLVM ``atomicrmw or``) touching only
 fields whose final value it fixes, so threads marking and closing the same word
@@ -40,10 +44,11 @@ from __future__ import annotations
 
 import numba as nb
 import numpy as np
-from numba.core import cgutils
+from llvmlite import ir
+from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-from ..ranking import pdep, pext, popcount, rank_kernel, trailing_zeros, unrank_kernel
+from ..ranking import pdep, pext, popcount, rank_kernel, trailing_zeros
 
 UNSEEN = 255  # table entry: placement not reached (unreachable on this shape)
 MAX_VALUE = 254  # largest storable cost
@@ -53,6 +58,8 @@ UNREACHED = 0  # region not reached yet
 FRONTIER_EVEN = 1  # reached at an even depth, not expanded yet
 FRONTIER_ODD = 2  # reached at an odd depth, not expanded yet
 CLOSED = 3  # expanded
+SCAN_BLOCK = 16  # placements tested at once for a slot at the layer's depth
+PENDING = 32  # moves whose target words are fetched before the first of them is looked at
 
 
 def _atomic(op: str):
@@ -77,6 +84,25 @@ def _atomic(op: str):
 
 atomic_or = _atomic("or")  # arr[idx] |= val
 atomic_add = _atomic("add")  # arr[idx] += val
+
+
+@intrinsic
+def prefetch_write(typingctx, arr, idx):
+    """Start fetching ``arr[idx]``'s cache line for writing (LLVM ``llvm.prefetch``); a hint only."""
+    sig = types.void(arr, idx)
+
+    def codegen(context, builder, signature, args):
+        arr_t = signature.args[0]
+        ary = context.make_array(arr_t)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, arr_t, ary, [args[1]], wraparound=False)
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32]), "llvm.prefetch"
+        )
+        builder.call(fn, [ptr, ir.Constant(i32, 1), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
 
 
 @nb.njit(cache=True, inline="always")
@@ -123,59 +149,133 @@ def seed_goal(words, table, goal_place, cidx, all_free, goal_blank, width, not_c
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
+def _digits(r, n, k, dig):
+    """The mixed-radix digits of rank ``r``: digit i (radix n - i) is the index of
+    tile i's cell among the cells the tiles before it leave (see ``ranking.py``)."""
+    for i in range(k - 1, -1, -1):
+        dig[i] = r % (n - i)
+        r //= n - i
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _step_digits(dig, step, r, n, k):
+    """Move the digits ``dig`` on by ``step`` to those of rank ``r``: the scan goes up
+    the ranks, so mostly the last digit grows, with a carry; only a long step divides."""
+    v = dig[k - 1] + step
+    if v < n - k + 1:
+        dig[k - 1] = v
+    elif step < n - k + 1:
+        dig[k - 1] = v - (n - k + 1)
+        i = k - 2
+        while i >= 0:
+            dig[i] += 1
+            if dig[i] < n - i:
+                break
+            dig[i] = 0
+            i -= 1
+    else:
+        _digits(r, n, k, dig)
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _mark(words, pend_q, pend_t, pend_free, pending, nxt, grid):
+    """Mark the target region of each pending move (placement ``pend_q``, blank on
+    cell ``pend_t``, free cells ``pend_free``) with ``nxt`` where it is unreached;
+    returns how many regions were newly marked."""
+    width, not_col0, not_last = grid[4], grid[5], grid[6]
+    one = np.uint64(1)
+    three = np.uint64(3)
+    marked = 0
+    for j in range(pending):
+        q = pend_q[j]
+        t = pend_t[j]
+        nfree_mask = pend_free[j]
+        slot = np.uint64(2 * compact_index(nfree_mask, t))
+        if (np.uint64(words[q]) >> slot) & three != 0:
+            continue  # that region is reached already
+        region = flood(one << np.uint64(t), nfree_mask, width, not_col0, not_last)
+        old = atomic_or(words, q, region_code_bits(region, nfree_mask, nxt))
+        if (np.uint64(old) >> slot) & three == 0:
+            marked += 1
+    return marked
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
 def _expand_chunk(lo, hi, words, table, depth, n, k, w, grid, cur, nxt):
     """Expand the regions at ``depth`` of placements ``lo`` to ``hi - 1`` (see
     :func:`expand_share`); returns (placements valued, new regions marked)."""
-    cells_of, cidx, nbr_mask, all_free, width, not_col0, not_last = grid
+    cells_of, cidx, nbr_mask, all_free = grid[0], grid[1], grid[2], grid[3]
     one = np.uint64(1)
-    three = np.uint64(3)
     cpos = np.empty(k, dtype=np.int64)
     gpos = np.empty(k, dtype=np.int64)
     local_valued = 0
     local_marked = 0
-    for p in range(lo, hi):
-        word = np.uint64(words[p])
-        if word == 0:
+    # the moves found are marked in batches, their words fetched while more are found
+    pend_q = np.empty(PENDING + 4 * k, dtype=np.int64)
+    pend_t = np.empty(PENDING + 4 * k, dtype=np.int64)
+    pend_free = np.empty(PENDING + 4 * k, dtype=np.uint64)
+    pending = 0
+    dig = np.empty(k, dtype=np.int64)
+    _digits(lo, n, k, dig)
+    at = lo
+    pat = cur * EVEN_BITS
+    for blo in range(lo, hi, SCAN_BLOCK):
+        # a block without a slot at ``cur`` is passed over in one vectorised test
+        bhi = min(hi, blo + SCAN_BLOCK)
+        seen = np.uint64(0)
+        for j in range(blo, bhi):
+            x = np.uint64(words[j]) ^ pat
+            seen |= ~(x | (x >> one))
+        if seen & EVEN_BITS == 0:
             continue
-        # any slot equal to cur?  (x ^ pattern) has a zero 2-bit field there
-        x = word ^ (cur * EVEN_BITS)
-        zero_fields = ~(x | (x >> one)) & EVEN_BITS
-        # (unused high fields hold 0 in word, so they differ from cur, which is never 0)
-        if zero_fields == 0:
-            continue
-        if table[p] == UNSEEN:
-            table[p] = depth
-            local_valued += 1
-        unrank_kernel(p, n, k, w, cpos)
-        pmask = np.uint64(0)
-        for i in range(k):
-            gpos[i] = cells_of[cpos[i]]
-            pmask |= one << np.uint64(gpos[i])
-        free = all_free & ~pmask
-        # frontier cells: free cells whose slot holds cur
-        front = pdep(pext(zero_fields, EVEN_BITS), free)
-        for i in range(k):
-            t = gpos[i]
-            targets = nbr_mask[t] & front
-            while targets:
-                b = trailing_zeros(targets)
-                targets &= targets - one
-                # tile i moves t -> b; the blank ends on t
-                saved = cpos[i]
-                cpos[i] = cidx[b]
-                q = rank_kernel(cpos, k, w)
-                cpos[i] = saved
-                nfree_mask = (free & ~(one << b)) | (one << np.uint64(t))
-                slot = np.uint64(2 * compact_index(nfree_mask, t))
-                if (np.uint64(words[q]) >> slot) & three != 0:
-                    continue  # that region is reached already
-                region = flood(one << np.uint64(t), nfree_mask, width, not_col0, not_last)
-                bits = region_code_bits(region, nfree_mask, nxt)
-                old = atomic_or(words, q, bits)
-                if (np.uint64(old) >> slot) & three == 0:
-                    local_marked += 1
-        # close what was expanded: 11 over every field that held cur
-        atomic_or(words, p, zero_fields | (zero_fields << one))
+        for p in range(blo, bhi):
+            word = np.uint64(words[p])
+            if word == 0:
+                continue
+            # any slot equal to cur?  (x ^ pattern) has a zero 2-bit field there
+            x = word ^ (cur * EVEN_BITS)
+            zero_fields = ~(x | (x >> one)) & EVEN_BITS
+            # (unused high fields hold 0 in word, so they differ from cur, which is never 0)
+            if zero_fields == 0:
+                continue
+            if table[p] == UNSEEN:
+                table[p] = depth
+                local_valued += 1
+            _step_digits(dig, p - at, p, n, k)
+            at = p
+            used = np.uint64(0)
+            pmask = np.uint64(0)
+            for i in range(k):
+                c = trailing_zeros(pdep(one << np.uint64(dig[i]), ~used))
+                used |= one << c
+                cpos[i] = c
+                gpos[i] = cells_of[c]
+                pmask |= one << np.uint64(gpos[i])
+            free = all_free & ~pmask
+            # frontier cells: free cells whose slot holds cur
+            front = pdep(pext(zero_fields, EVEN_BITS), free)
+            for i in range(k):
+                t = gpos[i]
+                targets = nbr_mask[t] & front
+                while targets:
+                    b = trailing_zeros(targets)
+                    targets &= targets - one
+                    # tile i moves t -> b; the blank ends on t
+                    saved = cpos[i]
+                    cpos[i] = cidx[b]
+                    q = rank_kernel(cpos, k, w)
+                    cpos[i] = saved
+                    prefetch_write(words, q)
+                    pend_q[pending] = q
+                    pend_t[pending] = t
+                    pend_free[pending] = (free & ~(one << b)) | (one << np.uint64(t))
+                    pending += 1
+            # close what was expanded: 11 over every field that held cur
+            atomic_or(words, p, zero_fields | (zero_fields << one))
+            if pending >= PENDING:
+                local_marked += _mark(words, pend_q, pend_t, pend_free, pending, nxt, grid)
+                pending = 0
+    local_marked += _mark(words, pend_q, pend_t, pend_free, pending, nxt, grid)
     return local_valued, local_marked
 
 
