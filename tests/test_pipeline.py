@@ -18,7 +18,15 @@ from solver.outcome import Outcome
 from solver.run.answers import compare, direction_counts, fit_limits, totals
 from solver.run.batch import answers_of, run_batch
 from solver.run.files import RunFiles
-from solver.run.pipeline import BUILD_RATE, _retry_order, _worth_waiting_for, run_pipeline
+from solver.run.pipeline import (
+    BUILD_RATE,
+    RESERVE,
+    _retry_order,
+    _round_boards,
+    _round_limit,
+    _worth_waiting_for,
+    run_pipeline,
+)
 from solver.run.timeline import Sittings
 
 from .conftest import data_file
@@ -762,6 +770,32 @@ def test_a_round_waits_only_for_builds_no_longer_than_its_searches():
     assert _worth_waiting_for([small, shared, large], 12.0) == [small, shared]
     assert _worth_waiting_for([small, shared, large], 9.0) == []
     assert _worth_waiting_for([large], 768.0) == [large]
+
+
+def test_the_last_round_spends_what_the_budget_has_left_on_the_boards_that_waited():
+    """A round starts the boards whose forecast proof fits its limit, cheapest first, and
+    whose limit grows by a quarter at least; a board whose forecast is over it waits for a
+    later round.  In the last round (what the budget has left, no later round) the boards
+    that waited start after the others, cheapest forecast first."""
+    from types import SimpleNamespace as Rec
+
+    def tried(index, limit):
+        return Outcome(index, "b", "solved", None, {"length": 80, "lower_bound": 76, "time_limit": limit})
+
+    final = {1: tried(1, 10.0), 2: tried(2, 10.0), 3: tried(3, 160.0), 4: tried(4, 40.0), 5: tried(5, 10.0)}
+    forecast = {1: 30.0, 2: 900.0, 3: 100.0, 4: 5000.0, 5: 20.0}
+    unproven = [Rec(index=i) for i in final]
+    order = [r.index for r in _round_boards(unproven, final, forecast, 180.0, last=False)]
+    assert order == [5, 1]  # 2 and 4 wait for a longer limit; 3 had 160 s (180 is not a quarter more)
+    order = [r.index for r in _round_boards(unproven, final, forecast, 180.0, last=True)]
+    assert order == [5, 1, 2, 4]  # the last round: those that waited too, cheapest forecast first
+    assert [r.index for r in _round_boards(unproven, final, forecast, 45.0, last=True)] == [5, 1, 2]
+    # the last round's boards can start: the latest start of a board given its limit is
+    # seconds after the limit is set, not the moment itself (which started none)
+    now, deadline = 1000.0, 1000.0 + 600.0
+    assert _round_limit(10.0, 3, deadline, 1.5, now) == (80.0, False)
+    limit, last = _round_limit(10.0, 6, deadline, 1.5, now)
+    assert last and limit < 640.0 and deadline - RESERVE - 1.5 * limit >= now + 10.0
 
 
 def test_the_timeline_never_counts_a_board_down_for_a_later_try_that_found_less(devquiz_slice, tmp_path):

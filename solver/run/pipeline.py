@@ -38,15 +38,18 @@
    asks for ``layout_count + k`` exact-layout partitions (at most
    :data:`MAX_LAYOUT_PARTITIONS`) of patterns up to ``layout_memory`` x 2^k (at most
    ``memory_limit``; those whose build, at :data:`BUILD_RATE`, takes no longer than
-   the round's searches of the boards it serves), and starts boards in that order while one can still end before
-   the budget does (:data:`BOARD_SPAN` limits a board, :data:`QUICK_SPAN` when every
-   board has an answer, :data:`RESERVE` kept for the answer file); a board whose
-   forecast is over the round's limit waits for a later round; each keeps its
-   better outcome.  A board searches on from its proven lower bound; one that has an
-   answer searches for the proof alone: no fallback, and its search ends once every
-   iteration below the answer's length has ended, which proves the answer optimal.  A board whose journalled outcome
-   already had a round's limit (an earlier sitting's round) skips that round.  The
-   rounds stop when no board is left or none could start.
+   the round's searches of the boards it serves), and starts boards in that order while
+   one can still end before the budget does (:data:`BOARD_SPAN` limits a board,
+   :data:`QUICK_SPAN` when every board has an answer, :data:`RESERVE` kept for the
+   answer file; the last round's limit leaves its boards :data:`START_WINDOW` to
+   start); a board whose forecast is over the round's limit waits for a later round
+   (in the last one it starts after the others), and one whose limit would not grow
+   by :data:`ROUND_GROWTH` is not tried again (one journalled at the round's limit in
+   an earlier sitting, too); each keeps its better outcome.  A board searches on from
+   its proven lower bound; one that has an answer searches for the proof alone: no
+   fallback, and its search ends once every iteration below the answer's length has
+   ended, which proves the answer optimal.  The rounds stop when no board is left, or
+   after the last one.
 6. The answer file (never over the file's move limits) and the report.
 
 With a budget in seconds, no board of any pass starts once it could end past the
@@ -106,6 +109,9 @@ log = logging.getLogger("slidepdb.run")
 # time limits: solver.run.batch.BOARD_SPAN); the most exact-layout partitions (disjoint
 # cuts of the same tiles) a round asks for
 RESERVE = 30.0
+# seconds the boards of the budget's last round have to start (its limit is what is left after
+# them; a board given that limit and started later could outlast the budget, so it does not start)
+START_WINDOW = 15.0
 # placements a build's BFS values a thread-second (the 6x6 and 4x4 builds of
 # docs/benchmarks.md: 1.1 to 2.1 M): what the full pass's plan counts its builds at
 BUILD_RATE = 1.5e6
@@ -397,35 +403,25 @@ class Run:
             if passes is None or retried:  # kept from the sitting that ended the full pass
                 passes = self.sittings.mark("passes", self.sittings.running(time.time()))
             self.deadline = self.sittings.deadline(2 * passes)
-        deadline, k, last_limit = self.deadline, 0, res.full_limit
-        while deadline is not None and not res.interrupted:
+        deadline, k, last = self.deadline, 0, False
+        while deadline is not None and not res.interrupted and not last:
             k += 1
             unproven = [r for r in rest if final.get(r.index) is not None and not final[r.index].extra.get("optimal")]
             # a board with an answer searches for the proof alone (no fallback: solve_record)
             fallback = o.fallback and any(final[r.index].status != "solved" for r in unproven)
             span = BOARD_SPAN if fallback else QUICK_SPAN
-            # twice the last round's limit, or the last round: what the budget has left
-            limit = min(res.full_limit * 2**k, (deadline - RESERVE - time.time()) / span)
-            if not unproven or limit < ROUND_GROWTH * last_limit:
+            limit, last = _round_limit(res.full_limit, k, deadline, span, time.time())
+            if not unproven:
                 break
-            last_limit = limit
             typical = typical_growth(final[r.index] for r in unproven)
             forecast = {r.index: proof_seconds(final[r.index], typical) for r in unproven}
-            todo = sorted(
-                (
-                    r
-                    for r in unproven
-                    if _tried_limit(final[r.index]) < limit  # not this round's in an earlier sitting
-                    and (forecast[r.index] or 0.0) <= limit  # else it waits for a round whose limit covers it
-                ),
-                key=lambda r: _round_order(final[r.index], forecast[r.index]),
-            )
+            todo = _round_boards(unproven, final, forecast, limit, last)
             log.warning(
                 "round %d: %s at %.4g s, %d waiting for a longer limit",
                 k,
                 plural(len(todo), "board"),
                 limit,
-                sum(1 for f in forecast.values() if f is not None and f > limit),
+                0 if last else sum(1 for f in forecast.values() if f is not None and f > limit),
             )
             if not todo:
                 continue
@@ -464,6 +460,32 @@ def _worth_waiting_for(plans, limit: float) -> list:
     searches of the boards they serve at ``limit`` seconds each: a round's boards wait
     for their builds, and a longer build costs more than any proof it might bring."""
     return [p for p in plans if p.entries / BUILD_RATE <= limit * p.boards]
+
+
+def _round_limit(full_limit: float, k: int, deadline: float, span: float, now: float) -> tuple[float, bool]:
+    """Round ``k``'s time limit, and whether it is the last round: 2^k times the full
+    pass's, or what the budget has left once the round's boards have had
+    :data:`START_WINDOW` seconds to start (a board lasts ``span`` limits at most)."""
+    full = full_limit * 2**k
+    left = (deadline - RESERVE - START_WINDOW - now) / span
+    return (full, False) if full <= left else (left, True)
+
+
+def _round_boards(unproven, final: dict[int, Outcome], forecast: dict, limit: float, last: bool) -> list:
+    """The boards of a round at ``limit`` seconds, in the order they start: each whose
+    limit grows by :data:`ROUND_GROWTH` at least (one given about this limit before, in
+    an earlier round or sitting, would search what it searched), and whose forecast proof
+    fits the limit, else it waits for a round whose limit covers it; in the ``last``
+    round (what the budget has left) no later round covers it, and it starts after those
+    whose forecast fits: a forecast is an estimate, and the time is the budget's either way."""
+    return sorted(
+        (
+            r
+            for r in unproven
+            if _tried_limit(final[r.index]) * ROUND_GROWTH <= limit and (last or (forecast[r.index] or 0.0) <= limit)
+        ),
+        key=lambda r: _round_order(final[r.index], forecast[r.index]),
+    )
 
 
 def _round_order(o: Outcome, forecast: float | None):
