@@ -162,12 +162,45 @@ def unrank_kernel(r, n, k, w, out):
     """Write the placement of rank ``r`` into ``out[:k]``; return the mask of its cells."""
     used = np.uint64(0)
     for i in range(k):
-        d = (r // w[i]) % (n - i)
-        # the d-th cell not in ``used``
-        c = trailing_zeros(pdep(np.uint64(1) << np.uint64(d), ~used))
+        c = nth_free((r // w[i]) % (n - i), used)
         out[i] = c
         used |= np.uint64(1) << np.uint64(c)
     return used
+
+
+@nb.njit(cache=True, inline="always")
+def nth_free(d, used):
+    """The ``d``-th cell (from 0) not in the mask ``used``: where digit ``d`` puts a tile."""
+    return trailing_zeros(pdep(np.uint64(1) << np.uint64(d), ~used))
+
+
+@nb.njit(cache=True, inline="always")
+def rank_digits(r, n, k, dig):
+    """The digits ``d_i`` of rank ``r`` into ``dig[:k]`` (mixed radix, digit i of radix
+    n - i; see the module docstring)."""
+    for i in range(k - 1, -1, -1):
+        dig[i] = r % (n - i)
+        r //= n - i
+
+
+@nb.njit(cache=True, inline="always")
+def step_digits(dig, step, r, n, k):
+    """Move the digits ``dig`` on by ``step`` to those of rank ``r``: a scan up the
+    ranks mostly grows the last digit, with a carry; only a long step divides."""
+    v = dig[k - 1] + step
+    if v < n - k + 1:
+        dig[k - 1] = v
+    elif step < n - k + 1:
+        dig[k - 1] = v - (n - k + 1)
+        i = k - 2
+        while i >= 0:
+            dig[i] += 1
+            if dig[i] < n - i:
+                break
+            dig[i] = 0
+            i -= 1
+    else:
+        rank_digits(r, n, k, dig)
 
 
 @nb.njit(cache=True, nogil=True)

@@ -148,7 +148,7 @@ def test_rank_delta_equals_full_rank():
 def test_the_bfs_steps_a_placements_digits_as_unranking_anew():
     """The BFS scan moves a placement's mixed-radix digits on to the next placement it
     expands (a carry, or a division for a long step); the cells they name are unrank_py's."""
-    from pdb_builder.make.bfs import _digits, _step_digits
+    from pdb_builder.ranking import rank_digits, step_digits
 
     rng = random.Random(7)
     for n, k in [(5, 1), (6, 3), (9, 8), (25, 6), (36, 5)]:
@@ -156,13 +156,13 @@ def test_the_bfs_steps_a_placements_digits_as_unranking_anew():
         radix = n - k + 1
         dig = np.empty(k, dtype=np.int64)
         r = rng.randrange(min(total, 50))
-        _digits(r, n, k, dig)
+        rank_digits(r, n, k, dig)
         for _ in range(3000):
             step = rng.choice([1, 1, 2, radix - 1, radix, radix + 1, 3 * radix, rng.randrange(1, total)])
             if r + step >= total:
                 break
             r += step
-            _step_digits(dig, step, r, n, k)
+            step_digits(dig, step, r, n, k)
             free = list(range(n))
             assert tuple(free.pop(int(d)) for d in dig) == unrank_py(r, n, k), (n, k, r, step)
 

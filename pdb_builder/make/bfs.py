@@ -48,7 +48,7 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-from ..ranking import pdep, pext, popcount, rank_kernel, trailing_zeros
+from ..ranking import nth_free, pdep, pext, popcount, rank_digits, rank_kernel, step_digits, trailing_zeros
 
 UNSEEN = 255  # table entry: placement not reached (unreachable on this shape)
 MAX_VALUE = 254  # largest storable cost
@@ -149,35 +149,6 @@ def seed_goal(words, table, goal_place, cidx, all_free, goal_blank, width, not_c
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
-def _digits(r, n, k, dig):
-    """The mixed-radix digits of rank ``r``: digit i (radix n - i) is the index of
-    tile i's cell among the cells the tiles before it leave (see ``ranking.py``)."""
-    for i in range(k - 1, -1, -1):
-        dig[i] = r % (n - i)
-        r //= n - i
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def _step_digits(dig, step, r, n, k):
-    """Move the digits ``dig`` on by ``step`` to those of rank ``r``: the scan goes up
-    the ranks, so mostly the last digit grows, with a carry; only a long step divides."""
-    v = dig[k - 1] + step
-    if v < n - k + 1:
-        dig[k - 1] = v
-    elif step < n - k + 1:
-        dig[k - 1] = v - (n - k + 1)
-        i = k - 2
-        while i >= 0:
-            dig[i] += 1
-            if dig[i] < n - i:
-                break
-            dig[i] = 0
-            i -= 1
-    else:
-        _digits(r, n, k, dig)
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
 def _mark(words, pend_q, pend_t, pend_free, pending, nxt, grid):
     """Mark the target region of each pending move (placement ``pend_q``, blank on
     cell ``pend_t``, free cells ``pend_free``) with ``nxt`` where it is unreached;
@@ -216,7 +187,7 @@ def _expand_chunk(lo, hi, words, table, depth, n, k, w, grid, cur, nxt):
     pend_free = np.empty(PENDING + 4 * k, dtype=np.uint64)
     pending = 0
     dig = np.empty(k, dtype=np.int64)
-    _digits(lo, n, k, dig)
+    rank_digits(lo, n, k, dig)
     at = lo
     pat = cur * EVEN_BITS
     for blo in range(lo, hi, SCAN_BLOCK):
@@ -233,7 +204,7 @@ def _expand_chunk(lo, hi, words, table, depth, n, k, w, grid, cur, nxt):
             if word == 0:
                 continue
             # any slot equal to cur?  (x ^ pattern) has a zero 2-bit field there
-            x = word ^ (cur * EVEN_BITS)
+            x = word ^ pat
             zero_fields = ~(x | (x >> one)) & EVEN_BITS
             # (unused high fields hold 0 in word, so they differ from cur, which is never 0)
             if zero_fields == 0:
@@ -241,12 +212,12 @@ def _expand_chunk(lo, hi, words, table, depth, n, k, w, grid, cur, nxt):
             if table[p] == UNSEEN:
                 table[p] = depth
                 local_valued += 1
-            _step_digits(dig, p - at, p, n, k)
+            step_digits(dig, p - at, p, n, k)
             at = p
             used = np.uint64(0)
             pmask = np.uint64(0)
             for i in range(k):
-                c = trailing_zeros(pdep(one << np.uint64(dig[i]), ~used))
+                c = nth_free(dig[i], used)
                 used |= one << c
                 cpos[i] = c
                 gpos[i] = cells_of[c]
