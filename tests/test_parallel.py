@@ -267,6 +267,30 @@ def test_cli_threads_reach_the_search(tmp_path, monkeypatch):
     assert r.exit_code == 2 and "--threads" in r.output
 
 
+@pytest.mark.parametrize("threads", (1, 2))
+def test_a_stop_whose_exception_python_dropped_still_ends_the_search(monkeypatch, split, threads):
+    """SIGTERM's and Ctrl-C's handler sets the stop flag, then raises KeyboardInterrupt;
+    Python drops an exception raised while it runs a callback of its own (numba's weakref
+    callbacks: "Exception ignored in ..."), so the search looks at the flag between its
+    slices: a search on a board far beyond Manhattan distance's reach ends within a slice
+    of the flag being set, serial or threaded, and says it was interrupted."""
+    import solver.search.limits as limits
+
+    monkeypatch.setattr(limits, "_stopping", False)
+    board = read_board_arg("6,5,9304781Q2==5=S=INLPKGMC6ERHJ=O").records[0].board
+    s = Searcher(manhattan_heuristic(board.shape))
+    timer = threading.Timer(1.0, setattr, (limits, "_stopping", True))  # the flag alone, no exception
+    t0 = time.perf_counter()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            s.solve(board, threads=threads, time_limit=60)
+    finally:
+        timer.cancel()
+    assert time.perf_counter() - t0 < 15
+    assert threads == 1 or split  # the threads searched (windows were taken)
+
+
 def test_a_killed_threaded_solve_leaves_no_answer_file(tmp_path):
     """SIGTERM in the middle of a threaded iteration: the process ends and the answer
     file is either absent or complete, never half-written."""

@@ -20,6 +20,7 @@ from solver.run.batch import answers_of, run_batch
 from solver.run.files import RunFiles
 from solver.run.pipeline import (
     BUILD_RATE,
+    NOT_STARTED,
     RESERVE,
     _retry_order,
     _round_boards,
@@ -813,3 +814,25 @@ def test_the_timeline_never_counts_a_board_down_for_a_later_try_that_found_less(
     files.journal.write_text("".join(json.dumps(d) + "\n" for d in tries))
     rows = timeline_rows([rec], files)
     assert [(r["proven"], r["answered"]) for r in rows] == [(1, 1), (1, 1)]
+
+
+def test_a_board_no_pass_started_is_still_counted_unanswered(devquiz_slice, tmp_path):
+    """A budget too short for a pass to reach a board still accounts for it (report,
+    summary, exit code): its quick pass's outcome when the full pass never started it,
+    else ``limit`` with no answer and the reason; no board drops out of the count."""
+    recs = read_file(str(devquiz_slice)).records
+    kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, layout_memory=8 << 20, workers=1, node_limit=300)
+    none = run_pipeline(recs, tmp_path / "a.txt", budget=1, quick_node_limit=1, **kw)
+    assert sorted(none.outcomes) == sorted(r.index for r in recs)
+    assert {(o.status, o.error) for o in none.outcomes.values()} == {("limit", NOT_STARTED)}
+    assert all(o.extra["size"] == r.board.shape.size_text for r, o in zip(recs, none.outcomes.values()))
+    assert (tmp_path / "a.txt").read_text() == "\n" * len(recs)
+    # the quick pass tries the boards (one node each); the full pass's last start (30 s and
+    # 3.2 limits of 5 s before the budget's end) has passed when it begins
+    t0 = time.time()
+    quick = run_pipeline(recs, tmp_path / "b.txt", budget=RESERVE + 12, quick_limit=1.0, quick_node_limit=1, **kw)
+    assert time.time() - t0 < RESERVE + 12
+    assert sorted(quick.outcomes) == sorted(r.index for r in recs)
+    assert not quick.full.outcomes and all(o.status == "limit" for o in quick.outcomes.values())
+    tried = [o for o in quick.outcomes.values() if o.error != NOT_STARTED]
+    assert tried and all(o is quick.quick.outcomes[o.index] for o in tried)

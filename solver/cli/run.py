@@ -145,7 +145,7 @@ def run(
     beside ANSWERS (.quick.jsonl, .progress.jsonl) stay as the per-board record;
     ANSWERS.sittings holds each sitting's start and end (--budget covers them all).
     """
-    from ..run.pipeline import run_pipeline
+    from ..run.pipeline import NOT_STARTED, run_pipeline
 
     refuse_clobbering(
         [("--out", out_path), ("--report", report_path), ("--plot", plot_png)],
@@ -229,7 +229,8 @@ def run(
     reopened = sum(b.reopened for b in (res.quick, res.full) if b is not None)
     if reopened:
         extra.append(("", reopened_text(reopened)))
-    head = f"{len(res.outcomes)}/{plural(len(boards.records), 'board')} in {total:.1f} s " + (
+    started = sum(1 for o in res.outcomes.values() if o.error != NOT_STARTED)
+    head = f"{started}/{plural(len(boards.records), 'board')} in {total:.1f} s " + (
         f"on {scheduler}" if scheduler else f"with {plural(workers, 'worker')}"
     )
     sys.exit(

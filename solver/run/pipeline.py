@@ -56,6 +56,8 @@ With a budget in seconds, no board of any pass starts once it could end past the
 budget (its limit times :data:`QUICK_SPAN` in the quick pass, :data:`BOARD_SPAN`
 after it, and :data:`RESERVE`); boards waiting on builds stop waiting while they can
 still all start, and the builds then running are stopped (:meth:`solver.run.slots.Feed.give_up`).
+A board that no pass started stays in the result, unanswered: its quick pass's
+outcome, or ``limit`` with :data:`NOT_STARTED` (:meth:`Run.account_for_every_board`).
 
 Builds and searches share the workers (``workers`` local processes, or the threads
 of a dask cluster): a build is a job in a worker's slot (:class:`solver.run.builds.Builds`,
@@ -85,6 +87,7 @@ from pathlib import Path
 
 from pdb_builder.words import plural
 
+from ..api import check_record
 from ..outcome import Known, Outcome
 from .batch import BOARD_SPAN, QUICK_SPAN, BatchResult, run_batch, write_answers
 from .builds import (
@@ -125,6 +128,7 @@ AUTO_BUDGET = "auto"  # twice the running time at the end of the full pass
 DEFAULT_TIME_LIMIT = 60.0
 FULL_PASS_SHARE = 0.5
 MIN_TIME_LIMIT = 5.0
+NOT_STARTED = "not started: the budget's last start came first"
 RETRY_MODES = ("unanswered", "unproven", "closest")
 
 
@@ -269,10 +273,22 @@ class Run:
             res.interrupted = True
         if not res.outcomes:  # interrupted early: whatever the journals hold
             res.outcomes = journalled_outcomes(self.records, self.files)
+        if not res.interrupted:
+            self.account_for_every_board()
         res.left_out = write_answers(self.files.answers, self.records, res.outcomes, self.opts.limits)
         self.sittings.touch(force=True)
         res.timeline = write_timeline(self.records, self.files)
         return res
+
+    def account_for_every_board(self) -> None:
+        """Every board in the result, also one that no pass started before the budget's
+        last start: its quick pass's outcome (the full pass never reached it), or, never
+        started at all, what checking it says (invalid, unsolvable) or a ``limit``
+        outcome that says so; the report and summary count it unanswered."""
+        quick = self.res.quick.outcomes if self.res.quick else {}
+        for rec in self.records:
+            if rec.index not in self.res.outcomes:
+                self.res.outcomes[rec.index] = quick.get(rec.index) or _not_started(rec)
 
     def last_start(self, limit: float, span: float = BOARD_SPAN) -> float | None:
         """Under a budget in seconds: when a board given ``limit`` seconds (``span``
@@ -448,6 +464,16 @@ class Run:
             res.rounds.append((k, limit, len(tried), gained, time.perf_counter() - t0))
             final.update(batch.outcomes)
             res.interrupted = batch.interrupted
+
+
+def _not_started(rec) -> Outcome:
+    """The outcome of a board that no pass started: rejected if checking rejects it,
+    else ``limit`` with no answer."""
+    out = check_record(rec)
+    if out.status != "valid":
+        return out
+    out.extra.update(moves=None, length=None, optimal=False)
+    return Outcome(rec.index, out.board, "limit", NOT_STARTED, out.extra)
 
 
 def _known(outcomes: dict[int, Outcome]) -> dict[int, Known]:

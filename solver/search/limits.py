@@ -101,6 +101,15 @@ def stopping() -> bool:
     return _stopping
 
 
+def raise_if_stopping() -> None:
+    """Between a search's slices: raise ``KeyboardInterrupt`` once a stop was asked.  The
+    handler raises it too, but Python drops an exception raised while it runs a callback
+    of its own (a weakref's, a finalizer's: "Exception ignored in ..."), and a search
+    with no time limit would then go on; the flag the handler set first stays."""
+    if _stopping:
+        raise KeyboardInterrupt
+
+
 def interrupt_if_stopping(exc: BaseException) -> None:
     """Where an exception is caught and the work goes on (one board's error, a failed
     build): raise ``KeyboardInterrupt`` instead when ``exc`` came after a stop was asked."""

@@ -35,6 +35,7 @@ from .heuristic import (
     kernel_arrays,
     manhattan_heuristic,
 )
+from .limits import raise_if_stopping
 from .state import Root, SearchResult, new_stack, path_moves, start_iteration
 
 MAX_DEPTH = 1000  # deepest path the kernel keeps; longer thresholds stop as a limit
@@ -324,6 +325,7 @@ class Searcher:
                 status = (
                     K._BUDGET if budget <= 0 else K._search(root, tables, stack, state, budget, bpmx, self.goal, weight)
                 )
+                raise_if_stopping()
                 nodes = int(state[K._S_NODES])
                 expanded = int(state[K._S_EXPANDED])
                 if self.progress is not None:

@@ -38,6 +38,7 @@ import numpy as np
 
 from pdb_builder.cores import usable_cores
 
+from .limits import raise_if_stopping
 from .state import new_stack, path_moves, start_iteration
 
 PAR_SLICE = 200_000  # nodes a thread searches between looks at the clock and the other threads
@@ -150,6 +151,7 @@ class Iteration:
                         return
                     self.reserved += budget
             status = K._search(w.root, self.tables, w.stack, w.state, budget, self.bpmx, w.goal, self.weight)
+            raise_if_stopping()  # (work() hands it to the caller's thread and stops the others)
             with self.cond:  # (the state vector counts from this iteration's start)
                 w.nodes, w.expanded = int(w.state[K._S_NODES]), int(w.state[K._S_EXPANDED])
                 w.upper = (int(w.state[K._S_UPPER_NODES]), int(w.state[K._S_UPPER_EXPANDED]))
