@@ -115,10 +115,10 @@ RESERVE = 30.0
 # seconds the boards of the budget's last round have to start (its limit is what is left after
 # them; a board given that limit and started later could outlast the budget, so it does not start)
 START_WINDOW = 15.0
-# entries a build makes a thread-second, two-bit copies and writing included: what the full
-# pass's plan and the rounds' choice of builds count a build at (the BFS alone of 5- and 6-tile
-# exact-layout patterns of walled 5x6 and 6x6 boards, 1 thread: 2.7 to 6.0 M; docs/design.md)
-BUILD_RATE = 2.5e6
+# entries a build makes a thread-second: what the full pass's plan and the rounds' choice of
+# builds count a build at.  The BFS of exact-layout patterns runs faster (2.7 to 6.0 M on one
+# thread), but planning at 2.5 M proved no more boards of hard.txt (docs/design.md)
+BUILD_RATE = 1.5e6
 MAX_LAYOUT_PARTITIONS = 5
 # a round's time limit at least this times the last one's (the full pass's before the
 # first): a round with less than that would retry its boards at about the limit they had
