@@ -311,6 +311,32 @@ def test_layout_partitions_are_distinct_named_cuts():
         named_partition(shape, "5-5.diagonal")
 
 
+def test_layout_partitions_leave_out_a_cut_that_is_another_reflected():
+    """On a shape with a diagonal reflection every table is read reflected too, so a
+    cut that is an earlier one reflected adds nothing: the 6x6's column-grown cut is
+    its row-grown default reflected, and is passed over."""
+    from pdb_builder.make.building import layout_partitions
+
+    def reflected(shape, groups):  # from the tiles' home coordinates, not the shape's transpose map
+        w = shape.width
+        at = {shape.home[t]: t for t in shape.tiles}
+        return {frozenset(at[(c % w) * w + c // w] for c in (shape.home[t] for t in g)) for g in groups}
+
+    for shape in (Shape.devquiz(6, 6, []), Shape.devquiz(5, 5, []), Shape.devquiz(6, 6, [7, 28])):
+        parts = layout_partitions(shape, 512 << 20, 3)
+        assert len(parts) == 3
+        sets = [{frozenset(g) for g in p.groups} for p in parts]
+        for i in range(len(parts)):
+            for b in parts[:i]:
+                assert sets[i] != {frozenset(g) for g in b.groups} and sets[i] != reflected(shape, b.groups)
+    six = Shape.devquiz(6, 6, [])
+    col = named_partition(six, "5-5-5-5-5-5-5.col")
+    assert reflected(six, col.groups) == {frozenset(g) for g in layout_partitions(six, 512 << 20)[0].groups}
+    assert "5-5-5-5-5-5-5.col" not in [p.name for p in layout_partitions(six, 512 << 20, 3)]
+    walled = Shape.devquiz(6, 5, [8, 20])  # no reflection: the cuts as grown
+    assert len(layout_partitions(walled, 512 << 20, 3)) == 3
+
+
 def test_auto_partition_measures_candidates():
     shape = Shape.devquiz(4, 3, [5])
     part = auto_partition(shape, 2 << 20)

@@ -133,6 +133,12 @@ def test_a_size_of_walled_boards_waits_on_its_layouts_not_a_wall_free_stand_in(d
     layouts = sum(num_placements(len(r.board.shape.free_cells), len(r.board.shape.tiles)) for r in recs)
     assert layouts < num_placements(9, 8)
     assert {p.role for p in plan_first(recs, tmp_path / "db", 8 << 20, 8 << 20)} == {"layout"}
+    # with layouts of 64K patterns, the size's wall-free cut of those sizes comes with them (6,048 entries)
+    small = plan_first(recs, tmp_path / "db", 8 << 20, 64 << 10)
+    assert [(p.role, p.entries, len(p.records)) for p in small if p.role == "wall-free"] == [
+        ("wall-free", 6048, len(recs))
+    ]
+    assert sum(p.role == "layout" for p in small) == len(recs)
     # at 64K the wall-free table is two 4-tile patterns (6,048 entries): cheaper than the layouts
     assert [p.role for p in plan_first(recs, tmp_path / "db", 64 << 10, 8 << 20)] == ["wall-free"]
     built = []
@@ -264,8 +270,8 @@ def test_builds_share_the_workers_one_thread_each(devquiz_slice, tmp_path, monke
 
     monkeypatch.setattr(builds, "build_pdb", noted)
     kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, layout_memory=8 << 20, time_limit=30, quick_node_limit=1)
-    begun = []
-    res = run_pipeline(recs, tmp_path / "a.txt", workers=2, on_build=begun.append, **kw)  # 3x3 first in the file
+    begun = []  # the wall-free cuts of the full pass left out: one build a shape below
+    res = run_pipeline(recs, tmp_path / "a.txt", workers=2, on_build=begun.append, wall_free_count=0, **kw)
     wall_free = [p.shape.size_text for p in begun if getattr(p, "role", "") == "wall-free"]
     assert wall_free == ["3x4", "4x3", "3x3"]  # the largest build first (3x4 and 4x3 alike: file order)
     rows = [line.split() for line in seen.read_text().splitlines()]
@@ -324,6 +330,40 @@ def test_retry_with_more_layout_partitions_builds_the_missing_ones(devquiz_slice
             assert any(f"pdb.{part.name}.h5" in name for name in o.extra["heuristic"])
 
 
+def test_the_full_pass_builds_wall_free_cuts_for_the_sizes_of_its_walled_boards(devquiz_slice, tmp_path):
+    """Beside each layout, the full pass builds the walled boards' sizes' wall-free
+    cuts of the layout's pattern sizes (the quick pass built the first), and the boards
+    are proven reading them; a size whose folder holds another wall-free table gets none."""
+    from pdb_builder.make.building import layout_partitions
+    from solver.run.builds import plan_wall_free_cuts
+
+    recs = read_file(str(devquiz_slice)).records
+    walled = [r for r in recs if r.board.shape.walls]
+    sizes = {r.board.shape.wall_free().key: r.board.shape.wall_free() for r in walled}
+    cuts = {k: layout_partitions(s, 8 << 20, 2) for k, s in sizes.items()}
+    assert any(len(c) == 2 for c in cuts.values())  # some size has a second cut
+    built = []
+    kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, layout_memory=8 << 20, workers=1, quick_node_limit=1)
+    res = run_pipeline(recs, tmp_path / "a.txt", time_limit=30, on_build=built.append, **kw)
+    made = [(b.shape, b.name) for b in built if hasattr(b, "status") and b.kind == "pdb"]
+    for key, parts in cuts.items():  # each cut of each size built once, the first by the quick pass
+        assert sorted(n for k, n in made if k == key) == sorted(p.name for p in parts)
+    for rec, moves in zip(recs, (tmp_path / "a.txt").read_text().split("\n")):
+        o = res.outcomes[rec.index]
+        assert o.extra["optimal"] and check_moves(rec.board, moves).ok and len(moves) == _truth(rec)
+        if rec.board.shape.walls and res.full and rec.index in res.full.outcomes:
+            for part in cuts[rec.board.shape.wall_free().key]:  # the solver reads every cut
+                assert any(f"wall-free {part.name} (" in name for name in o.extra["heuristic"])
+    assert plan_wall_free_cuts(walled, tmp_path / "db", 8 << 20, 2) == []  # all there
+    assert plan_wall_free_cuts(walled, tmp_path / "db", 8 << 20, 0) == []
+    other = tmp_path / "other"
+    other.mkdir()
+    key = next(k for k, c in cuts.items() if len(c) == 2)
+    (other / f"{key}.pdb.5-5.h5").touch()  # another wall-free table of that size (by its name)
+    planned = {p.shape.key: [q.name for q in p.partitions] for p in plan_wall_free_cuts(walled, other, 8 << 20, 2)}
+    assert key not in planned and planned == {k: [p.name for p in c] for k, c in cuts.items() if k != key}
+
+
 def test_budget_rounds_prove_what_the_full_pass_left(devquiz_slice, tmp_path):
     """--budget: rounds with doubled limits on the unproven boards, until none is left
     (the last one what the budget has left);
@@ -333,7 +373,15 @@ def test_budget_rounds_prove_what_the_full_pass_left(devquiz_slice, tmp_path):
     at least 5 s."""
     recs = read_file(str(devquiz_slice)).records
     out = tmp_path / "a.txt"
-    kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, layout_memory=8 << 20, workers=1, quick_node_limit=1)
+    # (no wall-free cuts: with them the rounds before the last prove every board of the slice)
+    kw = dict(
+        db_dir=tmp_path / "db",
+        memory_limit=8 << 20,
+        layout_memory=8 << 20,
+        workers=1,
+        quick_node_limit=1,
+        wall_free_count=0,
+    )
     t0 = time.time()
     res = run_pipeline(recs, out, time_limit=1.0, node_limit=300, budget=600, **kw)
     assert res.rounds and time.time() - t0 < 600

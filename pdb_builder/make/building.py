@@ -314,12 +314,30 @@ def auto_partition(shape: Shape, memory_limit: int, measure_limit: int = 3_000_0
 def layout_partitions(shape: Shape, memory_limit: int, count: int = 1) -> list[Partition]:
     """:func:`default_partition` and, for ``count`` > 1, the next most compact
     distinct candidates of the same sizes, named ``SIZES.ORDER``: disjoint ways to
-    cut the same tiles, whose sums the solver maxes (each file is a heuristic)."""
+    cut the same tiles, whose sums the solver maxes (each file is a heuristic).  A
+    candidate that is one already chosen reflected through the diagonal is left out
+    where the shape has that reflection: the solver reads every table of such a shape
+    reflected too, so it would add nothing."""
     first = default_partition(shape, memory_limit)
-    out = [first]
+    out, seen = [first], _cut_and_reflection(shape, first.groups)
     for _, order, cand in most_compact(compact_candidates(shape, first.sizes, first.name)):
         if len(out) >= count:
             break
-        if cand.groups not in [p.groups for p in out]:
+        if _cut(cand.groups) not in seen:
             out.append(Partition(f"{first.name}.{order}", cand.groups))
+            seen |= _cut_and_reflection(shape, cand.groups)
+    return out
+
+
+def _cut(groups) -> frozenset:
+    return frozenset(frozenset(g) for g in groups)
+
+
+def _cut_and_reflection(shape: Shape, groups) -> set[frozenset]:
+    """The partition ``groups`` as a set of tile sets, and its diagonal reflection
+    (each tile read as the tile whose home is its home's reflection) where the shape has one."""
+    out = {_cut(groups)}
+    tmap = shape.transpose_map
+    if tmap is not None:
+        out.add(_cut([shape.goal[tmap[shape.home[t]]] for t in g] for g in groups))
     return out

@@ -71,6 +71,15 @@ from .report import finish_run, human_solved, progressive, reopened_text
     "the solver takes the max of their sums. A --retry with more builds the missing ones.",
 )
 @click.option(
+    "--wall-free-partitions",
+    "wall_free_count",
+    type=click.IntRange(0, 5),
+    default=2,
+    show_default=True,
+    help="Wall-free databases of --layout-memory's pattern sizes, disjoint cuts, for the sizes of the walled "
+    "boards the quick pass left (none where the folder holds other wall-free tables of the size).",
+)
+@click.option(
     "--disk-limit",
     default="auto",
     show_default=True,
@@ -114,6 +123,7 @@ def run(
     memory_limit,
     layout_memory,
     layout_count,
+    wall_free_count,
     disk_limit,
     no_build,
     retry,
@@ -198,6 +208,7 @@ def run(
         memory_limit=memory_limit,
         layout_memory=layout_memory,
         layout_count=layout_count,
+        wall_free_count=wall_free_count,
         disk_limit=disk_limit,
         workers=workers,
         scheduler=scheduler,

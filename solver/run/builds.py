@@ -116,7 +116,9 @@ def plan_first(records, db_dir, memory_limit: int, layout_memory: int = LAYOUT_M
     databases of their exact layouts (:func:`plan_layouts`) hold no more entries:
     there those.  On a walled board the wall-free tables stand in for its layout's,
     which are stronger (they know that no tile crosses a wall); they pay where many
-    boards share them, and are a detour where the layouts cost as little."""
+    boards share them, and are a detour where the layouts cost as little.  There the
+    size's wall-free cut of the layouts' pattern sizes (:func:`plan_wall_free_cuts`)
+    comes with the layouts while all of them together still hold no more entries."""
     out = []
     for p in plan_wall_free(records, db_dir, memory_limit):
         walled = [r for r in p.records if r.board.shape.walls]
@@ -124,7 +126,8 @@ def plan_first(records, db_dir, memory_limit: int, layout_memory: int = LAYOUT_M
             out.append(p)
             continue
         layouts = plan_layouts(walled, db_dir, layout_memory, count)
-        out += layouts if sum(q.entries for q in layouts) <= p.entries else [p]
+        cheap = plan_wall_free_cuts(walled, db_dir, layout_memory, 1) + layouts
+        out += next((c for c in (cheap, layouts) if sum(q.entries for q in c) <= p.entries), [p])
     return out
 
 
@@ -143,6 +146,34 @@ def plan_layouts(records, db_dir, layout_memory: int = LAYOUT_MEMORY, count: int
         lambda s: [p for p in layout_partitions(s, layout_memory, count) if not (d / pdb_filename(s, p.name)).exists()],
     )
     return sorted(plans.values(), key=lambda p: (p.entries / p.boards, p.shape.key))
+
+
+def plan_wall_free_cuts(records, db_dir, layout_memory: int = LAYOUT_MEMORY, count: int = 2) -> list[Plan]:
+    """For the sizes of the walled boards in ``records``: ``count`` cuts of the
+    wall-free shape into patterns whose BFS fits ``layout_memory``
+    (:func:`layout_partitions`; the first is the size's default where it fits), those
+    the folder lacks.  They serve every board of the size, so they cost little a board,
+    and their max with the exact layout's sums is the stronger heuristic (measured in
+    docs/design.md).  None for a size whose folder holds other wall-free tables (of
+    larger patterns, built for more memory, or the user's own): those stand alone."""
+    if count < 1:
+        return []
+    d = default_db_dir(db_dir)
+
+    def missing(s: Shape) -> list:
+        want = layout_partitions(s, layout_memory, count)
+        names = {p.name for p in want}
+        there = [f.name[len(s.key) + 5 : -3] for f in d.glob(f"{s.key}.pdb.*.h5")]
+        if any(n not in names for n in there):
+            return []
+        return [p for p in want if p.name not in there]
+
+    wants = (
+        (r.board.shape.wall_free(), r)
+        for r in records
+        if r.board is not None and r.board.shape.walls and r.board.shape.goal_kind != "custom"
+    )
+    return list(_plan(wants, "wall-free", missing).values())
 
 
 def build_memory_cap(memory_limit: int) -> int:

@@ -14,6 +14,9 @@
    per pattern BFS; ``layout_count`` of them, disjoint ways to cut the same
    tiles, whose sums the solver maxes), while the database folder stays under
    ``disk_limit``.  A retry with a larger ``layout_count`` builds the ones a layout lacks.
+   And for their sizes, ``wall_free_count`` wall-free cuts of the same small pattern
+   sizes (:func:`~solver.run.builds.plan_wall_free_cuts`): each serves every board
+   of its size, and the solver maxes them with the layout's sums.
    A build that fails (full disk, memory, a damaged file in the way) is logged and
    listed in the report; its boards are solved with the tables there are.
 4. **Full pass**: those boards again with ``time_limit`` and the weighted fallback,
@@ -99,6 +102,7 @@ from .builds import (
     build_memory_cap,
     plan_first,
     plan_layouts,
+    plan_wall_free_cuts,
 )
 from .files import RunFiles
 from .forecast import proof_seconds, typical_growth
@@ -152,6 +156,7 @@ class RunOptions:
     memory_limit: int = 4 << 30
     layout_memory: int = LAYOUT_MEMORY
     layout_count: int = 1
+    wall_free_count: int = 2
     disk_limit: int | str | None = None
     workers: int = 1
     scheduler: object = None
@@ -380,7 +385,10 @@ class Run:
             tries = journal_attempts(self.files.journal)
             rest.sort(key=lambda r: _retry_order(again.get(r.index), o.retry == "closest", tries[r.index]))
         todo = [r for r in rest if r.index not in done_full]
-        plans = plan_layouts(todo, o.db_dir, o.layout_memory, o.layout_count) if o.build else []
+        plans = []
+        if o.build:  # the wall-free cuts first: each board's order below is its layout's cost
+            plans = plan_wall_free_cuts(todo, o.db_dir, o.layout_memory, o.wall_free_count)
+            plans += plan_layouts(todo, o.db_dir, o.layout_memory, o.layout_count)
         if not again:  # the boards whose tables are there first, then the cheapest layout build a board
             cost = {r.index: p.entries / p.boards for p in plans for r in p.records}
             rest.sort(key=lambda r: cost.get(r.index, 0))
