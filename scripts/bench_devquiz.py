@@ -40,6 +40,12 @@ def main() -> int:
         help="exact-layout databases per layout (slidepdb run --layout-partitions)",
     )
     ap.add_argument(
+        "--wall-free-partitions",
+        type=int,
+        default=2,
+        help="wall-free cuts for the full pass's walled sizes (slidepdb run --wall-free-partitions)",
+    )
+    ap.add_argument(
         "--layout-memory",
         default=None,
         help="memory for one pattern's BFS of an exact-layout database (slidepdb run --layout-memory); "
@@ -89,6 +95,7 @@ def main() -> int:
                         "retry": a.retry,
                         "fallback": not a.no_fallback,
                         "layout_partitions": a.layout_partitions,
+                        "wall_free_partitions": a.wall_free_partitions,
                         "layout_memory": a.layout_memory,
                     }
                 )
@@ -119,6 +126,7 @@ def main() -> int:
             quick_limit=a.quick_limit,
             disk_limit=parse_bytes(a.disk_limit),
             layout_count=a.layout_partitions,
+            wall_free_count=a.wall_free_partitions,
             layout_memory=parse_bytes(a.layout_memory) if a.layout_memory else LAYOUT_MEMORY,
             workers=a.workers or os.cpu_count() or 1,
             resume=True,
