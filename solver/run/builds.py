@@ -135,11 +135,7 @@ def plan_layouts(records, db_dir, layout_memory: int = LAYOUT_MEMORY, count: int
     """The exact-layout databases (``count`` partitions, :func:`layout_partitions`)
     each walled board in ``records`` lacks, cheapest a board first."""
     d = default_db_dir(db_dir)
-    wants = (
-        (r.board.shape, r)
-        for r in records
-        if r.board is not None and r.board.shape.walls and r.board.shape.goal_kind != "custom"
-    )
+    wants = ((r.board.shape, r) for r in _walled(records))
     plans = _plan(
         wants,
         "layout",
@@ -161,19 +157,18 @@ def plan_wall_free_cuts(records, db_dir, layout_memory: int = LAYOUT_MEMORY, cou
     d = default_db_dir(db_dir)
 
     def missing(s: Shape) -> list:
-        want = layout_partitions(s, layout_memory, count)
-        names = {p.name for p in want}
-        there = [f.name[len(s.key) + 5 : -3] for f in d.glob(f"{s.key}.pdb.*.h5")]
-        if any(n not in names for n in there):
-            return []
-        return [p for p in want if p.name not in there]
+        want = {pdb_filename(s, p.name): p for p in layout_partitions(s, layout_memory, count)}
+        there = {f.name for f in d.glob(pdb_filename(s, "*"))}
+        return [] if there - want.keys() else [p for name, p in want.items() if name not in there]
 
-    wants = (
-        (r.board.shape.wall_free(), r)
-        for r in records
-        if r.board is not None and r.board.shape.walls and r.board.shape.goal_kind != "custom"
-    )
+    wants = ((r.board.shape.wall_free(), r) for r in _walled(records))
     return list(_plan(wants, "wall-free", missing).values())
+
+
+def _walled(records):
+    """The boards of ``records`` that have walls and a DevQuiz or Korf goal (their
+    layouts and wall-free shapes are named)."""
+    return (r for r in records if r.board is not None and r.board.shape.walls and r.board.shape.goal_kind != "custom")
 
 
 def build_memory_cap(memory_limit: int) -> int:
