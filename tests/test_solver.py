@@ -263,6 +263,66 @@ def test_fallback_answers_a_ring_board_its_own_tables_mislead():
     assert moves is not None and "layout tables" in how and check_moves(board, moves).ok
 
 
+def test_fallback_tries_a_ring_boards_own_tables_beams_before_weighted_ida(monkeypatch):
+    """A walled board whose first beam on its own tables fails (a ring): the beams on
+    those tables, forwards and backwards, come before weighted IDA*, which rarely
+    answers such a board and used to take half the search time first."""
+    from solver.fallback import ladder
+
+    board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
+    searcher = ladder.layout_searcher(board.shape, Budget())
+    steps = []
+    real_ladder, real_solve = ladder._ladder, Searcher.solve
+
+    def record_ladder(*a, **k):
+        steps.append("beams")
+        return real_ladder(*a, **k)
+
+    def record_solve(self, *a, **k):
+        if k.get("weight"):
+            steps.append("weighted")
+        return real_solve(self, *a, **k)
+
+    monkeypatch.setattr(ladder, "_ladder", record_ladder)
+    monkeypatch.setattr(Searcher, "solve", record_solve)
+    moves, how, _ = ladder.fallback_search(searcher, board, 6, None, searcher.initial_h(board))
+    assert moves is not None and "layout tables" in how and check_moves(board, moves).ok
+    assert steps and steps[0] == "beams"
+
+
+def test_the_ladders_two_directions_take_turns_by_time_not_by_levels(monkeypatch):
+    """Forwards on a board's large tables a beam level costs far more than backwards on
+    the small tables built for the reversed board: the backward beam that answers after
+    10 cheap levels must not wait for 10 dear forward levels.  Fake beams on a fake clock:
+    forward levels take 1 s and never answer, backward ones 0.1 s and answer at the 10th;
+    the pair has 4 s (level by level it would need 11)."""
+    from solver.fallback import ladder
+    from solver.search import limits
+
+    clock = [0.0]
+    monkeypatch.setattr(limits.time, "perf_counter", lambda: clock[0])
+
+    class FakeBeam:
+        def __init__(self, searcher, board, width, depth):
+            self.forward, self.levels, self.moves = searcher == "own", 0, None
+
+        def advance(self, budget):
+            if budget.out():
+                return True
+            clock[0] += 1.0 if self.forward else 0.1
+            self.levels += 1
+            if not self.forward and self.levels == 10:
+                self.moves = "LLUU"
+                return True
+            return False
+
+    monkeypatch.setattr(ladder, "Beam", FakeBeam)
+    back = {"board": None, "searcher": "reversed"}
+    moves, how = ladder._ladder("own", None, Budget(4.0 / ladder.LADDER_SHARE), 10, (1024,), back)
+    assert moves == "DDRR" and how == "beam width 1024 backwards on layout tables"
+    assert clock[0] <= 4.0
+
+
 def _layout_in_child(queue):
     from solver.fallback.ladder import layout_searcher
 

@@ -14,20 +14,23 @@ work (see :mod:`solver.search.limits`).  Within it, in turn:
    built them, see :func:`solver.api.optimal_search`), for the board and for the board
    reversed (from the goal to the start, answer inverted), then beams on them: each
    width of :data:`LADDER_WIDTHS` in turn, its forward and backward beams taking turns
-   a few levels at a time (a beam that fails on a ring can succeed at another width or
-   in the other direction, and which one cannot be told in advance), the pair with at
-   most :data:`LADDER_SHARE` of what is left, each beam stopping at the depth of
+   by the time each has taken (by levels under a node limit alone; a beam that fails
+   on a ring can succeed at another width or in the other direction, and which one
+   cannot be told in advance), the pair with at most :data:`LADDER_SHARE` of what is
+   left, each beam stopping at the depth of
    :data:`LADDER_DEPTH`; one staged search (step 6, :data:`LADDER_STAGED_SHARE` of
    what is left) after the first :data:`LADDER_STAGED` widths; until one answers.
    The steps below then use the board's layout tables;
-3. weighted IDA*, the weights of :data:`FALLBACK_WEIGHTS` in turn, each with half of
+3. on a walled board whose own database tables served step 1 and misled it (a ring of
+   walls can mislead every search on them), step 2's beams and staged search on those
+   tables, with :data:`OWN_LADDER_SHARE` of all that is left: before weighted IDA*, which
+   rarely answers such a board (3 of the 8 walled boards of ``hard.txt`` whose first
+   beam failed, against 8 of 8 for these beams, most of them backwards);
+4. weighted IDA*, the weights of :data:`FALLBACK_WEIGHTS` in turn, each with half of
    what is left of its share (:data:`WEIGHTED_SHARE` of the search time left; only
    1.5 and 2 once a beam has answered: larger weights rarely beat it), until one answers;
-4. wider beams while the next is expected to fit (each takes about four times the last),
-   unless step 2 ran;
-5. on a walled board whose own database tables served steps 1-4 and nothing
-   answered (a ring can mislead them all), step 2's beams and staged search on
-   those tables, with :data:`LAST_LADDER_SHARE` of all that is left (nothing to polish);
+5. wider beams while the next is expected to fit (each takes about four times the last),
+   unless step 2 or 3 ran;
 6. staged search (:func:`solver.fallback.staged.staged_search`: tile groups placed in turn,
    bounded memory) with what is left of the search phase when the best is over
    :data:`STAGED_RATIO` times the lower bound (a beam can wander for hundreds of
@@ -69,7 +72,7 @@ LADDER_STAGED = 3  # step 2 tries staged search after this many widths (it is qu
 LADDER_STAGED_SHARE = 0.6  # ... with at most this part of what is left (where the first widths failed, the
 # staged search answers more often than the last width: 5 of the 9 hardest DevQuiz ring boards, in 0.03-5.4 s)
 LADDER_DEPTH = (3, 60)  # step 2's beams stop at 3 x the lower bound + 60 moves (a beam that wanders has failed)
-LAST_LADDER_SHARE = 0.75  # step 5 (step 2 on a board's own tables) takes at most this part of what is left
+OWN_LADDER_SHARE = 0.85  # step 3 (step 2 on a board's own tables) takes at most this part of what is left
 
 
 def layout_searcher(shape: Shape, budget: Budget, use_lc: bool = False) -> Searcher | None:
@@ -106,8 +109,11 @@ def layout_searcher(shape: Shape, budget: Budget, use_lc: bool = False) -> Searc
 def _ladder(layout: Searcher, board: Board, search: Budget, lower_bound: int, widths, back: dict):
     """Step 2's beams of ``widths`` on ``layout`` (the board's layout tables) and on
     tables built for the board reversed (kept in ``back``), the two directions of a
-    width taking turns (:data:`LADDER_SHARE` of what is left for the pair): (moves, how)
-    of the first that answers, or (None, None)."""
+    width taking turns by the time they have taken, not by levels (the board's own
+    tables are large, so a level costs more forwards than backwards on the small tables
+    built for the reversed board; under a node limit alone, by levels, so that the
+    answer does not depend on the machine's load), :data:`LADDER_SHARE` of what is left
+    for the pair: (moves, how) of the first that answers, or (None, None)."""
     depth = LADDER_DEPTH[0] * lower_bound + LADDER_DEPTH[1]
     if "searcher" not in back and not search.out():
         back["board"] = reversed_board(board)
@@ -116,15 +122,20 @@ def _ladder(layout: Searcher, board: Board, search: Budget, lower_bound: int, wi
         if search.out():
             break
         pair = _share(search, LADDER_SHARE)
-        beams = [(Beam(layout, board, width, depth), "")]
+        beams = [[0.0, Beam(layout, board, width, depth), ""]]  # [seconds taken, beam, how]
         if back.get("searcher") is not None:
-            beams.append((Beam(back["searcher"], back["board"], width, depth), " backwards"))
-        while beams:
-            for beam, how in list(beams):
-                if beam.advance(pair):
-                    if beam.moves is not None:
-                        return (undo(beam.moves) if how else beam.moves), f"beam width {width}{how} on layout tables"
-                    beams.remove((beam, how))
+            beams.append([0.0, Beam(back["searcher"], back["board"], width, depth), " backwards"])
+        timed = pair.seconds_left() is not None  # a node limit alone: turns by levels, one answer on any load
+        while beams:  # the beam that has taken the least time goes on
+            turn = min(beams, key=lambda b: b[0])
+            t = time.perf_counter()
+            ended = turn[1].advance(pair)
+            turn[0] += time.perf_counter() - t if timed else 1.0
+            if ended:
+                beam, how = turn[1], turn[2]
+                if beam.moves is not None:
+                    return (undo(beam.moves) if how else beam.moves), f"beam width {width}{how} on layout tables"
+                beams.remove(turn)
     return None, None
 
 
@@ -176,6 +187,7 @@ def fallback_search(
             keep(*_ladder(on, board, budget, lower_bound, LADDER_WIDTHS[LADDER_STAGED:], back))
 
     tag = ""
+    ringed = False  # step 3 ran
     last = 0.0  # what a beam took, to judge whether the next, wider one fits
     if BEAM_WIDTHS and search.nodes(BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]) >= BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]:
         last = beam(BEAM_WIDTHS[0])
@@ -189,6 +201,10 @@ def fallback_search(
         if layout is not None:
             searcher, tag = layout, " on layout tables"
             ladder(layout, search)
+    if best is None and board.shape.walls and not tag and searcher.h.lookups and not total.out():
+        # step 3: a walled board whose own tables misled the first beam (a ring)
+        ringed = True
+        ladder(searcher, _share(total, OWN_LADDER_SHARE))
     weights = FALLBACK_WEIGHTS if best is None else FALLBACK_WEIGHTS[:2]
     weighted = _share(search, WEIGHTED_SHARE)
     for k, weight in enumerate(weights):
@@ -205,13 +221,9 @@ def fallback_search(
             break
     for width in BEAM_WIDTHS[1:]:
         lt = search.seconds_left()
-        if tag or best is None or lt is None or lt < 4 * last or search.out():
+        if tag or ringed or best is None or lt is None or lt < 4 * last or search.out():
             break
         last = beam(width)
-    if best is None and board.shape.walls and not tag and searcher.h.lookups and not total.out():
-        # a walled board whose own tables misled every search above (a ring): step 2 on
-        # them, with the polishing share too (nothing to polish)
-        ladder(searcher, _share(total, LAST_LADDER_SHARE))
     if best is None and not total.out():  # nothing to polish: the polishing share too
         keep(staged_search(board, budget=total), "staged")
     elif best is not None and len(best) > STAGED_RATIO * lower_bound and not search.out():
