@@ -705,6 +705,44 @@ def test_dask_cluster_runs_the_builds_too(devquiz_slice, tmp_path, monkeypatch):
     assert all(res.outcomes[r.index].extra["length"] == _truth(r) for r in recs)
 
 
+_HELD = threading.Event()  # set: the held jobs below end
+
+
+def _held_build(seconds, *, threads):
+    """A build job a dask thread cannot be told to stop: it holds its thread until
+    ``_HELD`` is set or ``seconds`` pass."""
+    _HELD.wait(seconds)
+
+
+def test_dask_builds_never_hold_every_thread_and_the_feed_keeps_its_last_start(devquiz_slice, tmp_path):
+    """On a dask cluster a running build cannot be stopped: two long builds that come
+    first in the feed's order must not take both of a 2-thread cluster's threads while
+    the boards that need no build wait behind them in the cluster's queue, past the
+    feed's last start (before, every item went to the cluster at once: the boards
+    started when the builds ended)."""
+    distributed = pytest.importorskip("distributed")
+    from solver.run.slots import Feed, Job, Pools, _dask_outcomes
+
+    recs = [r for r in read_file(str(devquiz_slice)).records if r.board.shape.size_text == "3x3"][:6]
+    assert len(recs) == 6
+    jobs = [Job(_held_build, (60,), [recs[0]]), Job(_held_build, (60,), [recs[1]])]  # each before its board
+    _HELD.clear()
+    cluster_args = dict(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None)
+    try:
+        with distributed.LocalCluster(**cluster_args) as cluster, distributed.Client(cluster) as client:
+            t0 = time.time()
+            feed = Feed(recs, jobs, last_start=t0 + 20, board_seconds=5.0)
+            seen = {}
+            for out in _dask_outcomes(feed, Pools(tmp_path / "none"), 5.0, None, True, client):
+                seen.setdefault(out.index, time.time() - t0)
+            free = [r for r in recs[2:]]  # the boards that wait on no build
+            assert all(r.index in seen and seen[r.index] < 15 for r in free), seen
+            assert time.time() - t0 < 40  # the feed ended at its last start, the held build cancelled
+            _HELD.set()
+    finally:
+        _HELD.set()
+
+
 def test_scheduler_unreachable_is_one_line(tmp_path, monkeypatch):
     pytest.importorskip("distributed")
     monkeypatch.setattr("solver.run.slots.DASK_CONNECT_TIMEOUT", "2s")

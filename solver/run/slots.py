@@ -109,7 +109,9 @@ class Feed:
     can start, in the order of ``todo``: a job goes where the first record waiting on
     it stands, before that record.  A record waiting on jobs is handed out once they
     are all done (:meth:`job_done`).  Jobs whose ``memory`` would take the running
-    jobs' total past ``memory_cap`` wait (a record goes instead), unless no job runs.
+    jobs' total past ``memory_cap`` wait (a record goes instead), unless no job runs;
+    so do jobs past ``max_jobs`` running at once (None: no cap; a dask cluster's feed
+    sets it).
     After ``last_start`` (wall clock) nothing more is handed out and the feed ends;
     with ``board_seconds`` (what a record is expected to take before any has ended: its
     time limit) the records still waiting on jobs stop waiting once they would
@@ -125,6 +127,7 @@ class Feed:
     ):
         self.last_start = last_start  # wall clock (time.time()) after which no record starts: the feed ends
         self.memory_cap = memory_cap
+        self.max_jobs: int | None = None  # jobs running at once at most (None: any number)
         self.board_seconds = board_seconds
         self._began = time.time()
         self._ended = [0, 0.0]  # records ended (told by ended()), their seconds
@@ -153,6 +156,8 @@ class Feed:
         return self.last_start is not None and time.time() > self.last_start
 
     def _fits(self, job: Job) -> bool:
+        if self.max_jobs is not None and self._running >= self.max_jobs:
+            return False
         return self._running == 0 or self.memory_cap is None or self._memory + job.memory <= self.memory_cap
 
     def take(self, limit: int | None = None) -> tuple[list, bool]:
@@ -467,6 +472,11 @@ def _dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, s
     if pools.db_dir is not None:
         pools = replace(pools, db_dir=str(Path(pools.db_dir).resolve()))
     client = _dask_client(scheduler)
+    # a build on the cluster cannot be told to stop or to give its thread back: the
+    # cluster's threads are handed out like local slots (the feed's order, its last start),
+    # and builds hold at most half of them, so boards always have threads to start on
+    slots = max(sum(client.nthreads().values()), 1)
+    feed.max_jobs = max(1, slots // 2)
 
     def wait_some(pending):
         done = [f for f in pending if f.done()]
@@ -490,6 +500,7 @@ def _dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, s
             lambda job, lane: client.submit(job.fn, *job.args, threads=1, pure=False),  # one thread of a worker
             wait_some,
             lambda pending: client.cancel(list(pending)),
+            slots=slots,
         )
     finally:
         if client is not scheduler:
