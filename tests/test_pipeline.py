@@ -22,6 +22,8 @@ from solver.run.pipeline import (
     BUILD_RATE,
     NOT_STARTED,
     RESERVE,
+    RESERVE_MIN,
+    _reserve,
     _retry_order,
     _round_boards,
     _round_limit,
@@ -685,7 +687,7 @@ def test_dask_cluster_runs_the_builds_too(devquiz_slice, tmp_path, monkeypatch):
     monkeypatch.setattr(builds, "build_pdb", noted)
     planned = []
     monkeypatch.setattr(
-        pipeline, "_full_pass_limit", lambda d, todo, slots, building=0.0: planned.append(slots) or 30.0
+        pipeline, "_full_pass_limit", lambda d, todo, slots, building=0.0, **kw: planned.append(slots) or 30.0
     )
     cluster_args = dict(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
     with distributed.LocalCluster(**cluster_args) as cluster, distributed.Client(cluster) as client:
@@ -885,6 +887,11 @@ def test_the_last_round_spends_what_the_budget_has_left_on_the_boards_that_waite
     assert _round_limit(10.0, 3, deadline, 1.5, now) == (80.0, False)
     limit, last = _round_limit(10.0, 6, deadline, 1.5, now)
     assert last and limit < 640.0 and deadline - RESERVE - 1.5 * limit >= now + 10.0
+    # a short budget keeps back less: a 60 s budget 6 s, not 30 (its last round 3 s to start)
+    assert _reserve(60.0) == 6.0 and _reserve(20.0) == RESERVE_MIN and _reserve(3600.0) == RESERVE
+    now, deadline = 1000.0, 1040.0
+    limit, last = _round_limit(5.0, 3, deadline, 1.5, now, _reserve(60.0))  # 40 s would not fit
+    assert last and limit == (40.0 - 6.0 - 3.0) / 1.5
 
 
 def test_the_timeline_never_counts_a_board_down_for_a_later_try_that_found_less(devquiz_slice, tmp_path):
@@ -913,11 +920,12 @@ def test_a_board_no_pass_started_is_still_counted_unanswered(devquiz_slice, tmp_
     assert {(o.status, o.error) for o in none.outcomes.values()} == {("limit", NOT_STARTED)}
     assert all(o.extra["size"] == r.board.shape.size_text for r, o in zip(recs, none.outcomes.values()))
     assert (tmp_path / "a.txt").read_text() == "\n" * len(recs)
-    # the quick pass tries the boards (one node each); the full pass's last start (30 s and
-    # 3.2 limits of 5 s before the budget's end) has passed when it begins
+    # the quick pass tries the boards (one node each); the full pass's last start (the
+    # reserve, 5 s of a 17 s budget, and 3.2 limits of 5 s before the budget's end) has
+    # passed when it begins
     t0 = time.time()
-    quick = run_pipeline(recs, tmp_path / "b.txt", budget=RESERVE + 12, quick_limit=1.0, quick_node_limit=1, **kw)
-    assert time.time() - t0 < RESERVE + 12
+    quick = run_pipeline(recs, tmp_path / "b.txt", budget=17, quick_limit=1.0, quick_node_limit=1, **kw)
+    assert time.time() - t0 < 17
     assert sorted(quick.outcomes) == sorted(r.index for r in recs)
     assert not quick.full.outcomes and all(o.status == "limit" for o in quick.outcomes.values())
     tried = [o for o in quick.outcomes.values() if o.error != NOT_STARTED]

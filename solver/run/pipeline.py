@@ -44,9 +44,10 @@
    the round's searches of the boards it serves), and starts boards in that order while
    one can still end before the budget does (:data:`BOARD_SPAN` limits a board,
    :data:`QUICK_SPAN` when every board has an answer, :data:`RESERVE` kept for the
-   answer file; the last round's limit leaves its boards :data:`START_WINDOW` to
-   start); a board whose forecast is over the round's limit waits for a later round
-   (in the last one it starts after the others), and one whose limit would not grow
+   answer file, less under a budget of under five minutes; the last round's limit
+   leaves its boards :data:`START_WINDOW` to start); a board whose forecast is over
+   the round's limit waits for a later round (in the last one it starts after the
+   others), and one whose limit would not grow
    by :data:`ROUND_GROWTH` is not tried again (one journalled at the round's limit in
    an earlier sitting, too); each keeps its better outcome.  A board searches on from
    its proven lower bound; one that has an answer searches for the proof alone: no
@@ -115,11 +116,14 @@ from .timeline import Sittings, write_timeline
 log = logging.getLogger("slidepdb.run")
 
 # --budget: the seconds kept back to write the answer file (a board's worst wall time in
-# time limits: solver.run.batch.BOARD_SPAN); the most exact-layout partitions (disjoint
-# cuts of the same tiles) a round asks for
+# time limits: solver.run.batch.BOARD_SPAN); under a budget shorter than RESERVE / RESERVE_SHARE,
+# RESERVE_SHARE of it, at least RESERVE_MIN (a minute's budget keeps 6 s, not half of it)
 RESERVE = 30.0
+RESERVE_SHARE = 0.1
+RESERVE_MIN = 5.0
 # seconds the boards of the budget's last round have to start (its limit is what is left after
-# them; a board given that limit and started later could outlast the budget, so it does not start)
+# them; a board given that limit and started later could outlast the budget, so it does not
+# start); scaled with the reserve under a short budget
 START_WINDOW = 15.0
 # entries a build makes a thread-second: what the full pass's plan and the rounds' choice of
 # builds count a build at.  The BFS of exact-layout patterns runs faster (2.7 to 6.0 M on one
@@ -256,6 +260,7 @@ class Run:
         self.res.earlier = (len(self.sittings.spans) - 1, self.sittings.spent_before)
         budget = opts.budget
         self.deadline = None if budget in (None, AUTO_BUDGET) else self.sittings.deadline(budget)
+        self.reserve = RESERVE if budget in (None, AUTO_BUDGET) else _reserve(budget)
         disk_limit = opts.disk_limit
         if disk_limit == AUTO_DISK:  # worked out once, kept across sittings
             marks = self.sittings.marks
@@ -301,7 +306,7 @@ class Run:
     def last_start(self, limit: float, span: float = BOARD_SPAN) -> float | None:
         """Under a budget in seconds: when a board given ``limit`` seconds (``span``
         limits at most) must have started to end before the budget does."""
-        return None if self.deadline is None else self.deadline - RESERVE - span * limit
+        return None if self.deadline is None else self.deadline - self.reserve - span * limit
 
     def batch(
         self, recs, journal, limit, nodes, *, fallback, on_outcome, plans=(), retried=(), last_start=None, known=None
@@ -400,7 +405,8 @@ class Run:
         if time_limit is None and self.deadline is not None:
             slots = o.workers if o.scheduler is None else cluster_threads(o.scheduler)
             building = sum(p.entries for p in plans) / BUILD_RATE  # thread-seconds the builds take from the slots
-            time_limit = self.sittings.mark("limit", _full_pass_limit(self.deadline, todo, slots, building))
+            planned = _full_pass_limit(self.deadline, todo, slots, building, reserve=self.reserve)
+            time_limit = self.sittings.mark("limit", planned)
         if time_limit is None:
             time_limit = DEFAULT_TIME_LIMIT
         res.full_limit = time_limit
@@ -430,6 +436,7 @@ class Run:
             if passes is None or retried:  # kept from the sitting that ended the full pass
                 passes = self.sittings.mark("passes", self.sittings.running(time.time()))
             self.deadline = self.sittings.deadline(2 * passes)
+            self.reserve = _reserve(2 * passes)
         deadline, k, last = self.deadline, 0, False
         while deadline is not None and not res.interrupted and not last:
             k += 1
@@ -437,7 +444,7 @@ class Run:
             # a board with an answer searches for the proof alone (no fallback: solve_record)
             fallback = o.fallback and any(final[r.index].status != "solved" for r in unproven)
             span = BOARD_SPAN if fallback else QUICK_SPAN
-            limit, last = _round_limit(res.full_limit, k, deadline, span, time.time())
+            limit, last = _round_limit(res.full_limit, k, deadline, span, time.time(), self.reserve)
             if not unproven:
                 break
             typical = typical_growth(final[r.index] for r in unproven)
@@ -499,12 +506,20 @@ def _worth_waiting_for(plans, limit: float) -> list:
     return [p for p in plans if p.entries / BUILD_RATE <= limit * p.boards]
 
 
-def _round_limit(full_limit: float, k: int, deadline: float, span: float, now: float) -> tuple[float, bool]:
+def _reserve(budget: float) -> float:
+    """The seconds a budget of ``budget`` seconds keeps back (:data:`RESERVE`)."""
+    return min(RESERVE, max(RESERVE_MIN, RESERVE_SHARE * budget))
+
+
+def _round_limit(
+    full_limit: float, k: int, deadline: float, span: float, now: float, reserve: float = RESERVE
+) -> tuple[float, bool]:
     """Round ``k``'s time limit, and whether it is the last round: 2^k times the full
-    pass's, or what the budget has left once the round's boards have had
-    :data:`START_WINDOW` seconds to start (a board lasts ``span`` limits at most)."""
+    pass's, or what the budget has left, ``reserve`` kept, once the round's boards have
+    had :data:`START_WINDOW` seconds (scaled as ``reserve`` is) to start (a board lasts
+    ``span`` limits at most)."""
     full = full_limit * 2**k
-    left = (deadline - RESERVE - START_WINDOW - now) / span
+    left = (deadline - reserve - START_WINDOW * reserve / RESERVE - now) / span
     return (full, False) if full <= left else (left, True)
 
 
@@ -549,7 +564,7 @@ def _retry_order(o: Outcome | None, closest: bool = False, attempts: int = 0):
     return attempts, gap if closest else -gap
 
 
-def _full_pass_limit(deadline: float, todo, slots: int, building: float = 0.0) -> float:
+def _full_pass_limit(deadline: float, todo, slots: int, building: float = 0.0, reserve: float = RESERVE) -> float:
     """The full pass's time limit under a budget (``deadline``) with no --time-limit:
     what lets ``todo`` take about FULL_PASS_SHARE of what is left at one limit a
     board on average (the measured mean: most are proven early, the unproven take up
@@ -557,7 +572,7 @@ def _full_pass_limit(deadline: float, todo, slots: int, building: float = 0.0) -
     thread-seconds of the builds that share the slots."""
     if not todo:
         return DEFAULT_TIME_LIMIT
-    left = deadline - RESERVE - time.time()
+    left = deadline - reserve - time.time()
     fit = FULL_PASS_SHARE * (left * max(slots, 1) - building) / len(todo)
     return round(min(DEFAULT_TIME_LIMIT, max(MIN_TIME_LIMIT, fit)), 1)
 
