@@ -475,7 +475,7 @@ def _dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, s
     # a build on the cluster cannot be told to stop or to give its thread back: the
     # cluster's threads are handed out like local slots (the feed's order, its last start),
     # and builds hold at most half of them, so boards always have threads to start on
-    slots = max(sum(client.nthreads().values()), 1)
+    slots = cluster_threads(client)
     feed.max_jobs = max(1, slots // 2)
 
     def wait_some(pending):
