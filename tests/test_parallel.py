@@ -37,18 +37,22 @@ THREADS = (1, 2, 4)  # 4: more threads than this machine's cores
 
 @pytest.fixture
 def split(monkeypatch):
-    """Parallel after 40 nodes of an iteration, split at the first depth, a window of
-    one node, threads back in Python every 16 nodes; counts the windows taken."""
+    """Parallel after 40 nodes of an iteration, split at the first depth and a second
+    one below it, windows of one node at each, threads back in Python every 16 nodes,
+    a node at the split depth shared after 16 nodes in it; counts the windows taken."""
     monkeypatch.setattr(kernel, "SLICE_NODES", 40)
     monkeypatch.setattr(parallel, "PAR_SLICE", 16)
     monkeypatch.setattr(parallel, "SPLIT_MIN", 1)
     monkeypatch.setattr(parallel, "WINDOW_NODES", 1)
+    monkeypatch.setattr(parallel, "SPLIT2_FACTOR", 2)
+    monkeypatch.setattr(parallel, "SHARE_AFTER", 16)
+    monkeypatch.setattr(parallel, "SHARE_THREADS", 1)
     taken = []
     take = parallel.Iteration._take
 
-    def counted(self, w):
+    def counted(self, w, *args, **kw):
         taken.append(self.taken)
-        return take(self, w)
+        return take(self, w, *args, **kw)
 
     monkeypatch.setattr(parallel.Iteration, "_take", counted)
     return taken
@@ -122,17 +126,7 @@ def test_a_complete_iteration_visits_the_same_nodes_on_any_thread_count(monkeypa
     every depth on 1, 2 and 4 threads, whatever the windows and however the threads
     interleave, and its next threshold is the same."""
     monkeypatch.setattr(parallel, "PAR_SLICE", 7)
-    take, lock = parallel.Iteration._take, threading.Lock()
-
-    def together(self, w):  # every thread's first window once all have started: they interleave
-        with lock:
-            if not hasattr(self, "start_line"):
-                self.start_line = threading.Barrier(self.threads, timeout=30)
-        if int(w.state[kernel._S_HI]) == 0:
-            self.start_line.wait()
-        return take(self, w)
-
-    monkeypatch.setattr(parallel.Iteration, "_take", together)
+    _interleave(monkeypatch)
     recs = [r for r in read_file(str(data_file("korf100.txt"))).records if r.ident in {"1", "3"}]
     s = Searcher(manhattan_heuristic(recs[0].board.shape))
     for rec in recs:
@@ -146,6 +140,69 @@ def test_a_complete_iteration_visits_the_same_nodes_on_any_thread_count(monkeypa
                 assert out.status == "done"
                 seen[threads] = (out.counts.tolist(), out.nodes, out.next_threshold)
             assert seen[1] == seen[2] == seen[4], (rec.ident, depth)
+
+
+def _interleave(monkeypatch):
+    """Every thread takes its first window once all have started: they interleave."""
+    take, lock = parallel.Iteration._take, threading.Lock()
+
+    def together(self, w, *args, **kw):
+        with lock:
+            if not hasattr(self, "start_line"):
+                self.start_line = threading.Barrier(self.threads, timeout=30)
+        if int(w.state[kernel._S_HI]) == 0 and not args and not kw:
+            self.start_line.wait()
+        return take(self, w, *args, **kw)
+
+    monkeypatch.setattr(parallel.Iteration, "_take", together)
+
+
+@pytest.mark.parametrize("window", (1, 3))
+def test_shared_nodes_are_searched_once_below_the_second_split_depth(monkeypatch, window):
+    """A node at the split depth that held its thread is shared: the threads that join
+    it walk to it again, and each node at the second split depth is searched in
+    exactly one window.  At and below that depth a complete iteration visits the nodes
+    one thread does, above the split depth too, and its next threshold is the same;
+    only the walks inside shared nodes, above the second depth, are repeated."""
+    monkeypatch.setattr(parallel, "PAR_SLICE", 7)
+    monkeypatch.setattr(parallel, "SHARE_AFTER", 20)
+    monkeypatch.setattr(parallel, "SHARE_THREADS", 1)
+    shares = []
+    share = parallel.Iteration._share
+
+    def counted(self, w):
+        before = len(self.shared)
+        share(self, w)
+        shares.append(len(self.shared) > before)
+
+    monkeypatch.setattr(parallel.Iteration, "_share", counted)
+    _interleave(monkeypatch)
+    recs = [r for r in read_file(str(data_file("korf100.txt"))).records if r.ident in {"1", "3"}]
+    s = Searcher(manhattan_heuristic(recs[0].board.shape))
+    for rec in recs:
+        h0 = s.initial_h(rec.board)
+        for depth in (2, 5):
+            # plans a split at ``depth`` and a second one 3 deeper
+            last = (np.array([0] * depth + [10**6, 0, 0, 10**8] + [0] * 3), 10**6)
+            monkeypatch.setattr(parallel, "WINDOW_NODES", window * 4)
+            seen = {}
+            for threads in (1, 2, 4):
+                out = parallel.run_iteration(s, rec.board, threads, h0 + 6, 100, s.bpmx, None, None, 0, last, 200)
+                assert out.status == "done"
+                cnt = out.counts.tolist()
+                seen[threads] = (cnt[:depth], cnt[depth + 3 :], out.next_threshold)
+                assert out.nodes >= sum(cnt[depth + 3 :])
+            assert seen[1] == seen[2] == seen[4], (rec.ident, depth)
+    assert any(shares)
+
+
+def test_a_second_split_depth_is_planned_from_four_threads():
+    """The shallowest depth below the split with 16 times its nodes; none on two threads,
+    where the walks to a shared node cost more than they save."""
+    counts = np.array([1, 4, 300, 2_000, 9_000, 40_000, 90_000, 30_000])
+    assert parallel.plan(counts, int(counts.sum()), 4)[0::2] == (2, 4)
+    assert parallel.plan(counts, int(counts.sum()), 16)[0::2] == (3, 5)
+    assert parallel.plan(counts, int(counts.sum()), 2)[0::2] == (2, 0)
 
 
 def test_weighted_search_on_threads_stays_valid(split):

@@ -27,6 +27,7 @@ _FOUND = 1
 _ITERATION_DONE = 2
 _BUDGET = 3
 _WINDOW = 4  # the next node at the split depth lies past the thread's window
+_WINDOW2 = 5  # the next node at the second split depth, in a shared node, lies past the thread's window
 
 # indices into the kernel's int64 state vector (_S_NODES: nodes generated; _S_EXPANDED:
 # nodes whose children were generated; _S_SKIP: the cell the root's blank came from,
@@ -34,7 +35,11 @@ _WINDOW = 4  # the next node at the split depth lies past the thread's window
 # the nodes at depth _S_SPLIT (0: no split) are numbered in the serial order
 # (_S_SEEN: how many met so far) and only those numbered in [_S_LO, _S_HI) are
 # searched; _S_UPPER_NODES and _S_UPPER_EXPANDED count the nodes above the split
-# depth, which every thread walks alike.
+# depth, which every thread walks alike.  Within each node searched at the split depth
+# the nodes at depth _S_SPLIT2 (0: none) are numbered too (_S_SEEN2, from 0 again at
+# each; _S_ENTRY: the nodes generated when it was entered); in the node numbered
+# _S_SHARED, which several threads share, only those numbered in [_S_LO2, _S_HI2) are
+# searched.  BPMX raises no estimate from below above the deeper of the two depths.
 (
     _S_DEPTH,
     _S_THRESH,
@@ -50,8 +55,14 @@ _WINDOW = 4  # the next node at the split depth lies past the thread's window
     _S_SEEN,
     _S_UPPER_NODES,
     _S_UPPER_EXPANDED,
-) = range(14)
-STATE_SIZE = 14
+    _S_SPLIT2,
+    _S_LO2,
+    _S_HI2,
+    _S_SEEN2,
+    _S_SHARED,
+    _S_ENTRY,
+) = range(20)
+STATE_SIZE = 20
 
 
 @nb.njit(cache=True, inline="always")
@@ -326,6 +337,13 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
     seen = state[_S_SEEN]
     upper_nodes = state[_S_UPPER_NODES]
     upper_expanded = state[_S_UPPER_EXPANDED]
+    split2 = state[_S_SPLIT2]
+    lo2 = state[_S_LO2]
+    hi2 = state[_S_HI2]
+    seen2 = state[_S_SEEN2]
+    shared = state[_S_SHARED]
+    entry = state[_S_ENTRY]
+    walked = max(split, split2)  # above it every thread walks the nodes alike: no BPMX from below
     stop = nodes + budget
     status = _ITERATION_DONE
     while True:
@@ -428,7 +446,7 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
             up = stk_h[d] - 1  # BPMX upwards: what the child learnt bounds the parent
             d -= 1
             # (not above a split depth: every thread must walk the nodes there alike)
-            if bpmx and up > stk_h[d] and d >= split:
+            if bpmx and up > stk_h[d] and d >= walked:
                 stk_h[d] = up
                 if d + up > thresh:
                     if d + up < nxt:
@@ -444,6 +462,19 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
                 if seen <= lo:
                     stk_it[d] += 1
                     continue
+                seen2 = 0
+                entry = nodes
+            elif d + 1 == split2:  # a node at the second split depth: in a shared node, only in the window
+                if seen == shared:
+                    if seen2 >= hi2:
+                        status = _WINDOW2
+                        break
+                    seen2 += 1
+                    if seen2 <= lo2:
+                        stk_it[d] += 1
+                        continue
+                else:
+                    seen2 += 1
             k = stk_ck[d, stk_it[d]]
             stk_it[d] += 1
         c = nbr[b, k]
@@ -488,6 +519,8 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
     state[_S_SEEN] = seen
     state[_S_UPPER_NODES] = upper_nodes
     state[_S_UPPER_EXPANDED] = upper_expanded
+    state[_S_SEEN2] = seen2
+    state[_S_ENTRY] = entry
     return status
 
 
