@@ -216,17 +216,20 @@ def test_weighted_search_on_threads_stays_valid(split):
         assert check_moves(Board(shape, cells), res.moves).ok
 
 
-def test_node_and_time_limits_stop_every_thread(monkeypatch):
+@pytest.mark.parametrize("threads", (2, 4))
+def test_node_and_time_limits_stop_every_thread(monkeypatch, threads):
+    """Also with nodes shared (4 threads: walks to a shared node count against the limit)."""
     monkeypatch.setattr(kernel, "SLICE_NODES", 20_000)
     monkeypatch.setattr(parallel, "PAR_SLICE", 5_000)
+    monkeypatch.setattr(parallel, "SHARE_AFTER", 5_000)
     board = read_board_arg("6,5,9304781Q2==5=S=INLPKGMC6ERHJ=O").records[0].board  # beyond Manhattan distance
     s = Searcher(manhattan_heuristic(board.shape))
     h0 = s.initial_h(board)
-    res = s.solve(board, node_limit=400_000, threads=2)
+    res = s.solve(board, node_limit=400_000, threads=threads)
     assert res.status == "limit" and res.moves is None and not res.optimal and res.lower_bound >= h0
-    assert 300_000 <= res.nodes <= 400_000 + 2 * 4  # each slice's budget reserved; a node's children over it
+    assert 300_000 <= res.nodes <= 400_000 + threads * 4  # each slice's budget reserved; a node's children over it
     t0 = time.perf_counter()
-    res = s.solve(board, time_limit=0.5, threads=2)
+    res = s.solve(board, time_limit=0.5, threads=threads)
     assert res.status == "limit" and time.perf_counter() - t0 < 5
 
 
