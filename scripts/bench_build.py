@@ -3,7 +3,7 @@
 of its full ``slidepdb verify`` (every entry against a fresh BFS, every two-bit copy).
 
     .venv/bin/python scripts/bench_build.py [--only NAME ...] [--db-dir DIR] [--keep] [--no-verify]
-                                            [--threads N ...]
+                                            [--threads N ...] [--steps]
 
 Each build and each verify runs as its own ``slidepdb`` process (fresh, with a warm
 numba cache from a tiny warm-up build and verify), measured with ``os.wait4``: wall
@@ -11,6 +11,9 @@ seconds, user CPU seconds and peak resident memory.  Prints a markdown table for
 docs/benchmarks.md.  ``--threads 1 2``: each build once with each thread count (``build
 --threads``), in turn, and the speed-up against the first with the parallel fraction it
 implies (Amdahl: a fraction p of the work spread over n threads gives 1 / (1 - p + p / n)).
+``--steps``: instead, each build once in this process, timed step by step (the BFS of each
+pattern, the two-bit copies: lowering each table and checking every placement of its copy,
+and the rest: writes, digests and the check of the finished file).
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="keep the built files")
     ap.add_argument("--no-verify", action="store_true", help="skip the full verify of each database")
     ap.add_argument("--threads", type=int, nargs="+", default=[None], help="build thread counts to compare")
+    ap.add_argument("--steps", action="store_true", help="time each build's steps in this process")
     a = ap.parse_args()
     db_dir = Path(a.db_dir) if a.db_dir else Path(tempfile.mkdtemp(prefix="slidepdb-bench-"))
     sys.path.insert(0, str(ROOT))
@@ -70,6 +74,8 @@ def main() -> int:
     subprocess.run(SLIDEPDB + ["verify", "--db-dir", str(db_dir / "warm")], cwd=ROOT, check=True, capture_output=True)
     rows, scaling = [], []
     runs = [(c, t) for c in CASES if not a.only or c[0] in a.only for t in a.threads]
+    if a.steps:
+        return steps(runs, db_dir)
     walls = {}
     for (name, args, target), threads in runs:
         before = set(db_dir.glob("*.h5"))
@@ -121,6 +127,55 @@ def main() -> int:
         print(f"\n{line}")
     if not a.keep and not a.db_dir:
         shutil.rmtree(db_dir, ignore_errors=True)
+    return 0
+
+
+def steps(runs, db_dir: Path) -> int:
+    """Each build of ``runs`` in this process (through the CLI), its steps timed."""
+    import contextlib
+    import functools
+    import io
+
+    import pdb_builder.make.building as building
+    import pdb_builder.make.lowering as lowering
+    from solver.cli import main as cli
+
+    spent: dict[str, float] = {}
+
+    def timed(module, name: str, step: str) -> None:
+        f = getattr(module, name)
+
+        @functools.wraps(f)
+        def run(*args, **kw):
+            t0 = time.perf_counter()
+            try:
+                return f(*args, **kw)
+            finally:
+                spent[step] = spent.get(step, 0.0) + time.perf_counter() - t0
+
+        setattr(module, name, run)
+
+    timed(building, "compute_pdb", "bfs")
+    timed(lowering, "relax", "lower")
+    timed(lowering, "check_packed_full", "check")
+    print("| database | threads | whole s | BFS s | two-bit copies: lowering s | checking s | the rest s |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for (name, args, _), threads in runs:
+        if "--no-pdb" in args:
+            continue
+        spent.clear()
+        more = [] if threads is None else ["--threads", str(threads)]
+        t0 = time.perf_counter()
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):  # (the command's own table)
+                cli.main(["-q", "build", *args, *more, "--db-dir", str(db_dir), "--overwrite"], standalone_mode=False)
+        except SystemExit as stop:  # (the command ends with its exit code)
+            if stop.code:
+                return int(stop.code)
+        whole = time.perf_counter() - t0
+        parts = [spent.get(k, 0.0) for k in ("bfs", "lower", "check")]
+        cells = " | ".join(f"{x:.1f}" for x in [whole, *parts, whole - sum(parts)])
+        print(f"| {name} | {threads or 'all cores'} | {cells} |", flush=True)
     return 0
 
 
