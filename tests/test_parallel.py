@@ -127,19 +127,14 @@ def test_a_complete_iteration_visits_the_same_nodes_on_any_thread_count(monkeypa
     interleave, and its next threshold is the same."""
     monkeypatch.setattr(parallel, "PAR_SLICE", 7)
     _interleave(monkeypatch)
-    recs = [r for r in read_file(str(data_file("korf100.txt"))).records if r.ident in {"1", "3"}]
-    s = Searcher(manhattan_heuristic(recs[0].board.shape))
-    for rec in recs:
-        h0 = s.initial_h(rec.board)
-        for depth in (2, 5, 9):
-            last = (np.array([0] * depth + [10**6] + [0] * 3), 10**6)  # plans a split at ``depth``
-            monkeypatch.setattr(parallel, "WINDOW_NODES", window * 4)
-            seen = {}
-            for threads in (1, 2, 4):
-                out = parallel.run_iteration(s, rec.board, threads, h0 + 6, 100, s.bpmx, None, None, 0, last, 200)
-                assert out.status == "done"
-                seen[threads] = (out.counts.tolist(), out.nodes, out.next_threshold)
-            assert seen[1] == seen[2] == seen[4], (rec.ident, depth)
+
+    def plan(depth):  # a split at ``depth``
+        return [0] * depth + [10**6] + [0] * 3
+
+    def view(out, depth):
+        return out.counts.tolist(), out.nodes, out.next_threshold
+
+    _iterations_agree(monkeypatch, window, (2, 5, 9), plan, view)
 
 
 def _interleave(monkeypatch):
@@ -155,6 +150,25 @@ def _interleave(monkeypatch):
         return take(self, w, *args, **kw)
 
     monkeypatch.setattr(parallel.Iteration, "_take", together)
+
+
+def _iterations_agree(monkeypatch, window, depths, plan, view):
+    """A complete iteration of Korf's #1 and #3 (threshold h0 + 6) from the plan
+    ``plan(depth)`` (the last iteration's nodes per depth), on 1, 2 and 4 threads:
+    ``view(outcome, depth)`` is the same on each."""
+    recs = [r for r in read_file(str(data_file("korf100.txt"))).records if r.ident in {"1", "3"}]
+    s = Searcher(manhattan_heuristic(recs[0].board.shape))
+    monkeypatch.setattr(parallel, "WINDOW_NODES", window * 4)
+    for rec in recs:
+        h0 = s.initial_h(rec.board)
+        for depth in depths:
+            last = (np.array(plan(depth)), 10**6)
+            seen = {}
+            for threads in (1, 2, 4):
+                out = parallel.run_iteration(s, rec.board, threads, h0 + 6, 100, s.bpmx, None, None, 0, last, 200)
+                assert out.status == "done"
+                seen[threads] = view(out, depth)
+            assert seen[1] == seen[2] == seen[4], (rec.ident, depth)
 
 
 @pytest.mark.parametrize("window", (1, 3))
@@ -177,22 +191,16 @@ def test_shared_nodes_are_searched_once_below_the_second_split_depth(monkeypatch
 
     monkeypatch.setattr(parallel.Iteration, "_share", counted)
     _interleave(monkeypatch)
-    recs = [r for r in read_file(str(data_file("korf100.txt"))).records if r.ident in {"1", "3"}]
-    s = Searcher(manhattan_heuristic(recs[0].board.shape))
-    for rec in recs:
-        h0 = s.initial_h(rec.board)
-        for depth in (2, 5):
-            # plans a split at ``depth`` and a second one 3 deeper
-            last = (np.array([0] * depth + [10**6, 0, 0, 10**8] + [0] * 3), 10**6)
-            monkeypatch.setattr(parallel, "WINDOW_NODES", window * 4)
-            seen = {}
-            for threads in (1, 2, 4):
-                out = parallel.run_iteration(s, rec.board, threads, h0 + 6, 100, s.bpmx, None, None, 0, last, 200)
-                assert out.status == "done"
-                cnt = out.counts.tolist()
-                seen[threads] = (cnt[:depth], cnt[depth + 3 :], out.next_threshold)
-                assert out.nodes >= sum(cnt[depth + 3 :])
-            assert seen[1] == seen[2] == seen[4], (rec.ident, depth)
+
+    def plan(depth):  # a split at ``depth`` and a second one 3 deeper
+        return [0] * depth + [10**6, 0, 0, 10**8] + [0] * 3
+
+    def view(out, depth):
+        cnt = out.counts.tolist()
+        assert out.nodes >= sum(cnt[depth + 3 :])
+        return cnt[:depth], cnt[depth + 3 :], out.next_threshold
+
+    _iterations_agree(monkeypatch, window, (2, 5), plan, view)
     assert any(shares)
 
 
