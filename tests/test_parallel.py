@@ -297,6 +297,39 @@ def test_the_kernel_runs_without_the_gil():
     assert kernel._search.targetoptions.get("nogil") is True
 
 
+def test_every_array_a_search_thread_writes_lies_alone_on_its_cache_lines(tmp_path):
+    """The root's arrays, the stack, the state vector and the goal table's scratch key
+    of each thread (and of a one-thread search) are written node after node: no other
+    object may share their cache lines, or threads would take the lines from one
+    another's caches (two one-thread searches in one process ran at half speed)."""
+    from solver.search.state import PAD, new_stack, private
+
+    shape = Shape.devquiz(3, 3)
+    build_pdb(shape, named_partition(shape, "4-4"), tmp_path)
+    build_goal_table(shape, 6, tmp_path)
+    s = Searcher(heuristic_for(shape, tmp_path))
+    assert s.h.lookups and s.h.goal_table is not None
+    board = read_board_arg("3,3,123405786").records[0].board
+
+    def alone(name, a):
+        base = a.base
+        assert base is not None and base.base is None, name  # a view into a buffer of its own
+        before = a.ctypes.data - base.ctypes.data
+        after = base.ctypes.data + base.nbytes - (a.ctypes.data + a.nbytes)
+        assert before >= PAD and after >= PAD, (name, before, after)
+
+    w = parallel._Worker(s, board, 40, kernel)
+    written = {f"root {i}": x for i, x in enumerate(w.root)}
+    written.update({f"stack {k}": x for k, x in w.stack._asdict().items()})
+    written.update({"state": w.state, "goal key": w.goal.key})
+    written.update({f"one-thread root {i}": x for i, x in enumerate(s.root_state(board).arrays())})
+    written.update({f"one-thread stack {k}": x for k, x in new_stack(40, s.ngroups)._asdict().items()})
+    for name, a in written.items():
+        alone(name, a)
+    grid = private((3, 5), np.uint64, 7)
+    assert grid.shape == (3, 5) and grid.dtype == np.uint64 and grid.flags.c_contiguous and (grid == 7).all()
+
+
 def test_cli_threads_reach_the_search(tmp_path, monkeypatch):
     seen = []
     solve = Searcher.solve

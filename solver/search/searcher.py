@@ -36,7 +36,7 @@ from .heuristic import (
     manhattan_heuristic,
 )
 from .limits import raise_if_stopping
-from .state import Root, SearchResult, new_stack, path_moves, start_iteration
+from .state import Root, SearchResult, new_stack, path_moves, private, private_copy, start_iteration
 
 MAX_DEPTH = 1000  # deepest path the kernel keeps; longer thresholds stop as a limit
 PARALLEL_AFTER = 200_000  # with threads: nodes of an iteration searched serially before it splits
@@ -148,11 +148,12 @@ class Searcher:
         K = _kernel()
         shape = self.shape
         cells, pos = board_arrays(shape, board.cells)
-        buf = np.zeros(2 * max(shape.width, shape.height) + 2, dtype=np.int64)
-        lc_lines = np.zeros(shape.width + shape.height, dtype=np.int64)
-        place = np.zeros(MAX_LOOKUP_TILES, dtype=np.int64)
-        lk_val = np.zeros(max(self.nlookups, 1), dtype=np.int64)
-        group_sum = np.zeros(max(self.ngroups, 1), dtype=np.int64)
+        cells, pos = private_copy(cells), private_copy(pos)  # the kernel moves tiles in them
+        buf = private(2 * max(shape.width, shape.height) + 2)
+        lc_lines = private(shape.width + shape.height)
+        place = private(MAX_LOOKUP_TILES)
+        lk_val = private(max(self.nlookups, 1))
+        group_sum = private(max(self.ngroups, 1))
         md = int(sum(self.h.md[t, c] for c, t in enumerate(board.cells) if t > 0))
         lc = (
             int(K._lc_total(cells, self.h.rowkey, self.h.colkey, shape.width, shape.height, lc_lines, buf))
@@ -160,9 +161,9 @@ class Searcher:
             else 0
         )
         nl = max(self.nlookups, 1)
-        lk_rank = np.zeros(nl, dtype=np.int64)
-        lk_used = np.zeros(nl, dtype=np.uint64)
-        lk_slotof = np.zeros((nl, 64), dtype=np.int64)  # a table has at most 64 cells (one 64-bit mask)
+        lk_rank = private(nl)
+        lk_used = private(nl, np.uint64)
+        lk_slotof = private((nl, 64))  # a table has at most 64 cells (one 64-bit mask)
         K._init_root(
             self.lk_full,
             pos,
@@ -298,7 +299,7 @@ class Searcher:
         if h0 == 0:
             return result("", 0, 0)
         stack = new_stack(max_depth, self.ngroups)
-        state = np.zeros(K.STATE_SIZE, dtype=np.int64)
+        state = private(K.STATE_SIZE)
         root = st.arrays()
         tables = self.kernel_tables()
         bpmx = self.bpmx and weight == 100

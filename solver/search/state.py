@@ -89,22 +89,44 @@ class Stack(NamedTuple):
     path: np.ndarray  # the child taken at each depth
 
 
+PAD = 128  # bytes kept clear before and after an array a thread writes (two cache lines)
+
+
+def private(shape, dtype=np.int64, fill=0) -> np.ndarray:
+    """A zeroed (or ``fill``-ed) array that one search thread writes node after node, alone
+    on its cache lines: small arrays allocated one after another lie side by side, and
+    threads writing neighbouring arrays would take each line from one another's caches
+    (false sharing)."""
+    dtype = np.dtype(dtype)
+    size = int(np.prod(shape))
+    pad = -(-PAD // dtype.itemsize)
+    base = np.full(size + 2 * pad, fill, dtype=dtype)
+    return base[pad : pad + size].reshape(shape)
+
+
+def private_copy(a: np.ndarray) -> np.ndarray:
+    """``a``'s values in a :func:`private` array."""
+    out = private(a.shape, a.dtype)
+    out[...] = a
+    return out
+
+
 def new_stack(max_depth: int, ngroups: int) -> Stack:
     """A kernel stack with one row per depth up to ``max_depth``, for ``ngroups`` groups."""
     rows, groups = max_depth + 2, max(ngroups, 1)
     return Stack(
-        blank=np.zeros(rows, dtype=np.int64),
-        it=np.zeros(rows, dtype=np.int64),
-        n=np.zeros(rows, dtype=np.int64),
-        ch=np.zeros((rows, 4), dtype=np.int64),
-        ck=np.zeros((rows, 4), dtype=np.int64),
-        h=np.zeros(rows, dtype=np.int64),
-        kh=np.zeros((rows, 4), dtype=np.int64),
-        ci=np.zeros((rows, 4, groups), dtype=np.int64),
-        cv=np.zeros((rows, 4, groups), dtype=np.int64),
-        old=np.zeros((rows, 4 + 2 * groups), dtype=np.int64),
-        cnt=np.zeros(rows, dtype=np.int64),
-        path=np.zeros(rows, dtype=np.int64),
+        blank=private(rows),
+        it=private(rows),
+        n=private(rows),
+        ch=private((rows, 4)),
+        ck=private((rows, 4)),
+        h=private(rows),
+        kh=private((rows, 4)),
+        ci=private((rows, 4, groups)),
+        cv=private((rows, 4, groups)),
+        old=private((rows, 4 + 2 * groups)),
+        cnt=private(rows),
+        path=private(rows),
     )
 
 
