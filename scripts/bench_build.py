@@ -3,7 +3,7 @@
 of its full ``slidepdb verify`` (every entry against a fresh BFS, every two-bit copy).
 
     .venv/bin/python scripts/bench_build.py [--only NAME ...] [--db-dir DIR] [--keep] [--no-verify]
-                                            [--threads N ...] [--steps]
+                                            [--threads N ...] [--steps] [--independent N ...]
 
 Each build and each verify runs as its own ``slidepdb`` process (fresh, with a warm
 numba cache from a tiny warm-up build and verify), measured with ``os.wait4``: wall
@@ -14,6 +14,10 @@ implies (Amdahl: a fraction p of the work spread over n threads gives 1 / (1 - p
 ``--steps``: instead, each build once in this process, timed step by step (the BFS of each
 pattern, the two-bit copies: lowering each table and checking every placement of its copy,
 and the rest: writes, digests and the check of the finished file).
+``--independent 1 16``: instead, what the machine allows builds that never
+coordinate: the first pattern of the first case, its BFS on one thread alone for
+``--seconds`` (default 30), then as N processes at once, each to the depth the lone
+one reached; prints each count's seconds against the lone one's.
 """
 
 from __future__ import annotations
@@ -59,7 +63,12 @@ def main() -> int:
     ap.add_argument("--no-verify", action="store_true", help="skip the full verify of each database")
     ap.add_argument("--threads", type=int, nargs="+", default=[None], help="build thread counts to compare")
     ap.add_argument("--steps", action="store_true", help="time each build's steps in this process")
+    ap.add_argument("--independent", type=int, nargs="+", help="counts of one-thread BFS processes run at once")
+    ap.add_argument("--seconds", type=float, default=30.0, help="how long the lone BFS runs (--independent)")
+    ap.add_argument("--bfs-worker", nargs=2, help=argparse.SUPPRESS)  # CASE STOP: one process of --independent
     a = ap.parse_args()
+    if a.bfs_worker:
+        return bfs_worker(*a.bfs_worker)
     db_dir = Path(a.db_dir) if a.db_dir else Path(tempfile.mkdtemp(prefix="slidepdb-bench-"))
     sys.path.insert(0, str(ROOT))
     from pdb_builder.storage import open_database
@@ -76,6 +85,8 @@ def main() -> int:
     runs = [(c, t) for c in CASES if not a.only or c[0] in a.only for t in a.threads]
     if a.steps:
         return steps(runs, db_dir)
+    if a.independent:
+        return independent(runs[0][0][0], a.independent, a.seconds)
     walls = {}
     for (name, args, target), threads in runs:
         before = set(db_dir.glob("*.h5"))
@@ -176,6 +187,75 @@ def steps(runs, db_dir: Path) -> int:
         parts = [spent.get(k, 0.0) for k in ("bfs", "lower", "check")]
         cells = " | ".join(f"{x:.1f}" for x in [whole, *parts, whole - sum(parts)])
         print(f"| {name} | {threads or 'all cores'} | {cells} |", flush=True)
+    return 0
+
+
+def bfs_worker(name: str, stop: str) -> int:
+    """The BFS of case ``name``'s first pattern on one thread until ``stop`` ("sSECONDS"
+    or "dDEPTH"); prints the depth reached and the seconds it took."""
+    sys.path.insert(0, str(ROOT))
+    from pdb_builder.board import Shape, parse_size
+    from pdb_builder.make.building import compute_pdb
+    from pdb_builder.patterns import named_partition, parse_partition
+
+    args = next(c[1] for c in CASES if c[0] == name)
+    opt = dict(zip(args[1::2], args[2::2]))
+    shape = Shape.make(*parse_size(args[0]), opt.get("--goal", "devquiz"))
+    if "--partition" not in opt:
+        raise SystemExit(f"{name}: --independent takes a case with --partition")
+    spec = opt["--partition"]
+    tiles = (parse_partition(spec, shape) if "," in spec else named_partition(shape, spec)).groups[0]
+    limit = float(stop[1:])
+    seen = []
+
+    class Enough(Exception):
+        pass
+
+    def layer(depth, valued, marked, seconds):
+        seen.append((depth, seconds))
+        if (seconds if stop[0] == "s" else depth) >= limit:
+            raise Enough
+
+    try:
+        compute_pdb(shape, tiles, progress=layer, threads=1)
+    except Enough:
+        pass
+    print(*seen[-1])
+    return 0
+
+
+def independent(name: str, counts, seconds: float) -> int:
+    """One-thread BFS processes of case ``name``'s first pattern: alone, then ``counts`` at once."""
+
+    def at_once(n: int, stop: str) -> list[tuple[int, float]]:
+        env = dict(os.environ, NUMBA_NUM_THREADS="1")
+        procs = [
+            subprocess.Popen(
+                [sys.executable, __file__, "--bfs-worker", name, stop], cwd=ROOT, env=env, stdout=subprocess.PIPE
+            )
+            for _ in range(n)
+        ]
+        out = []
+        for p in procs:
+            text, _ = p.communicate()
+            if p.returncode:
+                raise SystemExit(f"a BFS process failed ({p.returncode})")
+            depth, secs = text.split()
+            out.append((int(depth), float(secs)))
+        return out
+
+    at_once(1, "d2")  # the kernels for this shape compiled and cached
+    ((depth, alone),) = at_once(1, f"s{seconds}")
+    print(
+        f"| BFS processes at once ({name}, first pattern, one thread each, to depth {depth}) | seconds each | "
+        "mean | a process's rate against one alone |"
+    )
+    print("|---:|---:|---:|---:|")
+    print(f"| 1 | {alone:.2f} | {alone:.2f} | 1.00 |", flush=True)
+    for n in counts:
+        got = [s for _, s in at_once(n, f"d{depth}")]
+        mean = sum(got) / n
+        print(f"| {n} | {min(got):.2f}-{max(got):.2f} | {mean:.2f} | {alone / mean:.2f} |", flush=True)
     return 0
 
 

@@ -16,6 +16,13 @@ table gives each round.  A second table holds, for the 24-puzzles among Korf &
 Felner's first 33, the nodes expanded (``nodes`` count the children generated) against
 the nodes their IDA* expanded with the same 6-6-6-6 tables and reflection
 (``../shared/data/korf24_kf2002_nodes.txt``).
+
+``--independent 1 16``: instead, what the machine allows threads that never
+coordinate: for each count N, N one-thread searches at once in this process, each
+solving every instance in turn and all reading the same tables (the kernel runs
+without the GIL).  Prints each count's wall seconds, the slowest and fastest
+search, the node rate a search kept, and all of them together against one search
+alone: the ceiling a split search of one board meets on that machine.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ def main() -> int:
     ap.add_argument("--sets", nargs="+", default=["korf24", "depth80"], choices=["korf24", "depth80"])
     ap.add_argument("--korf24", nargs="+", default=["40", "38"], help="24-puzzle instance numbers")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--independent", type=int, nargs="+", help="counts of one-thread searches run at once instead")
     a = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from pdb_builder.formats import read_file
@@ -58,6 +66,8 @@ def main() -> int:
             searchers[shape] = Searcher(h)
             for t in sorted(set(a.threads)):  # compile, map the tables, start the threads once
                 searchers[shape].solve(rec.board, node_limit=3_000_000, threads=t)
+    if a.independent:
+        return independent(work, searchers, a.independent)
     base = a.threads[0]
     head = " | ".join(f"nodes {t}T | s {t}T" for t in a.threads)
     ups = " | ".join(f"speed-up {t}T | nodes {t}T/{base}T" for t in a.threads[1:])
@@ -104,6 +114,54 @@ def main() -> int:
         print("|---|---|---:|---:|---:|")
         for name, length, ours, theirs in versus:
             print(f"| {name} | {length} | {ours:,} | {theirs:,} | {ours / theirs:.3f} |")
+    return 0
+
+
+def independent(work, searchers, counts) -> int:
+    """``counts`` of one-thread searches at once, each over every instance of ``work``."""
+    import threading
+    import time
+
+    from pdb_builder.moves import check_moves
+    from solver.search.searcher import MAX_DEPTH
+
+    def one(out, j):
+        nodes, t0 = 0, time.perf_counter()
+        for name, rec in work:
+            # (the search proper: ``solve`` also hashes the tables it read, once per process)
+            res = searchers[rec.board.shape]._solve(rec.board, None, None, MAX_DEPTH, 100, 1)
+            if not (res.optimal and res.length == rec.expected_length and check_moves(rec.board, res.moves).ok):
+                out[j] = f"{name}: wrong answer: {res}"
+                return
+            nodes += res.nodes
+        out[j] = (nodes, time.perf_counter() - t0)
+
+    print(
+        "| searches at once | wall s | each s | M nodes/s a search (mean) | all together M nodes/s "
+        "| against one search |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|")
+    alone = None
+    for n in counts:
+        out: list = [None] * n
+        threads = [threading.Thread(target=one, args=(out, j)) for j in range(n)]
+        t0 = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wall = time.perf_counter() - t0
+        bad = [x for x in out if not isinstance(x, tuple)]
+        if bad:
+            print(bad[0], file=sys.stderr)
+            return 1
+        rates = [nodes / secs / 1e6 for nodes, secs in out]
+        total = sum(nodes for nodes, _ in out) / wall / 1e6
+        if alone is None and n == 1:
+            alone = rates[0]
+        versus = "" if alone is None else f"{total / alone:.2f}x ({total / alone / n:.2f} of {n})"
+        each = f"{min(s for _, s in out):.2f}-{max(s for _, s in out):.2f}"
+        print(f"| {n} | {wall:.2f} | {each} | {sum(rates) / n:.2f} | {total:.2f} | {versus} |", flush=True)
     return 0
 
 
