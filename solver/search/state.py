@@ -92,15 +92,15 @@ class Stack(NamedTuple):
 PAD = 128  # bytes kept clear before and after an array a thread writes (two cache lines)
 
 
-def private(shape, dtype=np.int64, fill=0) -> np.ndarray:
-    """A zeroed (or ``fill``-ed) array that one search thread writes node after node, alone
+def private(shape, dtype=np.int64) -> np.ndarray:
+    """A zeroed array that one search thread writes node after node, alone
     on its cache lines: small arrays allocated one after another lie side by side, and
     threads writing neighbouring arrays would take each line from one another's caches
     (false sharing)."""
     dtype = np.dtype(dtype)
     size = int(np.prod(shape))
     pad = -(-PAD // dtype.itemsize)
-    base = np.full(size + 2 * pad, fill, dtype=dtype)
+    base = np.zeros(size + 2 * pad, dtype=dtype)
     return base[pad : pad + size].reshape(shape)
 
 
