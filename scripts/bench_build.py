@@ -69,6 +69,8 @@ def main() -> int:
     a = ap.parse_args()
     if a.bfs_worker:
         return bfs_worker(*a.bfs_worker)
+    if a.independent:  # (no folder: nothing is written)
+        return independent(next(c[0] for c in CASES if not a.only or c[0] in a.only), a.independent, a.seconds)
     db_dir = Path(a.db_dir) if a.db_dir else Path(tempfile.mkdtemp(prefix="slidepdb-bench-"))
     sys.path.insert(0, str(ROOT))
     from pdb_builder.storage import open_database
@@ -85,8 +87,6 @@ def main() -> int:
     runs = [(c, t) for c in CASES if not a.only or c[0] in a.only for t in a.threads]
     if a.steps:
         return steps(runs, db_dir)
-    if a.independent:
-        return independent(runs[0][0][0], a.independent, a.seconds)
     walls = {}
     for (name, args, target), threads in runs:
         before = set(db_dir.glob("*.h5"))
