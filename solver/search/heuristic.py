@@ -29,6 +29,8 @@ import numpy as np
 from pdb_builder.board import BLANK, WALL, Shape
 from pdb_builder.lookup import Lookup
 
+from .state import private
+
 MAX_LOOKUP_TILES = 16  # most tiles a pattern may hold in one lookup
 
 
@@ -168,9 +170,12 @@ def kernel_arrays(h: Heuristic):
 
 
 def board_arrays(shape: Shape, cells) -> tuple[np.ndarray, np.ndarray]:
-    """(cells, pos) as the kernel wants them: tile id per cell (-1 walls), cell per tile."""
-    c = np.asarray(cells, dtype=np.int64)
-    pos = np.full(shape.max_tile + 1, -1, dtype=np.int64)
+    """(cells, pos) as the kernel wants them: tile id per cell (-1 walls), cell per tile;
+    :func:`~solver.search.state.private` arrays, since the kernel moves tiles in them."""
+    c = private(len(cells))
+    c[:] = cells
+    pos = private(shape.max_tile + 1)
+    pos[:] = -1
     for cell, t in enumerate(cells):
         if t != WALL:
             pos[t] = cell

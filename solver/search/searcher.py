@@ -36,7 +36,7 @@ from .heuristic import (
     manhattan_heuristic,
 )
 from .limits import raise_if_stopping
-from .state import Root, SearchResult, new_stack, path_moves, private, private_copy, start_iteration
+from .state import Root, SearchResult, new_stack, path_moves, private, start_iteration
 
 MAX_DEPTH = 1000  # deepest path the kernel keeps; longer thresholds stop as a limit
 PARALLEL_AFTER = 200_000  # with threads: nodes of an iteration searched serially before it splits
@@ -148,7 +148,6 @@ class Searcher:
         K = _kernel()
         shape = self.shape
         cells, pos = board_arrays(shape, board.cells)
-        cells, pos = private_copy(cells), private_copy(pos)  # the kernel moves tiles in them
         buf = private(2 * max(shape.width, shape.height) + 2)
         lc_lines = private(shape.width + shape.height)
         place = private(MAX_LOOKUP_TILES)
