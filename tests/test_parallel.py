@@ -323,6 +323,7 @@ def test_every_array_a_search_thread_writes_lies_alone_on_its_cache_lines(tmp_pa
     written.update({f"stack {k}": x for k, x in w.stack._asdict().items()})
     written.update({"state": w.state, "goal key": w.goal.key})
     written.update({f"one-thread root {i}": x for i, x in enumerate(s.root_state(board).arrays())})
+    written["one-thread goal key"] = s.goal.key
     written.update({f"one-thread stack {k}": x for k, x in new_stack(40, s.ngroups)._asdict().items()})
     for name, a in written.items():
         alone(name, a)

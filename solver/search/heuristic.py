@@ -212,4 +212,4 @@ def goal_arrays(h: Heuristic) -> Goal:
     codes = tile_codes(shape)
     codes = np.where(codes < 0, 0, codes).astype(np.int64)
     cells_of = np.array(shape.free_cells, dtype=np.int64)
-    return Goal(keys, dist, depth, bits, per, codes, cells_of, np.zeros(nwords, dtype=np.uint64))
+    return Goal(keys, dist, depth, bits, per, codes, cells_of, private(nwords, np.uint64))
