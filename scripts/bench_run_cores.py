@@ -17,6 +17,12 @@ when the first board was proven and when the quick pass ended (from
 processes, busy cores (CPU over wall), the mean number of runnable threads on the
 machine while it ran (``/proc/loadavg``, sampled every half second: above
 ``--workers`` means oversubscribed), and the largest resident set of one process.
+
+``--solve FILE --db-dir DB``: instead, ``python -m solver solve FILE --workers W
+--db-dir DB --report ...`` on tables built already (no time limit): how the
+boards of a batch share the cores, its last boards most (the slots the others
+left go to their searches); the row gives the most threads a board's search ran
+on, from the report.
 """
 
 from __future__ import annotations
@@ -60,8 +66,12 @@ def label(code: Path) -> str:
 def one_run(code: Path, problems: Path, folder: Path, args) -> dict:
     folder.mkdir(parents=True)
     out = folder / "answers.txt"
-    cmd = [sys.executable, "-m", "solver", "run", str(problems), "--out", str(out), "--db-dir", str(folder / "db")]
-    cmd += ["--budget", "none", "--time-limit", str(args.time_limit), "--workers", str(args.workers)]
+    if args.solve:
+        cmd = [sys.executable, "-m", "solver", "solve", str(args.solve.resolve()), "--workers", str(args.workers)]
+        cmd += ["--db-dir", str(args.db_dir.resolve()), "--report", str(folder / "report.json")]
+    else:
+        cmd = [sys.executable, "-m", "solver", "run", str(problems), "--out", str(out), "--db-dir", str(folder / "db")]
+        cmd += ["--budget", "none", "--time-limit", str(args.time_limit), "--workers", str(args.workers)]
     env = dict(os.environ, PYTHONPATH=str(code))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     stop, samples = threading.Event(), []
@@ -74,6 +84,25 @@ def one_run(code: Path, problems: Path, folder: Path, args) -> dict:
     stop.set()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    machine = {
+        "cpu": cpu,
+        "busy cores": cpu / wall,
+        "runnable": sum(samples) / max(len(samples), 1),
+        "peak rss MB": after.ru_maxrss / 1024,
+    }
+    if args.solve:
+        import json
+
+        with open(folder / "report.json") as fh:
+            rows = [json.loads(line) for line in fh]
+        return {
+            "rc": rc,
+            "wall": wall,
+            "proven": sum(bool(r.get("optimal")) for r in rows),
+            "answered": sum(r.get("moves") is not None for r in rows),
+            "most threads a board": max((r.get("threads", 1) for r in rows), default=0),
+            **machine,
+        }
     with open(Path(str(out) + ".timeline.csv")) as fh:
         rows = list(csv.DictReader(fh))
     proven = [float(r["elapsed_s"]) for r in rows if r["optimal"] == "1"]
@@ -85,10 +114,7 @@ def one_run(code: Path, problems: Path, folder: Path, args) -> dict:
         "quick pass ended": max(quick, default=float("nan")),
         "proven": int(rows[-1]["proven"]) if rows else 0,
         "answered": int(rows[-1]["answered"]) if rows else 0,
-        "cpu": cpu,
-        "busy cores": cpu / wall,
-        "runnable": sum(samples) / max(len(samples), 1),
-        "peak rss MB": after.ru_maxrss / 1024,
+        **machine,
     }
 
 
@@ -101,13 +127,21 @@ def main() -> int:
     ap.add_argument("--time-limit", type=float, default=5.0)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--solve", type=Path, help="a board file to solve on built tables instead of a run")
+    ap.add_argument("--db-dir", type=Path, help="with --solve: the tables")
     args = ap.parse_args()
+    if args.solve and not args.db_dir:
+        ap.error("--solve needs --db-dir")
     args.dir.mkdir(parents=True, exist_ok=True)
     problems = args.dir / "subset.txt"
-    n = subset(args.problems, set(args.sizes), problems)
-    print(f"{n} boards ({' '.join(args.sizes)}), --time-limit {args.time_limit:g}, --workers {args.workers}")
-    cols = ["code", "rc", "wall", "first proven", "quick pass ended", "proven", "answered", "cpu"]
-    cols += ["busy cores", "runnable", "peak rss MB"]
+    if args.solve:
+        print(f"solve {args.solve} --workers {args.workers} --db-dir {args.db_dir}")
+        cols = ["code", "rc", "wall", "proven", "answered", "most threads a board"]
+    else:
+        n = subset(args.problems, set(args.sizes), problems)
+        print(f"{n} boards ({' '.join(args.sizes)}), --time-limit {args.time_limit:g}, --workers {args.workers}")
+        cols = ["code", "rc", "wall", "first proven", "quick pass ended", "proven", "answered"]
+    cols += ["cpu", "busy cores", "runnable", "peak rss MB"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     for k in range(args.rounds):

@@ -17,6 +17,12 @@ Felner's first 33, the nodes expanded (``nodes`` count the children generated) a
 the nodes their IDA* expanded with the same 6-6-6-6 tables and reflection
 (``../shared/data/korf24_kf2002_nodes.txt``).
 
+A count written ``1g`` (``--threads 1 1g``) searches on that many threads through a
+grant that could change while it runs, as ``slidepdb run`` and ``solve`` with many
+boards give each board (nobody changes it here): its large iterations go through the
+split search even on one thread, so threads granted later could join them; against
+the plain count, what that costs.
+
 ``--independent 1 16``: instead, what the machine allows threads that never
 coordinate: for each count N, N one-thread searches at once in this process, each
 solving every instance in turn and all reading the same tables (the kernel runs
@@ -37,7 +43,7 @@ from benchdata import DATA, ROOT, kf2002_expanded
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--db-dir", required=True)
-    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--threads", nargs="+", default=["1", "2"], help="counts; 1g: one through a grant that may grow")
     ap.add_argument("--sets", nargs="+", default=["korf24", "depth80"], choices=["korf24", "depth80"])
     ap.add_argument("--korf24", nargs="+", default=["40", "38"], help="24-puzzle instance numbers")
     ap.add_argument("--rounds", type=int, default=1)
@@ -47,6 +53,10 @@ def main() -> int:
     from pdb_builder.formats import read_file
     from solver.search.searcher import Searcher
     from solver.search.tables import heuristic_for
+
+    for t in a.threads:
+        if not t.rstrip("g").isdigit() or int(t.rstrip("g")) < 1:
+            ap.error(f"--threads {t}: a count, or a count then g (a grant that may grow)")
 
     work = []
     if "korf24" in a.sets:
@@ -64,7 +74,7 @@ def main() -> int:
                 return 1
             searchers[shape] = Searcher(h)
             for t in sorted(set(a.threads)):  # compile, map the tables, start the threads once
-                searchers[shape].solve(rec.board, node_limit=3_000_000, threads=t)
+                searchers[shape].solve(rec.board, node_limit=3_000_000, threads=threads_of(t))
     if a.independent:
         return independent(work, searchers, a.independent)
     base = a.threads[0]
@@ -82,7 +92,7 @@ def main() -> int:
             order = a.threads if rnd % 2 == 0 else a.threads[::-1]
             got = {}
             for t in order:
-                res = s.solve(rec.board, threads=t)
+                res = s.solve(rec.board, threads=threads_of(t))
                 if not right(res, rec):
                     print(f"{name}: wrong answer at {t} threads: {res}", file=sys.stderr)
                     return 1
@@ -113,6 +123,17 @@ def main() -> int:
         for name, length, ours, theirs in versus:
             print(f"| {name} | {length} | {ours:,} | {theirs:,} | {ours / theirs:.3f} |")
     return 0
+
+
+def threads_of(t: str):
+    """``--threads`` count ``t``: ``N``, or ``Ng``, N threads through a grant that may grow."""
+    if not t.endswith("g"):
+        return int(t)
+    import numpy as np
+
+    from pdb_builder.cores import Share
+
+    return Share(grant=np.array([int(t[:-1])], dtype=np.int64), used=np.zeros(1, dtype=np.int64))
 
 
 def right(res, rec) -> bool:

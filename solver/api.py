@@ -269,14 +269,15 @@ def solve_record(
     time_limit: float | None = None,
     node_limit: int | None = None,
     fallback: bool = True,
-    threads: int | None = None,
+    threads=None,
     known: Known | None = None,
 ) -> Outcome:
     """Optimal search within the limits; when a limit stops it and ``fallback`` is on,
     :func:`solver.fallback.ladder.fallback_search` gives a valid answer within
     ``FALLBACK_SHARE`` more limits, reported ``optimal: false`` with the lower bound
     the optimal search proved and how it was found (``fallback``).  ``threads``: for
-    the optimal search (default: the pool's).  ``known``: what earlier attempts at
+    the optimal search, a count or a :class:`~pdb_builder.cores.Share` (default: the
+    pool's).  ``known``: what earlier attempts at
     the board proved and found: the search starts at their lower bound and stops
     where their answer would be proven (:meth:`~solver.search.searcher.Searcher.solve`'s
     ``floor`` and ``ceiling``); with an answer known there is no fallback, every
@@ -317,7 +318,7 @@ def solve_record(
         )
 
 
-def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback, threads: int, known) -> Outcome:
+def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback, threads, known) -> Outcome:
     board = rec.board
     t0 = time.perf_counter()
     searcher = pool.searcher(board)
@@ -347,6 +348,8 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     }
     if how is not None:
         extra["fallback"] = how
+    if result.threads > 1:
+        extra["threads"] = result.threads  # the most that searched it at once
     if not result.optimal:  # what the next attempt's iterations cost: solver.run.forecast
         extra.update(search_cost(result))
     if known is not None and known.lower_bound > result.h0:
@@ -372,7 +375,7 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
 
 
 def optimal_search(
-    board: Board, searcher: Searcher, pool: SolverPool, time_limit, node_limit, threads: int = 1, known=None
+    board: Board, searcher: Searcher, pool: SolverPool, time_limit, node_limit, threads=1, known=None
 ) -> tuple[SearchResult, Searcher | None]:
     """IDA* within the limits with ``searcher`` (the pool's for ``board``): (its
     result, the searcher of tables built in memory for it or None); ``known``
@@ -413,6 +416,7 @@ def optimal_search(
     second.nodes, second.expanded = budget.spent, first.expanded + second.expanded
     second.lower_bound = max(first.lower_bound, second.lower_bound)
     second.h0 = max(first.h0, second.h0)
+    second.threads = max(first.threads, second.threads)
     second.seconds += first.seconds
     return second, layout
 

@@ -17,7 +17,7 @@ from solver.run.files import RunFiles
 from solver.run.journal import read_journal
 from solver.run.slots import Feed, Job
 
-from .conftest import flip_bit
+from .conftest import data_file, flip_bit
 from .naive import bfs_distances
 from .test_inspect import walk
 
@@ -248,7 +248,7 @@ def test_a_jobs_threads_follow_the_idle_slots():
     done = list(
         _drive(
             feed,
-            lambda rec: pool.submit(board, rec),
+            lambda rec, lane: pool.submit(board, rec),
             run_job,
             lambda pending: wait(pending, timeout=0.05, return_when=FIRST_COMPLETED).done,
             lambda pending: None,
@@ -259,6 +259,47 @@ def test_a_jobs_threads_follow_the_idle_slots():
     pool.shutdown()
     assert sorted(done) == [0, 1, 2] and max(running) == 3  # the three boards ran side by side
     assert grants[:3] == [1, 2, 1] and grants[-1] == 4
+
+
+def test_idle_slots_go_to_the_jobs_first_then_to_the_boards_and_the_boards_give_them_back_first():
+    """Nothing ready: the spare slots go to the running builds (the boards waiting on
+    them start sooner), to the running boards when no build runs, the fewest-threaded
+    first.  Items ready: the boards' extra threads are taken back before the builds'."""
+    from types import SimpleNamespace
+
+    from solver.run.slots import Lanes
+
+    lanes = Lanes(6)
+    a, b, job = SimpleNamespace(index=0), SimpleNamespace(index=1), Job(lambda *, threads: None, (), [])
+    la, lj = lanes.open(a), lanes.open(job)
+    lanes.share(spare=2, ready=0)
+    assert (lanes.cells[la, 0], lanes.cells[lj, 0]) == (1, 3)
+    lanes.share(spare=0, ready=1)  # a board is ready: the build gives a thread back, the board has none to give
+    assert (lanes.cells[la, 0], lanes.cells[lj, 0]) == (1, 2)
+    lanes.close(job)
+    lb = lanes.open(b)
+    lanes.share(spare=3, ready=0)
+    assert sorted([lanes.cells[la, 0], lanes.cells[lb, 0]]) == [2, 3]
+    lj = lanes.open(job)
+    lanes.share(spare=1, ready=0)
+    assert lanes.cells[lj, 0] == 2
+    lanes.share(spare=0, ready=3)  # three ready, none spare: the boards' extra threads first
+    assert (lanes.cells[la, 0], lanes.cells[lb, 0], lanes.cells[lj, 0]) == (1, 1, 2)
+    assert lanes.taken() == 4
+
+
+def test_a_board_alone_in_a_batch_searches_on_the_slots_the_others_left(tmp_path):
+    """Two workers, two boards: once the near one is answered, the far one's search
+    goes on two threads (its outcome says so), and its answer is the published one."""
+    f = tmp_path / "two.txt"
+    rows = data_file("korf100.txt").read_text().splitlines()
+    f.write_text("101 1 1 0 2 3 4 5 6 7 8 9 10 11 12 13 14 15\n" + rows[4] + "\n")
+    recs = read_file(str(f)).records
+    res = run_batch(recs, use_db=False, workers=2, time_limit=60, fallback=False)
+    near, far = (res.outcomes[r.index] for r in recs)
+    assert near.extra["length"] == 1 and "threads" not in near.extra
+    assert far.extra["optimal"] and far.extra["length"] == recs[1].expected_length
+    assert far.extra["threads"] == 2
 
 
 def test_jobs_still_running_past_the_last_start_are_abandoned():
@@ -278,7 +319,7 @@ def test_jobs_still_running_past_the_last_start_are_abandoned():
     pool = ThreadPoolExecutor(2)
     stopped = _drive(
         feed,
-        lambda r: pool.submit(lambda: r.index),
+        lambda r, lane: pool.submit(lambda: r.index),
         lambda j, lane: pool.submit(j.fn, threads=1),
         lambda pending: wait(pending, timeout=0.05, return_when=FIRST_COMPLETED).done,
         lambda pending: cancelled.extend(pending),

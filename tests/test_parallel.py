@@ -19,6 +19,7 @@ from click.testing import CliRunner
 import solver.search.kernel as kernel
 import solver.search.threads as parallel
 from pdb_builder.board import Board, Shape
+from pdb_builder.cores import Share
 from pdb_builder.errors import DatabaseError
 from pdb_builder.formats import read_board_arg, read_file
 from pdb_builder.make.building import build_goal_table, build_pdb
@@ -58,6 +59,27 @@ def split(monkeypatch):
     return taken
 
 
+class Restless(Share):
+    """A grant that changes at every look, 1 to 4 threads: threads join and leave all
+    through an iteration (``slidepdb run`` changes a board's grant as slots idle and fill)."""
+
+    def __init__(self, seed):
+        super().__init__(grant=np.ones(1, dtype=np.int64), used=np.zeros(1, dtype=np.int64))
+        self.rng = random.Random(seed)
+        self.reported = []
+
+    @property
+    def granted(self):
+        return self.rng.randint(1, 4)
+
+    def report(self, running):
+        self.reported.append(running)
+
+    def left(self) -> bool:
+        """Whether threads ever stopped while others went on."""
+        return any(0 < b < a for a, b in zip(self.reported, self.reported[1:]))
+
+
 def _sample(shape, k, seed):
     dist = bfs_distances(shape)
     far = sorted(dist, key=lambda c: (-dist[c], c))[:3]  # the hardest states, plus a random sample
@@ -86,6 +108,36 @@ def test_lengths_equal_bfs_on_every_thread_count(split, shape, threads):
         assert split, "no iteration was ever split between threads"
 
 
+@pytest.mark.parametrize(
+    "shape",
+    [Shape.devquiz(3, 3), Shape.korf(3, 3, [2]), Shape.devquiz(3, 3, [0]), Shape.korf(4, 2)],
+    ids=lambda s: s.key,
+)
+def test_lengths_equal_bfs_while_threads_join_and_leave(split, shape):
+    """A grant that changes at every look: threads start and stop mid-iteration, in
+    and out of shared nodes, and every length is still the breadth-first one."""
+    dist, states = _sample(shape, 25, seed=7)
+    share = Restless(seed=len(states))
+    s = Searcher(manhattan_heuristic(shape))
+    _agree(s, shape, dist, states, share)
+    assert max(share.reported) > 1 and share.left()
+    assert s.solve(Board(shape, states[0]), threads=Restless(seed=1)).threads > 1
+
+
+def test_an_iteration_starts_again_on_more_threads_only_where_that_pays():
+    """Granted 4 threads (counted at 3.2 one-thread speeds) after 10 s of an iteration:
+    again from its root when it is expected to run long, not when it is nearly through
+    or the limit is too close for the threads to catch up."""
+    from solver.search.searcher import restart_pays
+
+    assert restart_pays(4, 10.0, None, [])  # nothing known: it may run for ever
+    assert not restart_pays(1, 0.1, None, [])
+    assert restart_pays(4, 10.0, 60.0, [(40, 10**6, 5.0), (42, 5 * 10**6, 25.0)])  # expected 125 s
+    assert not restart_pays(4, 10.0, 60.0, [(40, 10**6, 2.0), (42, 1.1 * 10**6, 11.0)])  # expected 12.1 s
+    assert not restart_pays(4, 10.0, 4.0, [])  # 4 s left: 12.8 one-thread seconds, 10 of them to catch up
+    assert restart_pays(2, 1.0, 4.0, [])
+
+
 @pytest.mark.parametrize("threads", THREADS)
 def test_tables_two_bit_copies_and_reflection_on_threads(split, tmp_path, threads):
     wall_free = Shape.devquiz(3, 3)
@@ -107,14 +159,14 @@ def test_goal_table_on_threads(split, tmp_path, threads):
     _agree(s, shape, dist, states, threads)
 
 
-@pytest.mark.parametrize("threads", (2, 4))
+@pytest.mark.parametrize("threads", (2, 4, "restless"))
 def test_korf_instances_at_published_lengths_on_threads(monkeypatch, threads):
     monkeypatch.setattr(kernel, "SLICE_NODES", 20_000)
     monkeypatch.setattr(parallel, "PAR_SLICE", 5_000)
     recs = [r for r in read_file(str(data_file("korf100.txt"))).records if r.ident in {"2", "5", "9"}]
     s = Searcher(manhattan_heuristic(recs[0].board.shape))
     for rec in recs:
-        res = s.solve(rec.board, threads=threads)
+        res = s.solve(rec.board, threads=Restless(seed=int(rec.ident)) if threads == "restless" else threads)
         assert res.optimal and res.length == rec.expected_length
         assert check_moves(rec.board, res.moves).ok
 
@@ -171,6 +223,28 @@ def _iterations_agree(monkeypatch, window, depths, plan, view):
             assert seen[1] == seen[2] == seen[4], (rec.ident, depth)
 
 
+@pytest.mark.parametrize("window", (1, 3, 1000))
+def test_threads_that_join_and_leave_mid_iteration_search_every_node_once(monkeypatch, window):
+    """A thread that joins walks from the root and takes the next window; one above a
+    lowered grant stops once it has searched every number it took.  So a complete
+    iteration whose threads come and go visits the same nodes at every depth as one
+    thread, and its next threshold is the same."""
+    monkeypatch.setattr(parallel, "PAR_SLICE", 7)
+    monkeypatch.setattr(parallel, "WINDOW_NODES", window * 4)
+    recs = [r for r in read_file(str(data_file("korf100.txt"))).records if r.ident in {"1", "3"}]
+    s = Searcher(manhattan_heuristic(recs[0].board.shape))
+    for rec in recs:
+        h0 = s.initial_h(rec.board)
+        for depth in (2, 5, 9):
+            last = (np.array([0] * depth + [10**6] + [0] * 3), 10**6)
+            one = parallel.run_iteration(s, rec.board, 1, h0 + 6, 100, s.bpmx, None, None, 0, last, 200)
+            share = Restless(seed=depth)
+            out = parallel.run_iteration(s, rec.board, share, h0 + 6, 100, s.bpmx, None, None, 0, last, 200)
+            assert out.status == one.status == "done"
+            assert (out.counts.tolist(), out.next_threshold) == (one.counts.tolist(), one.next_threshold)
+            assert out.threads > 1 and share.left(), (rec.ident, depth, share.reported)
+
+
 @pytest.mark.parametrize("window", (1, 3))
 def test_shared_nodes_are_searched_once_below_the_second_split_depth(monkeypatch, window):
     """A node at the split depth that held its thread is shared: the threads that join
@@ -224,20 +298,25 @@ def test_weighted_search_on_threads_stays_valid(split):
         assert check_moves(Board(shape, cells), res.moves).ok
 
 
-@pytest.mark.parametrize("threads", (2, 4))
+@pytest.mark.parametrize("threads", (2, 4, "restless"))
 def test_node_and_time_limits_stop_every_thread(monkeypatch, threads):
-    """Also with nodes shared (4 threads: walks to a shared node count against the limit)."""
+    """Also with nodes shared (4 threads: walks to a shared node count against the limit),
+    and with threads that come and go."""
     monkeypatch.setattr(kernel, "SLICE_NODES", 20_000)
     monkeypatch.setattr(parallel, "PAR_SLICE", 5_000)
     monkeypatch.setattr(parallel, "SHARE_AFTER", 5_000)
     board = read_board_arg("6,5,9304781Q2==5=S=INLPKGMC6ERHJ=O").records[0].board  # beyond Manhattan distance
     s = Searcher(manhattan_heuristic(board.shape))
     h0 = s.initial_h(board)
-    res = s.solve(board, node_limit=400_000, threads=threads)
+
+    def share():
+        return Restless(seed=3) if threads == "restless" else threads
+
+    res = s.solve(board, node_limit=400_000, threads=share())
     assert res.status == "limit" and res.moves is None and not res.optimal and res.lower_bound >= h0
-    assert 300_000 <= res.nodes <= 400_000 + threads * 4  # each slice's budget reserved; a node's children over it
+    assert 300_000 <= res.nodes <= 400_000 + 4 * 4  # each slice's budget reserved; a node's children over it
     t0 = time.perf_counter()
-    res = s.solve(board, time_limit=0.5, threads=threads)
+    res = s.solve(board, time_limit=0.5, threads=share())
     assert res.status == "limit" and time.perf_counter() - t0 < 5
 
 

@@ -61,14 +61,23 @@ def _worker_init(pools: Pools, lanes=None):
     _LANES = None if lanes is None else Lanes.view(lanes)
 
 
+def _lane_share(lane: int) -> Share:
+    """The threads lane ``lane`` grants: as many as the parent gives it while it runs (:class:`Lanes`)."""
+    return Share(grant=_LANES[lane, 0:1], used=_LANES[lane, 1:2])
+
+
 def _worker_job(fn, args, lane: int):
-    """A job in a worker: ``fn`` on the threads its lane grants, as many as the parent
-    gives it while it runs (:class:`Lanes`)."""
-    return fn(*args, threads=Share(grant=_LANES[lane, 0:1], used=_LANES[lane, 1:2]))
+    """A job in a worker: ``fn`` on the threads its lane grants."""
+    return fn(*args, threads=_lane_share(lane))
 
 
-def _worker_solve(rec: Record, time_limit, node_limit, fallback, known=None) -> Outcome:
-    return solve_record(rec, _WORKER_POOL, time_limit=time_limit, node_limit=node_limit, fallback=fallback, known=known)
+def _worker_solve(rec: Record, time_limit, node_limit, fallback, known=None, lane: int | None = None) -> Outcome:
+    """A board in a worker: its optimal search on the threads its lane grants (one unless
+    slots are idle: :meth:`Lanes.share`)."""
+    threads = None if lane is None else _lane_share(lane)
+    return solve_record(
+        rec, _WORKER_POOL, time_limit=time_limit, node_limit=node_limit, fallback=fallback, threads=threads, known=known
+    )
 
 
 _DASK_POOLS = threading.local()
@@ -277,11 +286,13 @@ class Abandoned(Exception):
 
 
 class Lanes:
-    """The thread grants of the jobs running in local worker processes, in memory the
-    workers share: a lane ``(grant, threads running)`` a running job.  The parent gives
-    the running jobs the slots no board can use (nothing ready to start) and lowers
-    their grants as soon as boards are ready: a job's threads above a lowered grant
-    stop within a chunk of a BFS layer (:mod:`pdb_builder.make.share`), and the slot
+    """The thread grants of the jobs and boards running in local worker processes, in
+    memory the workers share: a lane ``(grant, threads running)`` each.  The parent
+    gives the slots no waiting item can use (nothing ready to start) to the running
+    jobs, and to the running boards when no job runs; it lowers their grants as soon
+    as items are ready, the boards' first.  A job's threads above a lowered grant stop
+    within a chunk of a BFS layer (:mod:`pdb_builder.make.share`), a board's at the end
+    of a window of its split search (:mod:`solver.search.threads`), and the slot
     counts as taken until they have."""
 
     def __init__(self, count: int, ctx=None):
@@ -290,47 +301,56 @@ class Lanes:
         self.raw = (ctx or mp).RawArray("q", 2 * count)
         self.cells = self.view(self.raw)
         self._free = list(range(count - 1, -1, -1))
-        self._lane: dict[int, int] = {}  # id(job) -> its lane
+        self._lane: dict[int, int] = {}  # id(item) -> its lane
+        self._jobs: set[int] = set()  # the lanes of jobs
 
     @staticmethod
     def view(raw) -> np.ndarray:
         return np.frombuffer(raw, dtype=np.int64).reshape(-1, 2)
 
-    def open(self, job: Job) -> int:
+    def open(self, item) -> int:
+        """A lane for ``item`` (a :class:`Job`, or a board's record), granted one thread."""
         lane = self._free.pop()
         self.cells[lane] = (1, 0)
-        self._lane[id(job)] = lane
+        self._lane[id(item)] = lane
+        if isinstance(item, Job):
+            self._jobs.add(lane)
         return lane
 
     def stop(self, job: Job) -> None:
         """Ask ``job`` to stop at its next chunk (a negative grant)."""
         self.cells[self._lane[id(job)], 0] = -1
 
-    def close(self, job: Job) -> None:
-        lane = self._lane.pop(id(job))
+    def close(self, item) -> None:
+        lane = self._lane.pop(id(item))
         self.cells[lane] = (0, 0)
+        self._jobs.discard(lane)
         self._free.append(lane)
 
     def taken(self) -> int:
-        """Slots the running jobs hold: each its grant, or its threads still running above a lowered one."""
+        """Slots the running items hold: each its grant, or its threads still running above a lowered one."""
         return sum(max(1, int(self.cells[k, 0]), int(self.cells[k, 1])) for k in self._lane.values())
 
     def share(self, spare: int, ready: int) -> None:
         """With nothing ``ready`` to start, the ``spare`` slots to the running jobs, the
-        fewest-threaded first; with items ready and fewer slots spare, the largest
-        grants lowered by what the ready items lack."""
+        fewest-threaded first, or to the running boards when no job runs; with items
+        ready and fewer slots spare, the largest grants lowered by what the ready items
+        lack, the boards' before the jobs'."""
         grant = self.cells[:, 0]
         lanes = [k for k in self._lane.values() if grant[k] > 0]  # (not those told to stop)
         if not lanes:
             return
         if ready == 0:
+            takers = [k for k in lanes if k in self._jobs] or lanes
             for _ in range(max(spare, 0)):
-                grant[min(lanes, key=lambda k: grant[k])] += 1
+                grant[min(takers, key=lambda k: grant[k])] += 1
             return
         for _ in range(ready - max(spare, 0)):
-            k = max(lanes, key=lambda k: grant[k])
+            k = max(lanes, key=lambda k: (k not in self._jobs, grant[k]))
             if grant[k] <= 1:
-                break
+                k = max(lanes, key=lambda k: grant[k])
+                if grant[k] <= 1:
+                    break
             grant[k] -= 1
 
 
@@ -338,19 +358,31 @@ def _warm_up() -> None:
     time.sleep(0.2)  # busy long enough that each submit forks a new worker
 
 
-def _drive(feed: Feed, submit, run_job, wait_some, cancel, slots: int | None = None, lanes: Lanes | None = None):
+def _drive(
+    feed: Feed,
+    submit,
+    run_job,
+    wait_some,
+    cancel,
+    slots: int | None = None,
+    lanes: Lanes | None = None,
+    board_lanes: bool = False,
+):
     """Submit records and jobs as the feed makes them ready, at most ``slots`` at a time
     (the feed keeps the rest in order), a job in as many slots as ``lanes`` grant it
-    (``run_job(job, lane)``); yield outcomes as boards finish, hand the ends of jobs
-    back to the feed.  Returns whether it stopped jobs unfinished (the feed ended
-    past its ``last_start`` with only jobs running: ``cancel`` ended them)."""
+    (``run_job(job, lane)``), a board too with ``board_lanes`` (``submit(record, lane)``;
+    else ``submit(record, None)``, one slot); yield outcomes as boards finish, hand the
+    ends of jobs back to the feed.  Returns whether it stopped jobs unfinished (the
+    feed ended past its ``last_start`` with only jobs running: ``cancel`` ended them)."""
     pending: dict = {}  # future -> its job, or None for a board
     began: dict = {}  # a board's future -> when it was submitted
+    laned: dict = {}  # a board's future -> its record, when it has a lane
     ended = False
 
-    def busy() -> int:  # slots taken: a board each, a job its lane's (one without lanes)
-        boards = sum(job is None for job in pending.values())
-        return boards + (lanes.taken() if lanes else len(pending) - boards)
+    def busy() -> int:  # slots taken: a board without a lane one, the others their lanes' (one without lanes)
+        if lanes is None:
+            return len(pending)
+        return lanes.taken() + sum(job is None and fut not in laned for fut, job in pending.items())
 
     try:
         while not ended or pending:
@@ -364,8 +396,11 @@ def _drive(feed: Feed, submit, run_job, wait_some, cancel, slots: int | None = N
             for item in items:
                 if isinstance(item, Job):
                     pending[run_job(item, lanes.open(item) if lanes else None)] = item
+                elif board_lanes and lanes is not None:
+                    fut = submit(item, lanes.open(item))
+                    pending[fut], began[fut], laned[fut] = None, time.time(), item
                 else:
-                    fut = submit(item)
+                    fut = submit(item, None)
                     pending[fut], began[fut] = None, time.time()
             for job in feed.give_up(slots or 1, [job for job in pending.values() if job is not None]):
                 if lanes is not None:
@@ -377,6 +412,8 @@ def _drive(feed: Feed, submit, run_job, wait_some, cancel, slots: int | None = N
                     job = pending.pop(fut)
                     if job is None:
                         feed.ended(time.time() - began.pop(fut))
+                        if fut in laned:
+                            lanes.close(laned.pop(fut))
                         yield fut.result()
                     else:
                         if lanes is not None:
@@ -429,12 +466,15 @@ def _local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, 
         wait([ex.submit(_warm_up) for _ in range(workers)])  # every worker forked at once, before any job
         stopped = yield from _drive(
             feed,
-            lambda rec: ex.submit(_worker_solve, rec, time_limit, node_limit, fallback, known.get(rec.index)),
+            lambda rec, lane: ex.submit(
+                _worker_solve, rec, time_limit, node_limit, fallback, known.get(rec.index), lane
+            ),
             lambda job, lane: ex.submit(_worker_job, job.fn, job.args, lane),
             lambda pending: wait(pending, timeout=0.2, return_when=FIRST_COMPLETED).done,
             lambda pending: _stop_pool(ex),
             slots=workers,
             lanes=lanes,
+            board_lanes=pools.threads == 1,  # (a count asked for each board: that many, fixed)
         )
     except BaseException:
         _stop_pool(ex)  # stopped (an interrupt, an error, the caller closing us): ended, never awaited
@@ -487,7 +527,7 @@ def _dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, s
     try:
         yield from _drive(
             feed,
-            lambda rec: client.submit(
+            lambda rec, lane: client.submit(
                 _dask_solve,
                 rec,
                 pools=pools,

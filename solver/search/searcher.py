@@ -22,6 +22,7 @@ from functools import cached_property
 import numpy as np
 
 from pdb_builder.board import MOVES, Board
+from pdb_builder.cores import Share, share_of
 from pdb_builder.entries import bits_at, root_value
 from pdb_builder.solvability import decide
 
@@ -40,6 +41,29 @@ from .state import Root, SearchResult, new_stack, path_moves, private, start_ite
 
 MAX_DEPTH = 1000  # deepest path the kernel keeps; longer thresholds stop as a limit
 PARALLEL_AFTER = 200_000  # with threads: nodes of an iteration searched serially before it splits
+# what an iteration on n threads is counted to go, n times this times one thread's speed, when
+# a search whose threads may grow weighs starting its iteration again on them (restart_pays)
+SPLIT_EFFICIENCY = 0.8
+ITERATION_GROWTH = 4.0  # an iteration's size against the last one's, where the search shows none
+
+
+def restart_pays(threads: int, spent: float, left: float | None, done: list) -> bool:
+    """Whether an iteration searched for ``spent`` seconds on one thread, with ``left``
+    seconds of its limit left (None: no limit), ends sooner (or gets further by the
+    limit) searched again from its root on ``threads`` threads: the threads cover
+    again what was searched, then go on faster.  ``done``: the search's completed
+    iterations, (threshold, nodes, seconds) each, from which this one's length is
+    guessed (the last one's seconds times its growth)."""
+    gain = threads * SPLIT_EFFICIENCY
+    if gain <= 1:
+        return False
+    if left is not None and left * (gain - 1) <= spent:  # by the limit: (left - spent/gain) * gain > left
+        return False
+    if done:
+        growth = done[-1][1] / max(done[-2][1], 1) if len(done) > 1 else ITERATION_GROWTH
+        expected = max(done[-1][2] * growth, spent)
+        return spent + expected / gain < expected
+    return True
 
 
 def _kernel():
@@ -216,7 +240,7 @@ class Searcher:
         node_limit: int | None = None,
         max_depth: int = MAX_DEPTH,
         weight: int = 100,
-        threads: int = 1,
+        threads: int | Share = 1,
         floor: int = 0,
         ceiling: int | None = None,
     ) -> SearchResult:
@@ -231,7 +255,9 @@ class Searcher:
 
         ``threads > 1``: an iteration that outgrows one slice of nodes (and every
         later one) is searched by that many threads (:mod:`solver.search.threads`); the
-        answer's length is the same, proven the same way.
+        answer's length is the same, proven the same way.  A
+        :class:`~pdb_builder.cores.Share` whose grant may change: such an iteration is
+        searched by as many threads as the grant says while it runs, even one.
 
         ``floor``: a lower bound an earlier search of ``board`` proved (the threshold of
         an iteration it reached, on any admissible estimate): the first iteration starts
@@ -259,7 +285,7 @@ class Searcher:
             None if node_limit is None else node_limit - spent,
             max_depth,
             weight,
-            max(int(threads), 1),
+            share_of(threads),
             (floor, ceiling),
         )
         result.nodes += spent
@@ -269,10 +295,11 @@ class Searcher:
         return result
 
     def _solve(
-        self, board: Board, time_limit, node_limit, max_depth: int, weight: int, threads: int, known=(0, None)
+        self, board: Board, time_limit, node_limit, max_depth: int, weight: int, threads, known=(0, None)
     ) -> SearchResult:
         K = _kernel()
         t0 = time.perf_counter()
+        threads = share_of(threads)
         st = self.root_state(board)
         h0 = st.h0
         if weight != 100:
@@ -282,6 +309,7 @@ class Searcher:
             names.append(self.h.goal_name)
 
         done = []  # the iterations completed: (threshold, nodes, seconds)
+        most = 1  # threads that searched at once, at most
 
         def result(moves, thresh, nodes, expanded=0):
             found = moves is not None
@@ -293,6 +321,7 @@ class Searcher:
             out = SearchResult(moves, length, optimal, bound, nodes, seconds, status, names, st.h0, expanded, done)
             if not found and weight == 100 and nodes > began[0]:
                 out.unfinished = (thresh, nodes - began[0], round(time.perf_counter() - began[1], 4))
+            out.threads = most
             return out
 
         if h0 == 0:
@@ -309,6 +338,8 @@ class Searcher:
         nodes = expanded = 0
         began = (0, t0)  # where the iteration under way began: nodes, perf_counter
         parallel = False  # once an iteration outgrew a slice, every later one runs on the threads
+        alone = threads.fixed and threads.granted == 1  # one thread, never more
+        grows = not threads.fixed  # a grant that may change: threads join while an iteration runs
         last = None  # the last iteration's (nodes visited per depth, nodes): where the next one splits
         while True:
             if ceiling is not None and thresh >= ceiling:  # every iteration below the known answer ended
@@ -319,7 +350,7 @@ class Searcher:
             started = nodes
             began = (nodes, time.perf_counter())
             while not parallel:
-                budget = K.SLICE_NODES if threads == 1 else min(K.SLICE_NODES, PARALLEL_AFTER)
+                budget = K.SLICE_NODES if alone or grows else min(K.SLICE_NODES, PARALLEL_AFTER)
                 if node_limit is not None:
                     budget = min(budget, node_limit - int(state[K._S_NODES]))
                 status = (
@@ -338,11 +369,18 @@ class Searcher:
                     deadline is not None and time.perf_counter() >= deadline
                 ):
                     return result(None, thresh, nodes, expanded)
-                parallel = threads > 1
+                if not grows:
+                    parallel = not alone
+                elif threads.granted > 1:  # more threads granted mid-iteration: this one again on them?
+                    left = None if deadline is None else deadline - time.perf_counter()
+                    parallel = restart_pays(threads.granted, time.perf_counter() - began[1], left, done)
             if not parallel or last is None:
                 last = (stack.cnt.copy(), nodes - started)
             if not parallel:
                 nxt = int(state[K._S_NEXT])
+                # the next iterations on the split search once they are large, even on one thread:
+                # the threads granted while one runs join it
+                parallel = grows and nodes - started > PARALLEL_AFTER
             else:  # the iteration starts again from the root, on the threads
                 from .threads import run_iteration
 
@@ -351,6 +389,7 @@ class Searcher:
                 )
                 nodes += out.nodes
                 expanded += out.expanded
+                most = max(most, out.threads)
                 if out.status != "done":
                     began = (nodes - out.nodes, began[1])  # the iteration searched again from its root
                     return result(out.moves, thresh, nodes, expanded)

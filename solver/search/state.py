@@ -35,6 +35,7 @@ class SearchResult:
     # (:mod:`solver.run.forecast`)
     iterations: list = field(default_factory=list)
     unfinished: tuple | None = None
+    threads: int = 1  # the most threads that searched at once
 
 
 @dataclass

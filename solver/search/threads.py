@@ -36,6 +36,16 @@ it keeps a window of the second numbering, and the threads that next need work t
 the following windows of that node before any later window (:meth:`Iteration._take`),
 walking to it again from the root.  Above the second depth BPMX raises no estimate
 from below either, so every thread numbers a node's second-depth nodes alike.
+
+The threads may change while an iteration runs (a :class:`~pdb_builder.cores.Share`
+whose grant another process sets: ``slidepdb run`` gives a board the worker slots
+nothing else can use, :mod:`solver.run.slots`).  The caller's thread looks at the
+grant after each slice and starts a thread for each one granted and not running:
+it walks from the root and takes the next window, as every thread does.  A thread
+above a lowered grant stops at the end of its window (it takes no more numbers; in
+a shared node, it takes no more of the node's windows and walks through the rest of
+its own): every number it took has been searched, and the smallest f it pruned goes
+into the next threshold, so the iteration stays as complete as the serial one.
 """
 
 from __future__ import annotations
@@ -46,7 +56,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pdb_builder.cores import usable_cores
+from pdb_builder.cores import Share, share_of, usable_cores
 
 from .limits import raise_if_stopping
 from .state import new_stack, path_moves, private, private_copy, start_iteration
@@ -90,6 +100,7 @@ class Outcome:
     next_threshold: int  # smallest f over the threshold, when done
     counts: np.ndarray  # nodes visited at each depth (for the next iteration's plan)
     moves: str | None = None
+    threads: int = 1  # the most that searched at once
 
 
 class _Worker:
@@ -149,13 +160,14 @@ class _Shared:
 class Iteration:
     """Shared state of the threads (guarded by ``cond`` where more than one writes)."""
 
-    def __init__(self, searcher, board, threads, thresh, weight, bpmx, deadline, node_limit, nodes_before, last):
+    def __init__(self, searcher, board, share: Share, thresh, weight, bpmx, deadline, node_limit, nodes_before, last):
         from . import kernel as ida_kernel
 
         self.K = ida_kernel
         self.s = searcher
         self.board = board
-        self.threads = threads
+        self.share = share
+        self.threads = threads = share.granted  # at the start (the plan's)
         self.thresh = thresh
         self.weight = weight
         self.bpmx = bpmx
@@ -173,18 +185,23 @@ class Iteration:
         self.moves = None
         self.limited = False
         self.error = None
-        self.workers: list[_Worker] = []
+        self.workers: list[_Worker] = []  # every thread's, those that left included (their counts)
+        self.running: dict[int, threading.Thread | None] = {0: None}  # thread number -> its thread (0: the caller's)
+        self.most = 1  # threads running at once, at most
+        self.max_depth = 0
 
     def _h0(self, w: _Worker) -> int:
         return w.st.h0 if self.weight == 100 else (w.st.h0 * self.weight) // 100
 
-    def _take(self, w: _Worker, finished: bool = False) -> bool:
+    def _take(self, w: _Worker, finished: bool = False, me: int = 0) -> bool:
         """``w``'s next work, when its window ends or its walk is through
-        (``finished``); False when there is none.  In a shared node, the node's next
-        window; with no numbers of its own left, the earliest in the serial order: the
-        next window of a shared node (walked to again from the root), else the next
-        window of numbers at the split depth."""
+        (``finished``); False when there is none, or when thread number ``me`` is
+        above the grant and has searched every number it took.  In a shared node, the
+        node's next window; with no numbers of its own left, the earliest in the serial
+        order: the next window of a shared node (walked to again from the root), else
+        the next window of numbers at the split depth."""
         K, state = self.K, w.state
+        leaving = me >= self.share.granted
         with self.cond:
             seen, depth, mine = int(state[K._S_SEEN]), int(state[K._S_DEPTH]), int(state[K._S_SHARED])
             inside = mine == seen and depth >= self.split  # in the node it shares
@@ -193,13 +210,16 @@ class Iteration:
                     sh.end = int(state[K._S_SEEN2])
             self.shared = [sh for sh in self.shared if sh.open()]
             if inside:
-                sh = next((sh for sh in self.shared if sh.number == seen), None)
+                sh = None if leaving else next((sh for sh in self.shared if sh.number == seen), None)
                 if sh is not None:
                     self._give(w, sh)
                     return True
                 state[K._S_LO2] = state[K._S_HI2] = K.INF  # nothing more of it: walk through
                 if seen < state[K._S_HI]:
                     return True  # its own window goes on after it
+            if leaving:  # every number it took is searched: what it pruned bounds the next threshold
+                self.next = min(self.next, int(state[K._S_NEXT]))
+                return False
             if self.shared:
                 sh = self.shared[0]
                 self.next = min(self.next, int(state[K._S_NEXT]))
@@ -243,27 +263,64 @@ class Iteration:
             self.shared.append(_Shared(int(state[K._S_SEEN]), first + window, window))
             self.shared.sort(key=lambda sh: sh.number)
 
-    def work(self, w: _Worker) -> None:
-        """A thread's life: the iteration from the root, window by window, slice by
-        slice, until its walk is through or the threads stop."""
+    def work(self, w: _Worker, me: int = 0) -> None:
+        """Thread number ``me``'s life: the iteration from the root, window by window,
+        slice by slice, until its walk is through, the threads stop or the grant
+        drops below it."""
         try:
             w.start(self._h0(w), self.thresh, self.split, self.split2)
-            self._take(w)
-            self._run(w)
+            if self._take(w, me=me):
+                self._run(w, me)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
             with self.cond:
                 self.error = self.error or exc
                 self.stop = True
                 self.cond.notify_all()
+        finally:
+            if me:
+                with self.cond:
+                    self.running[me] = None
+                    self.share.report(self.count())
 
-    def _run(self, w: _Worker) -> None:
+    def count(self) -> int:
+        """Threads running now (under ``cond``)."""
+        return sum(1 for me, t in self.running.items() if me == 0 or t is not None)
+
+    def grow(self) -> None:
+        """A thread for each number granted and not running (from the caller's thread)."""
+        want = self.share.granted
+        if self.stop or all(self.running.get(me) is not None for me in range(1, want)):
+            return
+        with self.cond:
+            for me in range(1, want):
+                if self.running.get(me) is None:
+                    w = _Worker(self.s, self.board, self.max_depth, self.K)
+                    self.workers.append(w)
+                    t = self.running[me] = threading.Thread(target=self.work, args=(w, me), daemon=True)
+                    t.start()
+            self.most = max(self.most, self.count())
+            self.share.report(self.count())
+
+    def join(self) -> None:
+        """Wait for every thread started (the caller's walk is through)."""
+        while True:
+            with self.cond:
+                alive = [t for t in self.running.values() if t is not None]
+            if not alive:
+                return
+            for t in alive:
+                t.join()
+
+    def _run(self, w: _Worker, me: int) -> None:
         K = self.K
         while not self.stop:
+            if me == 0 and not self.share.fixed:
+                self.grow()
             budget = PAR_SLICE
             if self.node_limit is not None:
                 with self.cond:  # a node limit: each slice's budget reserved, so the threads never overrun it
                     left = self.node_limit - self.nodes_before - self.nodes() - self.reserved
-                    budget = min(budget, max(left // self.threads, 1))
+                    budget = min(budget, max(left // self.count(), 1))
                     if left <= 0:
                         self._limit()
                         return
@@ -274,7 +331,7 @@ class Iteration:
                 w.read()
                 if self.node_limit is not None:
                     self.reserved -= budget
-            if w is self.workers[0] and self.s.progress is not None:  # the caller's thread
+            if me == 0 and self.s.progress is not None:  # the caller's thread
                 self.s.progress.search(self.thresh, self.nodes_before + self.nodes())
             if status == K._FOUND:
                 self._found(path_moves(self.s.letters, w.stack, int(w.state[K._S_DEPTH])))
@@ -282,11 +339,12 @@ class Iteration:
             if status == K._ITERATION_DONE:
                 with self.cond:
                     self.next = min(self.next, int(w.state[K._S_NEXT]))
-                if self._take(w, finished=True):  # a shared node still has windows
+                if self._take(w, finished=True, me=me):  # a shared node still has windows
                     continue
                 return
             if status == K._WINDOW or status == K._WINDOW2:
-                self._take(w)
+                if not self._take(w, me=me):  # above a lowered grant
+                    return
             elif status == K._BUDGET:
                 self._share(w)
             if self.deadline is not None and time.perf_counter() >= self.deadline:
@@ -308,13 +366,14 @@ class Iteration:
 
     def nodes(self) -> int:
         """Generated so far, the nodes above the split depth counted once."""
-        return _once(self.workers, "nodes", 0)
+        return _once(list(self.workers), "nodes", 0)
 
     def counts(self) -> np.ndarray:
         """Nodes visited at each depth: above the split depth every thread's walk is
         the same (the longest counts), at it and below the threads' parts add up."""
-        cnt = np.stack([w.stack.cnt for w in self.workers])
-        out = cnt.sum(axis=0) + sum(w.cnt_before for w in self.workers)
+        workers = list(self.workers)
+        cnt = np.stack([w.stack.cnt for w in workers])
+        out = cnt.sum(axis=0) + sum(w.cnt_before for w in workers)
         out[: self.split] = cnt[:, : self.split].max(axis=0)
         return out
 
@@ -327,22 +386,22 @@ def _once(workers, field: str, i: int) -> int:
 
 
 def run_iteration(searcher, board, threads, thresh, weight, bpmx, deadline, node_limit, nodes_before, last, max_depth):
-    """One iteration of ``board``'s search from its root on ``threads`` threads.
+    """One iteration of ``board``'s search from its root on ``threads`` threads (a
+    count, or a :class:`~pdb_builder.cores.Share` followed while it runs).
     ``last``: the last iteration's (nodes visited per depth, nodes generated), from
     which the split is planned; ``nodes_before``: nodes generated before it."""
-    it = Iteration(searcher, board, threads, thresh, weight, bpmx, deadline, node_limit, nodes_before, last)
-    it.workers = [_Worker(searcher, board, max_depth, it.K) for _ in range(threads)]
-    pool = [threading.Thread(target=it.work, args=(w,), daemon=True) for w in it.workers[1:]]
-    for t in pool:
-        t.start()
-    it.work(it.workers[0])
-    for t in pool:
-        t.join()
+    share = share_of(threads)
+    it = Iteration(searcher, board, share, thresh, weight, bpmx, deadline, node_limit, nodes_before, last)
+    it.max_depth = max_depth
+    it.workers = [_Worker(searcher, board, max_depth, it.K)]
+    it.grow()
+    try:
+        it.work(it.workers[0])
+    finally:
+        it.join()
+        share.report(1)
     if it.error is not None:
         raise it.error
     nodes, expanded = it.nodes(), _once(it.workers, "expanded", 1)
-    if it.moves is not None:
-        return Outcome("found", nodes, expanded, it.next, it.counts(), it.moves)
-    if it.limited:
-        return Outcome("limit", nodes, expanded, it.next, it.counts())
-    return Outcome("done", nodes, expanded, it.next, it.counts())
+    status = "found" if it.moves is not None else "limit" if it.limited else "done"
+    return Outcome(status, nodes, expanded, it.next, it.counts(), it.moves, it.most)
