@@ -300,6 +300,8 @@ def test_a_board_alone_in_a_batch_searches_on_the_slots_the_others_left(tmp_path
     assert near.extra["length"] == 1 and "threads" not in near.extra
     assert far.extra["optimal"] and far.extra["length"] == recs[1].expected_length
     assert far.extra["threads"] == 2
+    fixed = run_batch(recs, use_db=False, workers=2, time_limit=60, fallback=False, grow=False)  # solve --threads 1
+    assert fixed.outcomes[recs[1].index].extra["optimal"] and "threads" not in fixed.outcomes[recs[1].index].extra
 
 
 def test_jobs_still_running_past_the_last_start_are_abandoned():

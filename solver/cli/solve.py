@@ -83,7 +83,8 @@ def check(board, moves, size, goal, as_json):
     "--threads",
     type=click.IntRange(min=1),
     default=None,
-    help="Threads for each board's optimal search (default: every core for one board, 1 for several).",
+    help="Threads for each board's optimal search (default: every core for one board; for several, 1, "
+    "and the workers' slots left idle near the end).",
 )
 @solve_options
 def solve(
@@ -135,6 +136,7 @@ def solve(
         workers = capped("--workers", workers, most, f"{plural(cores, 'core')}, {plural(n, 'board')}")
     if workers is None:
         workers = (os.cpu_count() or 1) if n > 1 else 1
+    grow = threads is None  # several boards: one thread each, more as workers idle
     if threads is None:
         threads = cores if n == 1 else 1
     result = run_batch(
@@ -145,6 +147,7 @@ def solve(
         node_limit=node_limit,
         workers=workers,
         threads=threads,
+        grow=grow,
         out_path=out_path,
         resume=resume,
         on_outcome=(shown := progressive(boards, as_json, human_solved(boards))),

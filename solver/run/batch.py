@@ -43,6 +43,7 @@ def run_batch(
     node_limit=None,
     workers: int = 1,
     threads: int = 1,
+    grow: bool = True,
     out_path=None,
     resume: bool = False,
     on_outcome=None,
@@ -70,8 +71,11 @@ def run_batch(
     ``job_memory`` bytes of them at once, see :class:`Feed`.  ``retry``: indices
     solved again although the journal has them; the better outcome (:func:`better`)
     is kept and journalled.  ``threads``: threads for each board's optimal search
-    (local processes only).  ``last_start``: wall-clock time (``time.time()``) after
-    which no board starts; those not started keep their journalled outcome.
+    (local processes only); with one, and ``grow``, a board's search also takes the
+    worker slots nothing else can use (a batch's last boards:
+    :class:`solver.run.slots.Lanes`).  ``last_start``: wall-clock time
+    (``time.time()``) after which no board starts; those not started keep their
+    journalled outcome.
     ``search_progress``: told of each slice of the searches in this process
     (:class:`solver.cli.progress.SearchLine`; local processes with one worker only).
     ``go_on``: a table file that cannot be read is left out and the boards solved
@@ -94,7 +98,7 @@ def run_batch(
             on_outcome(out)
     todo = [r for r in records if r.index not in done]
     feed = Feed(todo, jobs, last_start, job_memory, board_seconds=time_limit)
-    pools = Pools(db_dir, use_db, threads, go_on)
+    pools = Pools(db_dir, use_db, threads, go_on, grow)
     if scheduler is not None:
         outcomes = _dask_outcomes(feed, pools, time_limit, node_limit, fallback, scheduler, known)
     else:

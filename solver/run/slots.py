@@ -32,12 +32,14 @@ from ..search.limits import interrupt_if_stopping
 class Pools:
     """How each process (or dask thread) that solves boards makes its
     :class:`~solver.api.SolverPool`: the database folder, whether to read it, each
-    board's threads, and ``go_on`` (a table that cannot be read is left out)."""
+    board's threads, ``go_on`` (a table that cannot be read is left out), and
+    ``grow``: a board given one thread takes the idle slots too (local processes)."""
 
     db_dir: object = None
     use_db: bool = True
     threads: int = 1
     go_on: bool = False
+    grow: bool = True
 
     def pool(self, **kw) -> SolverPool:
         return SolverPool(self.db_dir, use_db=self.use_db, threads=self.threads, go_on=self.go_on, **kw)
@@ -474,7 +476,7 @@ def _local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, 
             lambda pending: _stop_pool(ex),
             slots=workers,
             lanes=lanes,
-            board_lanes=pools.threads == 1,  # (a count asked for each board: that many, fixed)
+            board_lanes=pools.grow and pools.threads == 1,  # (a count asked for: that many, fixed)
         )
     except BaseException:
         _stop_pool(ex)  # stopped (an interrupt, an error, the caller closing us): ended, never awaited
