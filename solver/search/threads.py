@@ -42,10 +42,11 @@ whose grant another process sets: ``slidepdb run`` gives a board the worker slot
 nothing else can use, :mod:`solver.run.slots`).  The caller's thread looks at the
 grant after each slice and starts a thread for each one granted and not running:
 it walks from the root and takes the next window, as every thread does.  A thread
-above a lowered grant stops at the end of its window (it takes no more numbers; in
-a shared node, it takes no more of the node's windows and walks through the rest of
-its own): every number it took has been searched, and the smallest f it pruned goes
-into the next threshold, so the iteration stays as complete as the serial one.
+above a lowered grant takes no new window at the split depth and stops at the end of
+the one it has, once no shared node has windows left (the threads that would take
+them may all have ended): every number it took has been searched, and the smallest f
+it pruned goes into the next threshold, so the iteration stays as complete as the
+serial one.
 """
 
 from __future__ import annotations
@@ -195,11 +196,13 @@ class Iteration:
 
     def _take(self, w: _Worker, finished: bool = False, me: int = 0) -> bool:
         """``w``'s next work, when its window ends or its walk is through
-        (``finished``); False when there is none, or when thread number ``me`` is
-        above the grant and has searched every number it took.  In a shared node, the
-        node's next window; with no numbers of its own left, the earliest in the serial
-        order: the next window of a shared node (walked to again from the root), else
-        the next window of numbers at the split depth."""
+        (``finished``); False when there is none.  In a shared node, the node's next
+        window; with no numbers of its own left, the earliest in the serial order: the
+        next window of a shared node (walked to again from the root), else the next
+        window of numbers at the split depth, unless thread number ``me`` is above the
+        grant (False: it stops, every number it took searched).  A thread never stops
+        while a shared node has windows left: the threads that would take them may
+        all have ended."""
         K, state = self.K, w.state
         leaving = me >= self.share.granted
         with self.cond:
@@ -210,16 +213,13 @@ class Iteration:
                     sh.end = int(state[K._S_SEEN2])
             self.shared = [sh for sh in self.shared if sh.open()]
             if inside:
-                sh = None if leaving else next((sh for sh in self.shared if sh.number == seen), None)
+                sh = next((sh for sh in self.shared if sh.number == seen), None)
                 if sh is not None:
                     self._give(w, sh)
                     return True
                 state[K._S_LO2] = state[K._S_HI2] = K.INF  # nothing more of it: walk through
                 if seen < state[K._S_HI]:
                     return True  # its own window goes on after it
-            if leaving:  # every number it took is searched: what it pruned bounds the next threshold
-                self.next = min(self.next, int(state[K._S_NEXT]))
-                return False
             if self.shared:
                 sh = self.shared[0]
                 self.next = min(self.next, int(state[K._S_NEXT]))
@@ -228,6 +228,9 @@ class Iteration:
                 self._give(w, sh)
                 return True
             if finished:
+                return False
+            if leaving:  # every number it took is searched: what it pruned bounds the next threshold
+                self.next = min(self.next, int(state[K._S_NEXT]))
                 return False
             state[K._S_LO] = self.taken
             self.taken += self.window
