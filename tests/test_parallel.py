@@ -246,6 +246,32 @@ def test_threads_that_join_and_leave_mid_iteration_search_every_node_once(monkey
 
 
 @pytest.mark.parametrize("window", (1, 3))
+def test_threads_that_join_and_leave_search_shared_nodes_once(monkeypatch, window):
+    """The same with shared nodes (a second split depth 3 below the first): a thread
+    above the grant still helps with the windows shared nodes have left, so at and
+    below the second depth, and above the first, a complete iteration visits the nodes
+    one thread does, whatever the grant does (ten grants that change at every look)."""
+    monkeypatch.setattr(parallel, "PAR_SLICE", 7)
+    monkeypatch.setattr(parallel, "SHARE_AFTER", 20)
+    monkeypatch.setattr(parallel, "SHARE_THREADS", 1)
+    monkeypatch.setattr(parallel, "WINDOW_NODES", window * 4)
+    recs = [r for r in read_file(str(data_file("korf100.txt"))).records if r.ident in {"1", "3"}]
+    s = Searcher(manhattan_heuristic(recs[0].board.shape))
+    for rec in recs:
+        h0 = s.initial_h(rec.board)
+        for depth in (2, 5):
+            last = (np.array([0] * depth + [10**6, 0, 0, 10**8] + [0] * 3), 10**6)
+            one = parallel.run_iteration(s, rec.board, 1, h0 + 6, 100, s.bpmx, None, None, 0, last, 200)
+            want = one.counts.tolist()
+            for seed in range(10):
+                share = Restless(seed)
+                out = parallel.run_iteration(s, rec.board, share, h0 + 6, 100, s.bpmx, None, None, 0, last, 200)
+                got = out.counts.tolist()
+                assert out.status == "done" and out.next_threshold == one.next_threshold
+                assert (got[:depth], got[depth + 3 :]) == (want[:depth], want[depth + 3 :]), (rec.ident, depth, seed)
+
+
+@pytest.mark.parametrize("window", (1, 3))
 def test_shared_nodes_are_searched_once_below_the_second_split_depth(monkeypatch, window):
     """A node at the split depth that held its thread is shared: the threads that join
     it walk to it again, and each node at the second split depth is searched in
