@@ -285,7 +285,7 @@ class Searcher:
             None if node_limit is None else node_limit - spent,
             max_depth,
             weight,
-            share_of(threads),
+            threads,
             (floor, ceiling),
         )
         result.nodes += spent

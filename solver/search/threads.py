@@ -161,7 +161,9 @@ class _Shared:
 class Iteration:
     """Shared state of the threads (guarded by ``cond`` where more than one writes)."""
 
-    def __init__(self, searcher, board, share: Share, thresh, weight, bpmx, deadline, node_limit, nodes_before, last):
+    def __init__(
+        self, searcher, board, share: Share, thresh, weight, bpmx, deadline, node_limit, nodes_before, last, max_depth
+    ):
         from . import kernel as ida_kernel
 
         self.K = ida_kernel
@@ -186,10 +188,11 @@ class Iteration:
         self.moves = None
         self.limited = False
         self.error = None
-        self.workers: list[_Worker] = []  # every thread's, those that left included (their counts)
+        self.max_depth = max_depth
+        # every thread's worker, those that left included (their counts); the first the caller's
+        self.workers: list[_Worker] = [_Worker(searcher, board, max_depth, ida_kernel)]
         self.running: dict[int, threading.Thread | None] = {0: None}  # thread number -> its thread (0: the caller's)
         self.most = 1  # threads running at once, at most
-        self.max_depth = 0
 
     def _h0(self, w: _Worker) -> int:
         return w.st.h0 if self.weight == 100 else (w.st.h0 * self.weight) // 100
@@ -291,18 +294,16 @@ class Iteration:
 
     def grow(self) -> None:
         """A thread for each number granted and not running (from the caller's thread)."""
-        want = self.share.granted
-        if self.stop or all(self.running.get(me) is not None for me in range(1, want)):
-            return
         with self.cond:
-            for me in range(1, want):
-                if self.running.get(me) is None:
-                    w = _Worker(self.s, self.board, self.max_depth, self.K)
-                    self.workers.append(w)
-                    t = self.running[me] = threading.Thread(target=self.work, args=(w, me), daemon=True)
-                    t.start()
-            self.most = max(self.most, self.count())
-            self.share.report(self.count())
+            idle = [] if self.stop else [me for me in range(1, self.share.granted) if self.running.get(me) is None]
+            for me in idle:
+                w = _Worker(self.s, self.board, self.max_depth, self.K)
+                self.workers.append(w)
+                t = self.running[me] = threading.Thread(target=self.work, args=(w, me), daemon=True)
+                t.start()
+            if idle:
+                self.most = max(self.most, self.count())
+                self.share.report(self.count())
 
     def join(self) -> None:
         """Wait for every thread started (the caller's walk is through)."""
@@ -394,9 +395,7 @@ def run_iteration(searcher, board, threads, thresh, weight, bpmx, deadline, node
     ``last``: the last iteration's (nodes visited per depth, nodes generated), from
     which the split is planned; ``nodes_before``: nodes generated before it."""
     share = share_of(threads)
-    it = Iteration(searcher, board, share, thresh, weight, bpmx, deadline, node_limit, nodes_before, last)
-    it.max_depth = max_depth
-    it.workers = [_Worker(searcher, board, max_depth, it.K)]
+    it = Iteration(searcher, board, share, thresh, weight, bpmx, deadline, node_limit, nodes_before, last, max_depth)
     it.grow()
     try:
         it.work(it.workers[0])
