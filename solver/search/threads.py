@@ -134,6 +134,7 @@ class _Worker:
         self.st = self.searcher.root_state(self.board)  # the kernel left the arrays at the node it was in
         self.root = self.st.arrays()
         self.start(h0, thresh, split, split2)
+        self.read()  # (the counts move at once, before the next slice's budget is reserved)
 
     def read(self) -> None:
         """Its counts after a kernel call."""
@@ -226,6 +227,9 @@ class Iteration:
             if self.shared:
                 sh = self.shared[0]
                 self.next = min(self.next, int(state[K._S_NEXT]))
+                if self.node_limit is not None and self._left() < self._restart_cost(w):
+                    self._limit()  # its walk above the split depth, counted once so far, would overrun the limit
+                    return False
                 w.restart(self._h0(w), self.thresh, self.split, self.split2)
                 state[K._S_LO], state[K._S_HI], state[K._S_SHARED] = sh.number - 1, sh.number, sh.number
                 self._give(w, sh)
@@ -239,6 +243,15 @@ class Iteration:
             self.taken += self.window
             state[K._S_HI] = self.taken
             return True
+
+    def _left(self) -> int:
+        """Nodes the limit leaves, less those reserved for slices running now (under ``cond``)."""
+        return self.node_limit - self.nodes_before - self.nodes() - self.reserved
+
+    def _restart_cost(self, w: _Worker) -> int:
+        """What :meth:`_Worker.restart` adds to :meth:`nodes` at once: ``w``'s walk
+        above the split depth so far, counted once until then, becomes its own."""
+        return min(w.upper[0], max((x.upper[0] for x in self.workers if x is not w), default=0))
 
     def _give(self, w: _Worker, sh: _Shared) -> None:
         """The next window of the shared node ``sh`` to ``w``."""
@@ -323,7 +336,7 @@ class Iteration:
             budget = PAR_SLICE
             if self.node_limit is not None:
                 with self.cond:  # a node limit: each slice's budget reserved, so the threads never overrun it
-                    left = self.node_limit - self.nodes_before - self.nodes() - self.reserved
+                    left = self._left()
                     budget = min(budget, max(left // self.count(), 1))
                     if left <= 0:
                         self._limit()
