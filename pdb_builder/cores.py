@@ -24,6 +24,9 @@ class BuildStopped(Exception):
         super().__init__(message)
 
 
+RELEASED = -1  # Share.used[0] of a holder that runs one thread from now on, whatever its grant
+
+
 class Share:
     """The threads a build may run now: ``grant[0]`` (an int64 array, possibly a view
     of memory another process writes), at least 1, or negative to stop the build at
@@ -53,6 +56,11 @@ class Share:
     def report(self, running: int) -> None:
         if self.used is not None:
             self.used[0] = running
+
+    def release(self) -> None:
+        """From now on its holder runs one thread: the grant's other slots go back to
+        whoever hands them out (:data:`RELEASED` in ``used[0]``), until it reports again."""
+        self.report(RELEASED)
 
 
 def share_of(threads) -> Share:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pdb_builder import __version__
 from pdb_builder.board import Board
+from pdb_builder.cores import Share
 from pdb_builder.errors import DatabaseError, OptionsError
 from pdb_builder.formats import Record, parse_board_text
 from pdb_builder.moves import check_moves
@@ -329,6 +330,8 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     if result.status != "solved" and fallback and (time_limit is not None or node_limit is not None):
         from .fallback.ladder import fallback_search  # (beams, staged search: compiled kernels, loaded when needed)
 
+        if isinstance(threads, Share):
+            threads.release()  # the fallback runs on one thread: the batch may give the others to other items
         if pool.progress is not None:
             pool.progress.phase("fallback (a valid answer, not proven)")
         moves, how, more = fallback_search(searcher, board, time_limit, node_limit, bound, layout=layout)

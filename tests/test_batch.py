@@ -288,6 +288,50 @@ def test_idle_slots_go_to_the_jobs_first_then_to_the_boards_and_the_boards_give_
     assert lanes.taken() == 4
 
 
+def test_a_board_whose_search_ended_holds_one_slot_whatever_its_grant():
+    """A board that goes on to its fallback (one thread) releases its grant: it counts
+    one slot, and the spare ones go to the others, not to it."""
+    from types import SimpleNamespace
+
+    from pdb_builder.cores import RELEASED
+    from solver.run.slots import Lanes
+
+    lanes = Lanes(3)
+    a, b = SimpleNamespace(index=0), SimpleNamespace(index=1)
+    la, lb = lanes.open(a), lanes.open(b)
+    lanes.share(spare=4, ready=0)
+    assert (lanes.cells[la, 0], lanes.cells[lb, 0]) == (3, 3) and lanes.taken() == 6
+    lanes.cells[la, 1] = RELEASED  # a's search ended: Share.release
+    assert lanes.taken() == 4
+    lanes.share(spare=2, ready=0)
+    assert (lanes.cells[la, 0], lanes.cells[lb, 0]) == (3, 5)
+    lanes.share(spare=0, ready=2)  # ready items: the slots come from the boards still searching
+    assert (lanes.cells[la, 0], lanes.cells[lb, 0]) == (3, 3) and lanes.taken() == 4
+
+
+def test_a_board_releases_its_threads_before_its_fallback(monkeypatch):
+    """The optimal search stopped by its limit on two granted threads: the fallback's
+    one thread finds the grant released, and the answer is still valid."""
+    import numpy as np
+
+    from pdb_builder.cores import RELEASED, Share
+    from solver.api import SolverPool, solve_record
+    from solver.fallback import ladder
+
+    rec = read_file(str(data_file("korf100.txt"))).records[0]
+    share = Share(grant=np.array([2], dtype=np.int64), used=np.array([0], dtype=np.int64))
+    seen, search = [], ladder.fallback_search
+
+    def watched(*args, **kwargs):
+        seen.append(int(share.used[0]))
+        return search(*args, **kwargs)
+
+    monkeypatch.setattr(ladder, "fallback_search", watched)
+    out = solve_record(rec, SolverPool(use_db=False), node_limit=20_000, threads=share)
+    assert seen == [RELEASED] and out.extra["fallback"] and not out.extra["optimal"]
+    assert check_moves(rec.board, out.extra["moves"]).ok
+
+
 def test_a_board_alone_in_a_batch_searches_on_the_slots_the_others_left(tmp_path):
     """Two workers, two boards: once the near one is answered, the far one's search
     goes on two threads (its outcome says so), and its answer is the published one."""

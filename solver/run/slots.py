@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pdb_builder.cores import Share
+from pdb_builder.cores import RELEASED, Share
 from pdb_builder.errors import BoardError
 from pdb_builder.formats import Record
 
@@ -330,16 +330,18 @@ class Lanes:
         self._free.append(lane)
 
     def taken(self) -> int:
-        """Slots the running items hold: each its grant, or its threads still running above a lowered one."""
-        return sum(max(1, int(self.cells[k, 0]), int(self.cells[k, 1])) for k in self._lane.values())
+        """Slots the running items hold: each its grant, or its threads still running above
+        a lowered one; one, for a board whose search has released its grant (its fallback)."""
+        grant, used = self.cells[:, 0], self.cells[:, 1]
+        return sum(1 if used[k] == RELEASED else max(1, int(grant[k]), int(used[k])) for k in self._lane.values())
 
     def share(self, spare: int, ready: int) -> None:
         """With nothing ``ready`` to start, the ``spare`` slots to the running jobs, the
         fewest-threaded first, or to the running boards when no job runs; with items
         ready and fewer slots spare, the largest grants lowered by what the ready items
         lack, the boards' before the jobs'."""
-        grant = self.cells[:, 0]
-        lanes = [k for k in self._lane.values() if grant[k] > 0]  # (not those told to stop)
+        grant, used = self.cells[:, 0], self.cells[:, 1]
+        lanes = [k for k in self._lane.values() if grant[k] > 0 and used[k] != RELEASED]  # (not those told to stop)
         if not lanes:
             return
         if ready == 0:
