@@ -8,7 +8,7 @@ import pytest
 
 from pdb_builder.board import Board, Shape
 from pdb_builder.make.building import build_pdb, compute_pdb
-from pdb_builder.make.lowering import check_packed, pack, relax
+from pdb_builder.make.lowering import check_packed, check_packed_full, check_packed_near, pack, relax
 from pdb_builder.packed import MAX_LOWERING, bits_at, decode, root_value
 from pdb_builder.patterns import named_partition
 from pdb_builder.ranking import rank_py, unrank_py
@@ -78,6 +78,36 @@ def test_relax_lowers_the_far_side_of_every_large_jump_and_nothing_else_needless
     # every lowered entry is tight: some neighbour is exactly 3 below it
     tight = {r2 for r, r2 in edges if int(relaxed[r2]) - int(relaxed[r]) == 3}
     assert set(np.flatnonzero(relaxed < full)) <= tight
+
+
+@pytest.mark.parametrize("shape, pattern", SHAPES, ids=lambda x: getattr(x, "key", str(x)))
+def test_the_check_after_relaxing_names_what_the_check_of_every_move_names(shape, pattern):
+    """A build checks its two-bit copy looking only at the moves of the entries lowered or
+    marked by ``relax``: every move between entries more than SLACK apart has such an end,
+    and on copies damaged at random both checks name the same first placement."""
+    k = len(pattern)
+    full, _ = compute_pdb(shape, pattern)
+    relaxed = full.copy()
+    marked = relax(relaxed, shape, k)
+    looked = (np.unpackbits(marked, bitorder="little")[: full.size] == 1) | (relaxed != full)
+    edges = list(_edges(shape, k, full))
+    assert all(looked[r] or looked[r2] for r, r2 in edges if abs(int(full[r]) - int(full[r2])) > 3)
+    assert looked.sum() < full.size // 10  # a few: the check's cost is the values, not the moves
+    packed = pack(relaxed)
+    lowering = int((full[full != 255].astype(int) - relaxed[full != 255]).max())
+    assert check_packed_near(full, relaxed, packed, marked, shape, k, lowering) == -1
+    assert check_packed_full(full, packed, shape, k, lowering) == -1
+    rng = np.random.default_rng(7)
+    for flips in (1, 1, 1, 2, 5, 40):
+        damaged = packed.copy()
+        at = rng.integers(0, damaged.size, flips)
+        damaged[at] ^= rng.integers(1, 256, flips).astype(np.uint8)
+        want = check_packed_full(full, damaged, shape, k, lowering)
+        assert check_packed_near(full, relaxed, damaged, marked, shape, k, lowering) == want
+    unrelaxed = pack(full)  # a copy packed without its lowering: the marks still lead to its jumps
+    want = check_packed_full(full, unrelaxed, shape, k, MAX_LOWERING)
+    assert check_packed_near(full, full, unrelaxed, marked, shape, k, MAX_LOWERING) == want
+    assert (want >= 0) == any(abs(int(full[r]) - int(full[r2])) > 3 for r, r2 in edges)
 
 
 @pytest.mark.parametrize(

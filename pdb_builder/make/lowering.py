@@ -30,9 +30,11 @@ from ..ranking import weights
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
-def _relax_pass(table, n, k, w, nbr, ndeg, lowered):
+def _relax_pass(table, n, k, w, nbr, ndeg, lowered, marked):
     """Every entry to at most its lowest neighbour + SLACK, in place; marks the
-    lowered ones in the bitmap ``lowered`` (each chunk owns whole bytes of it)."""
+    lowered ones in the bitmap ``lowered``, and in ``marked`` every entry that read
+    a neighbour more than SLACK above or below it (lowered or not; each chunk owns
+    whole bytes of both)."""
     size = table.shape[0]
     nchunks = 4096
     chunk = ((size + nchunks - 1) // nchunks + 7) // 8 * 8
@@ -52,11 +54,17 @@ def _relax_pass(table, n, k, w, nbr, ndeg, lowered):
             if v == UNSEEN:
                 continue
             best = v
+            far = False
             for j in range(_moves(r, k, w, nbr, ndeg, pos, used, slot_of, out)):
-                best = min(best, np.int64(table[out[j]]) + SLACK)
+                v2 = np.int64(table[out[j]])
+                if v2 != UNSEEN:
+                    best = min(best, v2 + SLACK)
+                    far = far or v2 > v + SLACK
             if best < v:
                 table[r] = best
                 lowered[r >> 3] |= np.uint8(1 << (r & 7))
+            if far or best < v:
+                marked[r >> 3] |= np.uint8(1 << (r & 7))
 
 
 @nb.njit(cache=True)
@@ -90,15 +98,20 @@ def _relax_rest(table, n, k, w, nbr, ndeg, lowered):
                 top += 1
 
 
-def relax(table: np.ndarray, shape: Shape, k: int) -> None:
+def relax(table: np.ndarray, shape: Shape, k: int) -> np.ndarray:
     """Lower ``table`` (a pattern of ``k`` tiles on ``shape``) in place until every
-    abstract move changes a value by at most SLACK."""
+    abstract move changes a value by at most SLACK.  Returns the bitmap of the
+    entries whose moves :func:`check_packed_near` must look at (entry r at bit
+    ``r & 7`` of byte ``r >> 3``): those that met a neighbour more than SLACK away
+    in the parallel pass."""
     nbr, ndeg = compact_neighbours(shape)
     n = len(shape.free_cells)
     w = weights(n, k)
     lowered = np.zeros((table.shape[0] + 7) // 8, dtype=np.uint8)
-    _relax_pass(table, n, k, w, nbr, ndeg, lowered)
+    marked = np.zeros_like(lowered)
+    _relax_pass(table, n, k, w, nbr, ndeg, lowered, marked)
     _relax_rest(table, n, k, w, nbr, ndeg, lowered)
+    return marked
 
 
 @nb.njit(cache=True)
@@ -114,12 +127,12 @@ def packed_table(table: np.ndarray, shape: Shape, k: int) -> tuple[np.ndarray | 
     """(the two-bit table, the largest lowering) for a full ``table``; the packed
     table is None when relaxing would lower an entry too far for ``root_value``."""
     relaxed = np.array(table, dtype=np.uint8, copy=True)
-    relax(relaxed, shape, k)
+    marked = relax(relaxed, shape, k)
     lowering = int(_max_lowering(np.asarray(table), relaxed))
     if lowering > MAX_LOWERING:
         return None, lowering
     packed = pack(relaxed)
-    bad = check_packed_full(np.asarray(table), packed, shape, k, lowering)
+    bad = check_packed_near(np.asarray(table), relaxed, packed, marked, shape, k, lowering)
     if bad >= 0:  # never published: the solver would read wrong values
         raise RuntimeError(f"the two-bit copy fails its check at placement {bad}")
     return packed, lowering
@@ -208,6 +221,68 @@ def check_packed_full(
     n = len(shape.free_cells)
     bad = np.empty(max(1, min(4096, full.shape[0])), dtype=np.int64)
     _check_all(full, packed, n, k, weights(n, k), nbr, ndeg, max_lowering, bad)
+    found = bad[bad >= 0]
+    return int(found.min()) if found.size else -1
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def _check_near(full, relaxed, packed, marked, n, k, w, nbr, ndeg, max_lowering, bad):
+    """:func:`check_packed_near`'s chunks in parallel: each chunk's smallest bad rank
+    (or -1) into ``bad[chunk]``."""
+    size = full.shape[0]
+    nchunks = bad.shape[0]
+    chunk = (size + nchunks - 1) // nchunks
+    for ci in nb.prange(nchunks):
+        found = size
+        lo = ci * chunk
+        hi = min(size, lo + chunk)
+        pos = np.empty(k, dtype=np.int64)
+        slot_of = np.zeros(n, dtype=np.int64)
+        out = np.empty(4 * k, dtype=np.int64)
+        for r in range(lo, hi):
+            f = np.int64(full[r])
+            if f == UNSEEN:
+                continue
+            v = root_value(f, bits_at(np.int64(packed[r >> 2]), r))
+            if v > f or f - v > max_lowering:
+                found = min(found, r)  # (its moves still looked at: a move's lower rank may be below it)
+            elif v == f and relaxed[r] == f and not (marked[r >> 3] >> (r & 7)) & 1:
+                continue
+            for j in range(_neighbours(r, n, k, w, nbr, ndeg, pos, slot_of, out)):
+                r2 = out[j]
+                if full[r2] != UNSEEN:
+                    q2 = bits_at(np.int64(packed[r2 >> 2]), r2)
+                    if decode(q2, v) != root_value(np.int64(full[r2]), q2):
+                        found = min(found, r, r2)
+        bad[ci] = found if found < size else -1
+
+
+def check_packed_near(
+    full: np.ndarray,
+    relaxed: np.ndarray,
+    packed: np.ndarray,
+    marked: np.ndarray,
+    shape: Shape,
+    k: int,
+    max_lowering: int = MAX_LOWERING,
+) -> int:
+    """:func:`check_packed_full`'s answer (the first placement where the two-bit copy
+    fails, or -1) for a copy that :func:`relax` (``relaxed``, and the bitmap it
+    returned, ``marked``) and :func:`pack` have just made, without walking every
+    placement's moves: every value is looked at, but only the moves of the entries
+    that the packed copy or ``relaxed`` lowers, or that ``marked`` holds.
+
+    The others' moves need no look.  Take a move between two entries that neither
+    copy lowers and that are not marked.  Values only go down while relaxing, so both
+    entries held their full values all along, and the pass read them so: had they
+    been more than SLACK apart, it would have marked them.  So they differ by 1 or
+    3 (the graph is bipartite), their packed values are their full ones, and the
+    move decodes.  A failing move is thus seen from a looked-at end, and named by
+    its lower rank, as the full check names it."""
+    nbr, ndeg = compact_neighbours(shape)
+    n = len(shape.free_cells)
+    bad = np.empty(max(1, min(4096, full.shape[0])), dtype=np.int64)
+    _check_near(full, relaxed, packed, marked, n, k, weights(n, k), nbr, ndeg, max_lowering, bad)
     found = bad[bad >= 0]
     return int(found.min()) if found.size else -1
 
