@@ -148,6 +148,20 @@ def _max_lowering(full, relaxed):
     return out
 
 
+@nb.njit(cache=True, inline="always")
+def _lowest_failing_move(full, packed, v, out, m):
+    """The lowest of the ``m`` ranks in ``out`` (a placement's moves, its value ``v``)
+    that is reached and whose two bits do not decode from ``v`` to its own value, or -1."""
+    low = -1
+    for j in range(m):
+        r2 = out[j]
+        if full[r2] != UNSEEN:
+            q2 = bits_at(np.int64(packed[r2 >> 2]), r2)
+            if decode(q2, v) != root_value(np.int64(full[r2]), q2) and (low < 0 or r2 < low):
+                low = r2
+    return low
+
+
 @nb.njit(cache=True)
 def _first_disagreement(full, packed, n, k, w, nbr, ndeg, ranks):
     pos = np.empty(k, dtype=np.int64)
@@ -159,12 +173,8 @@ def _first_disagreement(full, packed, n, k, w, nbr, ndeg, ranks):
         v = root_value(np.int64(full[r]), bits_at(np.int64(packed[r >> 2]), r))
         if v > full[r] or full[r] - v > MAX_LOWERING:
             return r
-        for j in range(_neighbours(r, n, k, w, nbr, ndeg, pos, slot_of, out)):
-            r2 = out[j]
-            if full[r2] != UNSEEN:
-                q2 = bits_at(np.int64(packed[r2 >> 2]), r2)
-                if decode(q2, v) != root_value(np.int64(full[r2]), q2):
-                    return r
+        if _lowest_failing_move(full, packed, v, out, _neighbours(r, n, k, w, nbr, ndeg, pos, slot_of, out)) >= 0:
+            return r
     return -1
 
 
@@ -195,15 +205,7 @@ def _check_all(full, packed, n, k, w, nbr, ndeg, max_lowering, bad):
             if v > full[r] or full[r] - v > max_lowering:
                 bad[ci] = r
                 break
-            ok = True
-            for j in range(_moves(r, k, w, nbr, ndeg, pos, used, slot_of, out)):
-                r2 = out[j]
-                if full[r2] != UNSEEN:
-                    q2 = bits_at(np.int64(packed[r2 >> 2]), r2)
-                    if decode(q2, v) != root_value(np.int64(full[r2]), q2):
-                        ok = False
-                        break
-            if not ok:
+            if _lowest_failing_move(full, packed, v, out, _moves(r, k, w, nbr, ndeg, pos, used, slot_of, out)) >= 0:
                 bad[ci] = r
                 break
 
@@ -248,12 +250,9 @@ def _check_near(full, relaxed, packed, marked, n, k, w, nbr, ndeg, max_lowering,
                 found = min(found, r)  # (its moves still looked at: a move's lower rank may be below it)
             elif v == f and relaxed[r] == f and not (marked[r >> 3] >> (r & 7)) & 1:
                 continue
-            for j in range(_neighbours(r, n, k, w, nbr, ndeg, pos, slot_of, out)):
-                r2 = out[j]
-                if full[r2] != UNSEEN:
-                    q2 = bits_at(np.int64(packed[r2 >> 2]), r2)
-                    if decode(q2, v) != root_value(np.int64(full[r2]), q2):
-                        found = min(found, r, r2)
+            r2 = _lowest_failing_move(full, packed, v, out, _neighbours(r, n, k, w, nbr, ndeg, pos, slot_of, out))
+            if r2 >= 0:
+                found = min(found, r, r2)
         bad[ci] = found if found < size else -1
 
 
