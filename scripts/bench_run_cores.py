@@ -2,16 +2,21 @@
 """How ``slidepdb run`` shares the cores between its builds and its searches.
 
     .venv/bin/python scripts/bench_run_cores.py --dir DIR --code . [--code OTHER_CHECKOUT]
-        [--sizes 4x5 5x4 3x5 5x3] [--time-limit 5] [--workers 2] [--rounds 1]
+        [--sizes 4x5 5x4 3x5 5x3 | --first N] [--time-limit 5 | --budget 8m] [--workers 2]
+        [--on local --on dask:1x2 ...] [--rounds 1]
 
-Writes the DevQuiz boards of ``--sizes`` to ``DIR/subset.txt``, then, for each
-``--code`` checkout in turn (``--rounds`` times, alternating), runs from an empty
-database folder
+Writes the DevQuiz boards of ``--sizes`` (or the file's first ``--first`` boards) to
+``DIR/subset.txt``, then, for each ``--code`` checkout and each ``--on`` in turn
+(``--rounds`` times, alternating), runs from an empty database folder
 
     python -m solver run DIR/subset.txt --out DIR/K/answers.txt --db-dir DIR/K/db
         --budget none --time-limit T --workers W
 
-with that checkout first on ``PYTHONPATH``, and prints a row per run: wall seconds,
+with that checkout first on ``PYTHONPATH`` (``--budget B``: ``--budget B`` in place of
+the time limit).  ``--on dask:WxT`` runs it with ``--scheduler`` on a dask cluster
+started for the run from that checkout: a scheduler and W worker processes of T
+threads each (``dask worker --nworkers W --nthreads T``), stopped after it; their CPU
+counts in the row.  It prints a row per run: wall seconds,
 when the first board was proven and when the quick pass ended (from
 ``answers.timeline.csv``), proven and answered boards, CPU seconds of the run's
 processes, busy cores (CPU over wall), the mean number of runnable threads on the
@@ -41,9 +46,10 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "devquiz2011" / "problems.txt"
 
 
-def subset(problems: Path, sizes: set[str], out: Path) -> int:
+def subset(problems: Path, sizes: set[str], out: Path, first: int | None = None) -> int:
     lines = problems.read_text().split("\n")
-    picked = [line for line in lines[2:] if line and "x".join(line.split(",")[:2]) in sizes]
+    picked = [line for line in lines[2:] if line and (first is not None or "x".join(line.split(",")[:2]) in sizes)]
+    picked = picked[:first]
     out.write_text("\n".join([lines[0], str(len(picked)), *picked]) + "\n")
     return len(picked)
 
@@ -63,17 +69,69 @@ def label(code: Path) -> str:
         return code.name
 
 
-def one_run(code: Path, problems: Path, folder: Path, args) -> dict:
+def start_cluster(on: str, code: Path, env: dict, folder: Path) -> tuple[str, list]:
+    """A dask scheduler and ``--nworkers W --nthreads T`` workers (``on`` = ``dask:WxT``)
+    run from ``code``: the scheduler's address, and the processes and their log file,
+    for :func:`stop_cluster` after the run."""
+    import json
+
+    workers, threads = (int(x) for x in on.split(":", 1)[1].lower().split("x"))
+    info = folder / "scheduler.json"
+    log = open(folder / "cluster.txt", "w")  # noqa: SIM115 - written while the cluster runs
+
+    def start(*cmd: str) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-m", *cmd], cwd=code, env=env, stdout=log, stderr=log)
+
+    procs = [start("distributed.cli.dask_scheduler", "--port", "0", "--no-dashboard", "--scheduler-file", str(info))]
+    for _ in range(600):
+        if info.exists() and info.stat().st_size:
+            break
+        time.sleep(0.1)
+    procs.append(
+        start(
+            *("distributed.cli.dask_worker", "--scheduler-file", str(info), "--no-dashboard"),
+            *("--nworkers", str(workers), "--nthreads", str(threads), "--local-directory", str(folder / "dask")),
+        )
+    )
+    address = json.loads(info.read_text())["address"]
+    wait = "import sys, distributed as d; d.Client(sys.argv[1]).wait_for_workers(int(sys.argv[2]))"
+    subprocess.run([sys.executable, "-c", wait, address, str(workers)], cwd=code, env=env, check=True, timeout=120)
+    return address, [*procs, log]
+
+
+def stop_cluster(held: list) -> None:
+    *procs, log = held or [None]
+    for p in reversed(procs):
+        p.terminate()
+        try:
+            p.wait(30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    if log is not None:
+        log.close()
+
+
+def one_run(code: Path, problems: Path, folder: Path, args, on: str = "local") -> dict:
     folder.mkdir(parents=True)
     out = folder / "answers.txt"
     if args.solve:
-        cmd = [sys.executable, "-m", "solver", "solve", str(args.solve.resolve()), "--workers", str(args.workers)]
+        cmd = [sys.executable, "-m", "solver", "solve", str(args.solve.resolve())]
         cmd += ["--db-dir", str(args.db_dir.resolve()), "--report", str(folder / "report.json")]
     else:
         cmd = [sys.executable, "-m", "solver", "run", str(problems), "--out", str(out), "--db-dir", str(folder / "db")]
-        cmd += ["--budget", "none", "--time-limit", str(args.time_limit), "--workers", str(args.workers)]
+        if args.budget:
+            cmd += ["--budget", args.budget]
+        else:
+            cmd += ["--budget", "none", "--time-limit", str(args.time_limit)]
     env = dict(os.environ, PYTHONPATH=str(code))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    procs = []
+    if on == "local":
+        cmd += ["--workers", str(args.workers)]
+    else:
+        address, procs = start_cluster(on, code, env, folder)
+        cmd += ["--scheduler", address]
     stop, samples = threading.Event(), []
     sampler = threading.Thread(target=runnable_sampler, args=(stop, samples), daemon=True)
     sampler.start()
@@ -82,6 +140,7 @@ def one_run(code: Path, problems: Path, folder: Path, args) -> dict:
         rc = subprocess.run(cmd, cwd=code, env=env, stdout=so, stderr=err).returncode
     wall = time.perf_counter() - t0
     stop.set()
+    stop_cluster(procs)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     machine = {
@@ -124,8 +183,11 @@ def main() -> int:
     ap.add_argument("--code", action="append", type=Path, required=True, help="a checkout to run (repeat)")
     ap.add_argument("--problems", type=Path, default=DATA)
     ap.add_argument("--sizes", nargs="+", default=["4x5", "5x4", "3x5", "5x3"])
+    ap.add_argument("--first", type=int, help="the file's first N boards, whatever their sizes")
     ap.add_argument("--time-limit", type=float, default=5.0)
+    ap.add_argument("--budget", help="run --budget B instead of --time-limit")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--on", action="append", help="local (--workers) or dask:WxT; repeat (default: local)")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--solve", type=Path, help="a board file to solve on built tables instead of a run")
     ap.add_argument("--db-dir", type=Path, help="with --solve: the tables")
@@ -136,19 +198,24 @@ def main() -> int:
     problems = args.dir / "subset.txt"
     if args.solve:
         print(f"solve {args.solve} --workers {args.workers} --db-dir {args.db_dir}")
-        cols = ["code", "rc", "wall", "proven", "answered", "most threads a board"]
+        cols = ["code", "on", "rc", "wall", "proven", "answered", "most threads a board"]
     else:
-        n = subset(args.problems, set(args.sizes), problems)
-        print(f"{n} boards ({' '.join(args.sizes)}), --time-limit {args.time_limit:g}, --workers {args.workers}")
-        cols = ["code", "rc", "wall", "first proven", "quick pass ended", "proven", "answered"]
+        n = subset(args.problems, set(args.sizes), problems, args.first)
+        which = f"the first {args.first}" if args.first else " ".join(args.sizes)
+        limit = f"--budget {args.budget}" if args.budget else f"--time-limit {args.time_limit:g}"
+        print(f"{n} boards ({which}), {limit}, --workers {args.workers}")
+        cols = ["code", "on", "rc", "wall", "first proven", "quick pass ended", "proven", "answered"]
     cols += ["cpu", "busy cores", "runnable", "peak rss MB"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
+    ons = args.on or ["local"]
     for k in range(args.rounds):
         for j, code in enumerate(args.code):
-            row = one_run(code.resolve(), problems, args.dir / f"run{k}-{j}", args)
-            cells = [label(code)] + [f"{row[c]:.1f}" if isinstance(row[c], float) else str(row[c]) for c in cols[1:]]
-            print("| " + " | ".join(cells) + " |", flush=True)
+            for i, on in enumerate(ons):
+                row = dict(one_run(code.resolve(), problems, args.dir / f"run{k}-{j}-{i}", args, on), on=on)
+                cells = [label(code)]
+                cells += [f"{row[c]:.1f}" if isinstance(row[c], float) else str(row[c]) for c in cols[1:]]
+                print("| " + " | ".join(cells) + " |", flush=True)
     return 0
 
 

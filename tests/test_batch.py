@@ -7,6 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from pdb_builder.board import Shape
+from pdb_builder.cores import usable_cores
 from pdb_builder.errors import BoardError
 from pdb_builder.formats import read_file
 from pdb_builder.moves import check_moves
@@ -161,7 +162,7 @@ def _where(path, fail=False, *, threads):
     """A job (picklable: module level): says which process ran it and on what threads."""
     if fail:
         raise OSError(28, "No space left on device")
-    Path(path).write_text(f"{os.getpid()} {type(threads).__name__}")
+    Path(path).write_text(f"{os.getpid()} {type(threads).__name__} {threads.granted}")
     return os.getpid()
 
 
@@ -191,11 +192,42 @@ def test_boards_wait_for_their_jobs(problems, tmp_path, workers):
     assert all(events.index(r.index) > ends["b"] for r in recs[3:5])
     (_, _, value, error), (_, _, none, failure) = sorted(e for e in events if isinstance(e, tuple) and e[0] == "done")
     assert error is None and none is None and "No space left" in str(failure)
-    pid, threads = (tmp_path / "a").read_text().split()
-    if workers == 1:  # alone: in this process, every core (None: every usable one)
-        assert int(pid) == value == os.getpid() and threads == "NoneType"
+    pid, threads, granted = (tmp_path / "a").read_text().split()
+    if workers == 1:  # alone: in this process, every core, through a grant the feed can withdraw
+        assert int(pid) == value == os.getpid() and threads == "Share" and int(granted) == usable_cores()
     else:  # a worker's slot, on the threads its lane grants
         assert int(pid) == value != os.getpid() and threads == "Share"
+
+
+def test_one_worker_stops_a_build_at_the_last_start(problems, tmp_path):
+    """With one worker a build runs in this process: past the feed's last start (the
+    budget's) it is told to stop and the batch ends, where before it ran to its end
+    (a 40 s budget on the DevQuiz file's first boards ran for as long as the 5x6 build
+    took)."""
+    import threading
+    import time
+
+    from pdb_builder.cores import BuildStopped
+    from solver.run.slots import Pools, _local_outcomes
+
+    stopped = threading.Event()
+
+    def build(*, threads):
+        end = time.time() + 60
+        while time.time() < end:
+            if threads.stopped:
+                stopped.set()
+                raise BuildStopped
+            time.sleep(0.01)
+
+    recs = read_file(str(problems)).records[:3]
+    ended = []
+    job = Job(build, (), recs[:1], done=lambda value, error: ended.append(error))
+    feed = Feed(recs, [job], last_start=time.time() + 2)
+    t0 = time.time()
+    out = list(_local_outcomes(feed, Pools(tmp_path / "none"), 5.0, None, True, workers=1))
+    assert stopped.is_set() and time.time() - t0 < 10 and out == []
+    assert len(ended) == 1 and "time budget ran out" in str(ended[0])
 
 
 def test_a_jobs_threads_follow_the_idle_slots():
@@ -307,6 +339,46 @@ def test_a_board_whose_search_ended_holds_one_slot_whatever_its_grant():
     assert (lanes.cells[la, 0], lanes.cells[lb, 0]) == (3, 5)
     lanes.share(spare=0, ready=2)  # ready items: the slots come from the boards still searching
     assert (lanes.cells[la, 0], lanes.cells[lb, 0]) == (3, 3) and lanes.taken() == 4
+
+
+def test_a_dask_workers_lanes_keep_its_threads_without_a_parent():
+    """A dask worker's tasks (no parent knows what waits): a build alone is granted every
+    thread; a board that starts takes one back, a board of a fixed count its count (the
+    boards' extra threads first); threads still running above a lowered grant are not
+    handed out again until they have stopped (the watcher then does); a released board
+    counts one; every end gives its threads back."""
+    import time
+
+    from solver.run.cluster import WorkerLanes
+
+    def until(cond):
+        end = time.time() + 5
+        while not cond() and time.time() < end:
+            time.sleep(0.01)
+        return cond()
+
+    w = WorkerLanes(4)
+    build = w.enter("build", job=True)
+    assert build.granted == 4
+    build.report(4)
+    board = w.enter("board", job=False)
+    assert (build.granted, board.granted) == (3, 1)
+    w.enter("fixed", job=False, fixed=2)
+    assert (build.granted, board.granted) == (1, 1) and w.lanes.held() == 4
+    w.leave("fixed")
+    assert build.granted == 1  # its four threads have not stopped yet: the two slots are not free
+    build.report(1)
+    assert until(lambda: build.granted == 3)  # the watcher saw them stop
+    w.leave("build")
+    assert board.granted == 4
+    other = w.enter("other", job=False)
+    assert (board.granted, other.granted) == (3, 1)
+    board.release()  # its search ended: its fallback runs on one thread
+    assert until(lambda: other.granted == 3)
+    assert w.stop("other") is True and w.stop("gone") is False and other.stopped
+    w.leave("board")
+    w.leave("other")
+    assert w.lanes.held() == 0 and until(lambda: w._watcher is None)
 
 
 def test_a_board_releases_its_threads_before_its_fallback(monkeypatch):

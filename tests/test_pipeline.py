@@ -671,8 +671,9 @@ def test_dask_local_cluster_same_answers(devquiz_slice, tmp_path, workers, threa
 
 
 def test_dask_cluster_runs_the_builds_too(devquiz_slice, tmp_path, monkeypatch):
-    """``run --scheduler``: the builds are tasks on the cluster, one thread each, and a
-    budget's full-pass limit is planned for the cluster's threads."""
+    """``run --scheduler``: the builds are tasks on the cluster, on the threads their
+    worker's lanes grant (one each on workers of one thread), and a budget's full-pass
+    limit is planned for the cluster's threads."""
     distributed = pytest.importorskip("distributed")
     import solver.run.builds as builds
     import solver.run.pipeline as pipeline
@@ -681,7 +682,7 @@ def test_dask_cluster_runs_the_builds_too(devquiz_slice, tmp_path, monkeypatch):
     real, threads = builds.build_pdb, []
 
     def noted(shape, part, db_dir, **kw):
-        threads.append((threading.current_thread().name, kw["threads"]))
+        threads.append((threading.current_thread().name, kw["threads"].granted))
         return real(shape, part, db_dir, **kw)
 
     monkeypatch.setattr(builds, "build_pdb", noted)
@@ -723,7 +724,8 @@ def test_dask_builds_never_hold_every_thread_and_the_feed_keeps_its_last_start(d
     feed's last start (before, every item went to the cluster at once: the boards
     started when the builds ended)."""
     distributed = pytest.importorskip("distributed")
-    from solver.run.slots import Feed, Job, Pools, _dask_outcomes
+    from solver.run.cluster import dask_outcomes
+    from solver.run.slots import Feed, Job, Pools
 
     recs = [r for r in read_file(str(devquiz_slice)).records if r.board.shape.size_text == "3x3"][:6]
     assert len(recs) == 6
@@ -735,7 +737,7 @@ def test_dask_builds_never_hold_every_thread_and_the_feed_keeps_its_last_start(d
             t0 = time.time()
             feed = Feed(recs, jobs, last_start=t0 + 20, board_seconds=5.0)
             seen = {}
-            for out in _dask_outcomes(feed, Pools(tmp_path / "none"), 5.0, None, True, client):
+            for out in dask_outcomes(feed, Pools(tmp_path / "none"), 5.0, None, True, client):
                 seen.setdefault(out.index, time.time() - t0)
             free = [r for r in recs[2:]]  # the boards that wait on no build
             assert all(r.index in seen and seen[r.index] < 15 for r in free), seen
@@ -745,9 +747,96 @@ def test_dask_builds_never_hold_every_thread_and_the_feed_keeps_its_last_start(d
         _HELD.set()
 
 
+_GRANTS: list = []  # the grants _granted_build was given, as they changed
+_STOPPED = threading.Event()  # set: _build_until_stopped was told to stop
+
+
+def _granted_build(seconds, *, threads):
+    """A build job that notes each grant its lane gives it, until it has been granted two
+    threads or ``seconds`` pass."""
+    end = time.time() + seconds
+    while time.time() < end:
+        g = threads.granted
+        threads.report(g)  # its threads follow the grant at once
+        if not _GRANTS or _GRANTS[-1] != g:
+            _GRANTS.append(g)
+        if g == 2:
+            return
+        time.sleep(0.005)
+
+
+def _build_until_stopped(seconds, *, threads):
+    """A build job that runs until its grant tells it to stop, or ``seconds`` pass."""
+    from pdb_builder.cores import BuildStopped
+
+    end = time.time() + seconds
+    while time.time() < end:
+        if threads.stopped:
+            _STOPPED.set()
+            raise BuildStopped
+        time.sleep(0.01)
+
+
+def test_a_dask_build_takes_its_workers_idle_threads(devquiz_slice, tmp_path):
+    """On one worker of two threads, a build that a board waits on is granted one thread
+    while another board runs beside it and both once it runs alone (the cluster's
+    thread beside it would otherwise idle while the board waits)."""
+    distributed = pytest.importorskip("distributed")
+    from solver.run.cluster import dask_outcomes
+    from solver.run.slots import Feed, Job, Pools
+
+    recs = [r for r in read_file(str(devquiz_slice)).records if r.board.shape.size_text == "3x3"][:2]
+    _GRANTS.clear()
+    feed = Feed(recs, [Job(_granted_build, (30,), [recs[0]])])
+    cluster_args = dict(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None)
+    with distributed.LocalCluster(**cluster_args) as cluster, distributed.Client(cluster) as client:
+        t0 = time.time()
+        out = {o.index: o for o in dask_outcomes(feed, Pools(tmp_path / "none"), 5.0, None, True, client)}
+    assert _GRANTS[-1] == 2 and time.time() - t0 < 25, _GRANTS
+    assert sorted(out) == [r.index for r in recs] and all(out[r.index].extra["length"] == _truth(r) for r in recs)
+
+
+def test_a_dask_build_nothing_waits_on_is_stopped(devquiz_slice, tmp_path):
+    """A build still running on the cluster when the feed ends (past its last start) is
+    told to stop and ends at its next chunk; before, it held its thread to the end."""
+    distributed = pytest.importorskip("distributed")
+    from solver.run.cluster import dask_outcomes
+    from solver.run.slots import Feed, Job, Pools
+
+    recs = [r for r in read_file(str(devquiz_slice)).records if r.board.shape.size_text == "3x3"][:3]
+    _STOPPED.clear()
+    cluster_args = dict(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None)
+    with distributed.LocalCluster(**cluster_args) as cluster, distributed.Client(cluster) as client:
+        t0 = time.time()
+        feed = Feed(recs, [Job(_build_until_stopped, (60,), [recs[0]])], last_start=t0 + 3)
+        out = {o.index: o for o in dask_outcomes(feed, Pools(tmp_path / "none"), 5.0, None, True, client)}
+        assert _STOPPED.wait(10) and time.time() - t0 < 20
+    assert sorted(out) == [r.index for r in recs[1:]]  # the board that waited on it never started
+
+
+def test_a_dask_board_alone_searches_on_its_workers_idle_threads(tmp_path):
+    """One worker of two threads, two boards: once the near one is answered, the far
+    one's search goes on both threads (its outcome says so); with a fixed count
+    (``solve --threads 1``) it stays on one."""
+    distributed = pytest.importorskip("distributed")
+    f = tmp_path / "two.txt"
+    rows = data_file("korf100.txt").read_text().splitlines()
+    f.write_text("101 1 1 0 2 3 4 5 6 7 8 9 10 11 12 13 14 15\n" + rows[4] + "\n")
+    recs = read_file(str(f)).records
+    cluster_args = dict(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None)
+    with distributed.LocalCluster(**cluster_args) as cluster, distributed.Client(cluster) as client:
+        res = run_batch(recs, use_db=False, scheduler=client, time_limit=60, fallback=False)
+        fixed = run_batch(recs, use_db=False, scheduler=client, time_limit=60, fallback=False, grow=False)
+    near, far = (res.outcomes[r.index] for r in recs)
+    assert near.extra["length"] == 1 and "threads" not in near.extra
+    assert far.extra["optimal"] and far.extra["length"] == recs[1].expected_length
+    assert far.extra["threads"] == 2
+    assert fixed.outcomes[recs[1].index].extra["optimal"] and "threads" not in fixed.outcomes[recs[1].index].extra
+
+
 def test_scheduler_unreachable_is_one_line(tmp_path, monkeypatch):
     pytest.importorskip("distributed")
-    monkeypatch.setattr("solver.run.slots.DASK_CONNECT_TIMEOUT", "2s")
+    monkeypatch.setattr("solver.run.cluster.DASK_CONNECT_TIMEOUT", "2s")
     r = CliRunner().invoke(
         main, ["solve", "3,3,123456708", "--scheduler", "tcp://127.0.0.1:1", "--db-dir", str(tmp_path)]
     )

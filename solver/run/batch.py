@@ -13,9 +13,10 @@ from pdb_builder.atomic import write_text_atomic
 
 from ..outcome import Outcome, better
 from .answers import fit_limits
+from .cluster import dask_outcomes
 from .files import RunFiles
 from .journal import current_checksums, read_journal, refuse_unless_resume
-from .slots import Feed, Pools, _dask_outcomes, _local_outcomes
+from .slots import Feed, Pools, _local_outcomes
 
 
 @dataclass
@@ -100,7 +101,7 @@ def run_batch(
     feed = Feed(todo, jobs, last_start, job_memory, board_seconds=time_limit)
     pools = Pools(db_dir, use_db, threads, go_on, grow)
     if scheduler is not None:
-        outcomes = _dask_outcomes(feed, pools, time_limit, node_limit, fallback, scheduler, known)
+        outcomes = dask_outcomes(feed, pools, time_limit, node_limit, fallback, scheduler, known)
     else:
         outcomes = _local_outcomes(feed, pools, time_limit, node_limit, fallback, workers, search_progress, known)
     jf = open(journal, "a", encoding="utf-8") if journal is not None else None

@@ -110,10 +110,10 @@ from .builds import (
     plan_layouts,
     plan_wall_free_cuts,
 )
+from .cluster import cluster_threads
 from .files import RunFiles
 from .forecast import proof_seconds, typical_growth
 from .journal import journal_attempts, read_journal, refuse_unless_resume
-from .slots import cluster_threads
 from .timeline import Sittings, write_timeline
 
 log = logging.getLogger("slidepdb.run")

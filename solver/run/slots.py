@@ -7,13 +7,11 @@ import heapq
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 
-from pdb_builder.cores import RELEASED, Share
-from pdb_builder.errors import BoardError
+from pdb_builder.cores import RELEASED, Share, usable_cores
 from pdb_builder.formats import Record
 
 from ..api import SolverPool, solve_record
@@ -23,9 +21,10 @@ from ..search.limits import interrupt_if_stopping
 # -- many boards -----------------------------------------------------------------------------
 #
 # Executors: the solving of many boards goes through ``_local_outcomes`` or
-# ``_dask_outcomes``, generators that yield outcomes as boards finish.  Local processes by default (each maps the tables
-# once and keeps its compiled kernels); a dask.distributed cluster when a
-# scheduler address is given (its workers must see the same database folder).
+# ``solver.run.cluster.dask_outcomes``, generators that yield outcomes as boards finish.  Local
+# processes by default (each maps the tables once and keeps its compiled kernels); a
+# dask.distributed cluster when a scheduler address is given (its workers must see the same
+# database folder).
 
 
 @dataclass(frozen=True)
@@ -46,6 +45,7 @@ class Pools:
 
 
 _WORKER_POOL: SolverPool | None = None
+WATCH = 0.1  # seconds between looks at the feed while a job runs in this process
 LEARNING_SHARE = 0.1  # of a feed's time to its last start, before it judges by the time limit alone
 _LANES = None  # the run's lanes (Lanes.cells), in a worker: where each running job's grant is
 
@@ -63,9 +63,14 @@ def _worker_init(pools: Pools, lanes=None):
     _LANES = None if lanes is None else Lanes.view(lanes)
 
 
+def lane_share(cells: np.ndarray, lane: int) -> Share:
+    """The threads lane ``lane`` of ``cells`` (:attr:`Lanes.cells`) grants: as many as
+    whoever keeps the lanes gives it while it runs."""
+    return Share(grant=cells[lane, 0:1], used=cells[lane, 1:2])
+
+
 def _lane_share(lane: int) -> Share:
-    """The threads lane ``lane`` grants: as many as the parent gives it while it runs (:class:`Lanes`)."""
-    return Share(grant=_LANES[lane, 0:1], used=_LANES[lane, 1:2])
+    return lane_share(_LANES, lane)
 
 
 def _worker_job(fn, args, lane: int):
@@ -80,20 +85,6 @@ def _worker_solve(rec: Record, time_limit, node_limit, fallback, known=None, lan
     return solve_record(
         rec, _WORKER_POOL, time_limit=time_limit, node_limit=node_limit, fallback=fallback, threads=threads, known=known
     )
-
-
-_DASK_POOLS = threading.local()
-DASK_CONNECT_TIMEOUT = "20s"
-
-
-def _dask_solve(rec: Record, pools: Pools, time_limit, node_limit, fallback, known=None) -> Outcome:
-    """A Dask task: one board, with a per-thread pool of searchers kept between tasks."""
-    made = getattr(_DASK_POOLS, "pools", None)
-    if made is None:
-        made = _DASK_POOLS.pools = {}
-    if pools not in made:
-        made[pools] = pools.pool()
-    return solve_record(rec, made[pools], time_limit=time_limit, node_limit=node_limit, fallback=fallback, known=known)
 
 
 @dataclass(eq=False)
@@ -305,18 +296,23 @@ class Lanes:
         self._free = list(range(count - 1, -1, -1))
         self._lane: dict[int, int] = {}  # id(item) -> its lane
         self._jobs: set[int] = set()  # the lanes of jobs
+        self._fixed: set[int] = set()  # the lanes whose grant is never changed
 
     @staticmethod
     def view(raw) -> np.ndarray:
         return np.frombuffer(raw, dtype=np.int64).reshape(-1, 2)
 
-    def open(self, item) -> int:
-        """A lane for ``item`` (a :class:`Job`, or a board's record), granted one thread."""
+    def open(self, item, job: bool | None = None, fixed: int | None = None) -> int:
+        """A lane for ``item`` (a :class:`Job`, or a board's record; ``job`` says which
+        where ``item`` is neither), granted one thread, or ``fixed`` threads that
+        :meth:`share` never changes."""
         lane = self._free.pop()
-        self.cells[lane] = (1, 0)
+        self.cells[lane] = (fixed or 1, 0)
         self._lane[id(item)] = lane
-        if isinstance(item, Job):
+        if isinstance(item, Job) if job is None else job:
             self._jobs.add(lane)
+        if fixed is not None:
+            self._fixed.add(lane)
         return lane
 
     def stop(self, job: Job) -> None:
@@ -327,7 +323,12 @@ class Lanes:
         lane = self._lane.pop(id(item))
         self.cells[lane] = (0, 0)
         self._jobs.discard(lane)
+        self._fixed.discard(lane)
         self._free.append(lane)
+
+    @property
+    def full(self) -> bool:
+        return not self._free
 
     def taken(self) -> int:
         """Slots the running items hold: each its grant, or its threads still running above
@@ -335,13 +336,32 @@ class Lanes:
         grant, used = self.cells[:, 0], self.cells[:, 1]
         return sum(1 if used[k] == RELEASED else max(1, int(grant[k]), int(used[k])) for k in self._lane.values())
 
+    def held(self) -> int:
+        """Slots the running items' grants hold, whatever their threads do now: one for a
+        board that released its grant or a job told to stop."""
+        grant, used = self.cells[:, 0], self.cells[:, 1]
+        return sum(1 if used[k] == RELEASED else max(1, int(grant[k])) for k in self._lane.values())
+
+    def balance(self, slots: int) -> None:
+        """Keep the grants within ``slots`` where nobody knows what waits to start (a dask
+        worker's tasks: the cluster hands them out): grants above the slots are lowered,
+        the boards' first, and the idle slots go to the jobs, or to the boards when no job
+        runs (:meth:`share`)."""
+        over = self.held() - slots
+        if over > 0:
+            self.share(0, over)
+        else:
+            self.share(slots - self.taken(), 0)
+
     def share(self, spare: int, ready: int) -> None:
         """With nothing ``ready`` to start, the ``spare`` slots to the running jobs, the
         fewest-threaded first, or to the running boards when no job runs; with items
         ready and fewer slots spare, the largest grants lowered by what the ready items
         lack, the boards' before the jobs'."""
         grant, used = self.cells[:, 0], self.cells[:, 1]
-        lanes = [k for k in self._lane.values() if grant[k] > 0 and used[k] != RELEASED]  # (not those told to stop)
+        lanes = [  # (not those told to stop, nor fixed ones)
+            k for k in self._lane.values() if grant[k] > 0 and used[k] != RELEASED and k not in self._fixed
+        ]
         if not lanes:
             return
         if ready == 0:
@@ -371,13 +391,18 @@ def _drive(
     slots: int | None = None,
     lanes: Lanes | None = None,
     board_lanes: bool = False,
+    stop: Callable | None = None,
 ):
     """Submit records and jobs as the feed makes them ready, at most ``slots`` at a time
     (the feed keeps the rest in order), a job in as many slots as ``lanes`` grant it
     (``run_job(job, lane)``), a board too with ``board_lanes`` (``submit(record, lane)``;
     else ``submit(record, None)``, one slot); yield outcomes as boards finish, hand the
-    ends of jobs back to the feed.  Returns whether it stopped jobs unfinished (the
-    feed ended past its ``last_start`` with only jobs running: ``cancel`` ended them)."""
+    ends of jobs back to the feed.  ``stop(job)`` asks a running job that nothing waits
+    on any more to stop (default: through its lane).  Returns whether it stopped jobs
+    unfinished (the feed ended past its ``last_start`` with only jobs running: ``cancel``
+    ended them)."""
+    if stop is None and lanes is not None:
+        stop = lanes.stop
     pending: dict = {}  # future -> its job, or None for a board
     began: dict = {}  # a board's future -> when it was submitted
     laned: dict = {}  # a board's future -> its record, when it has a lane
@@ -407,8 +432,8 @@ def _drive(
                     fut = submit(item, None)
                     pending[fut], began[fut] = None, time.time()
             for job in feed.give_up(slots or 1, [job for job in pending.values() if job is not None]):
-                if lanes is not None:
-                    lanes.stop(job)  # its boards go on without it: it ends at its next chunk
+                if stop is not None:
+                    stop(job)  # its boards go on without it: it ends at its next chunk
             if lanes is not None:
                 lanes.share(slots - busy(), feed.ready(slots))
             if pending:
@@ -439,6 +464,44 @@ def _stop_pool(ex) -> None:
         p.kill()  # not terminate: a worker forked from the CLI turns SIGTERM into KeyboardInterrupt
 
 
+def _run_job_here(feed: Feed, job: Job) -> None:
+    """``job`` in this process on every core, in a thread of its own while this one
+    watches the feed: past its last start, or once the records waiting on it stop waiting
+    (:meth:`Feed.give_up`), the job is told to stop through its grant and ends at its next
+    chunk, so a budget holds with one worker too."""
+    share = Share(grant=np.array([usable_cores()], dtype=np.int64), used=np.zeros(1, dtype=np.int64))
+    ended: list = []
+
+    def run() -> None:
+        try:
+            ended.append((job.fn(*job.args, threads=share), None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the feed below
+            ended.append((None, exc))
+
+    thread = threading.Thread(target=run, name="slidepdb-build", daemon=True)
+    thread.start()
+    late = False
+    try:
+        while thread.is_alive():
+            thread.join(WATCH)
+            if not share.stopped and ((late := feed._too_late()) or feed.give_up(1, [job])):
+                share.grant[0] = -1
+    except BaseException:
+        share.grant[0] = -1  # interrupted: the build stops at its next chunk, publishing nothing
+        raise
+    value, error = ended[0]
+    if late and error is not None:
+        feed.abandon(job)
+        return
+
+    def result():
+        if error is not None:
+            raise error
+        return value
+
+    feed.job_done(job, result)
+
+
 def _local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, workers, progress=None, known=None):
     known = known or {}
     import multiprocessing as mp
@@ -452,7 +515,7 @@ def _local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, 
             items, ended = feed.take(limit=1)
             for item in items:
                 if isinstance(item, Job):  # nothing runs beside it: every core
-                    feed.job_done(item, lambda job=item: job.fn(*job.args, threads=None))
+                    _run_job_here(feed, item)
                 else:
                     yield solve_record(
                         item,
@@ -485,67 +548,3 @@ def _local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, 
         raise
     if not stopped:
         ex.shutdown(wait=True)
-
-
-def cluster_threads(scheduler) -> int:
-    """How many boards a dask cluster (an address or a Client) solves at once: its
-    workers' threads together."""
-    client = _dask_client(scheduler)
-    try:
-        return max(sum(client.nthreads().values()), 1)
-    finally:
-        if client is not scheduler:
-            client.close()
-
-
-def _dask_client(scheduler):
-    try:
-        from distributed import Client
-    except ImportError:
-        raise BoardError("--scheduler needs dask.distributed: pip install 'slidepdb[dask]'") from None
-    if isinstance(scheduler, Client):
-        return scheduler
-    try:
-        return Client(scheduler, timeout=DASK_CONNECT_TIMEOUT)
-    except OSError as exc:
-        raise BoardError(f"--scheduler {scheduler}: cannot connect: {exc}") from None
-
-
-def _dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, scheduler, known=None):
-    known = known or {}
-    if pools.db_dir is not None:
-        pools = replace(pools, db_dir=str(Path(pools.db_dir).resolve()))
-    client = _dask_client(scheduler)
-    # a build on the cluster cannot be told to stop or to give its thread back: the
-    # cluster's threads are handed out like local slots (the feed's order, its last start),
-    # and builds hold at most half of them, so boards always have threads to start on
-    slots = cluster_threads(client)
-    feed.max_jobs = max(1, slots // 2)
-
-    def wait_some(pending):
-        done = [f for f in pending if f.done()]
-        if not done:
-            time.sleep(0.05)
-        return done
-
-    try:
-        yield from _drive(
-            feed,
-            lambda rec, lane: client.submit(
-                _dask_solve,
-                rec,
-                pools=pools,
-                time_limit=time_limit,
-                node_limit=node_limit,
-                fallback=fallback,
-                known=known.get(rec.index),
-                pure=False,
-            ),
-            lambda job, lane: client.submit(job.fn, *job.args, threads=1, pure=False),  # one thread of a worker
-            wait_some,
-            lambda pending: client.cancel(list(pending)),
-            slots=slots,
-        )
-    finally:
-        if client is not scheduler:
-            client.close()

@@ -1,0 +1,225 @@
+"""Boards and builds on a dask.distributed cluster (``--scheduler ADDRESS``).
+
+The parent hands boards and build jobs to the cluster as the feed makes them ready, as
+many at once as the cluster has threads (:func:`dask_outcomes`); the cluster places
+them.  Each worker process keeps the grants of the tasks it runs (:class:`WorkerLanes`,
+the same :class:`~solver.run.slots.Lanes` the parent keeps for its local workers): a
+task holds one of the worker's threads, the threads no task holds go to the worker's
+running builds, the fewest-threaded first, or to its running boards when it runs no
+build, and a task that starts takes them back, the boards' extra threads first.  So a
+build that every board waits on runs on every thread of its worker while the boards
+wait.  A build that nothing waits on any more is told to stop through ``Client.run``;
+it ends at its next chunk, as a local one does.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from pdb_builder.errors import BoardError
+from pdb_builder.formats import Record
+
+from ..api import solve_record
+from ..outcome import Outcome
+from .slots import Feed, Lanes, Pools, _drive, lane_share
+
+DASK_CONNECT_TIMEOUT = "20s"
+POLL = 0.1  # seconds between a worker's looks at its tasks' threads while any runs
+
+_POOLS = threading.local()  # each dask thread's searchers, kept between its tasks
+_WORKERS: dict[str, WorkerLanes] = {}  # a worker's address -> its lanes (several workers may share a process)
+_WORKERS_LOCK = threading.Lock()
+
+
+class WorkerLanes:
+    """The thread grants of the tasks one dask worker runs, among its ``slots`` threads
+    (:meth:`Lanes.balance`: nobody here knows what the cluster will send next, so every
+    start and end rebalances, and a watcher thread does so every :data:`POLL` seconds
+    while tasks run, as threads above a lowered grant stop)."""
+
+    def __init__(self, slots: int):
+        self.slots = max(1, slots)
+        self.lanes = Lanes(2 * self.slots + 2)  # (a worker runs at most ``slots`` tasks at once)
+        self._lock = threading.Lock()
+        self._keys: dict[str, str] = {}  # a running task's key -> the key object its lane is filed under
+        self._watcher: threading.Thread | None = None
+
+    def enter(self, key: str, job: bool, fixed: int | None = None):
+        """A lane for task ``key`` (a build job, or a board), and the
+        :class:`~pdb_builder.cores.Share` of threads it may run; None when every lane is
+        taken (it runs on one thread, or ``fixed``)."""
+        with self._lock:
+            if self.lanes.full:
+                return None
+            self._keys[key] = key
+            lane = self.lanes.open(key, job=job, fixed=fixed)
+            self.lanes.balance(self.slots)
+            if self._watcher is None:
+                self._watcher = threading.Thread(target=self._watch, name="slidepdb-lanes", daemon=True)
+                self._watcher.start()
+            return lane_share(self.lanes.cells, lane)
+
+    def leave(self, key: str) -> None:
+        with self._lock:
+            item = self._keys.pop(key, None)
+            if item is not None:
+                self.lanes.close(item)
+                self.lanes.balance(self.slots)
+
+    def stop(self, key: str) -> bool:
+        """Tell task ``key``, a build, to stop at its next chunk; False if it does not run here."""
+        with self._lock:
+            item = self._keys.get(key)
+            if item is not None:
+                self.lanes.stop(item)
+            return item is not None
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(POLL)
+            with self._lock:
+                if not self._keys:
+                    self._watcher = None
+                    return
+                self.lanes.balance(self.slots)
+
+
+def worker_lanes(worker) -> WorkerLanes:
+    """The lanes of dask worker ``worker`` (made at its first task)."""
+    with _WORKERS_LOCK:
+        lanes = _WORKERS.get(worker.address)
+        if lanes is None:
+            lanes = _WORKERS[worker.address] = WorkerLanes(worker.state.nthreads)
+        return lanes
+
+
+def _in_lane(run, job: bool, fixed: int | None = None):
+    """``run(threads)`` in a lane of this dask worker: ``threads`` a Share that follows the
+    worker's idle threads, or ``fixed`` (a count, held in the lane and never changed)."""
+    from distributed import get_worker
+
+    worker = get_worker()
+    lanes = worker_lanes(worker)
+    key = worker.get_current_task()
+    share = lanes.enter(key, job, fixed)
+    try:
+        return run(fixed if fixed is not None or share is None else share)
+    finally:
+        lanes.leave(key)
+
+
+def _dask_job(fn, args):
+    """A build job as a dask task: ``fn(*args, threads=...)`` on the threads its worker's lanes grant."""
+    return _in_lane(lambda threads: fn(*args, threads=threads or 1), job=True)
+
+
+def _dask_solve(rec: Record, pools: Pools, time_limit, node_limit, fallback, known=None) -> Outcome:
+    """A board as a dask task, with a per-thread pool of searchers kept between tasks; a
+    board given one thread takes its worker's idle threads too (``pools.grow``)."""
+    made = getattr(_POOLS, "pools", None)
+    if made is None:
+        made = _POOLS.pools = {}
+    if pools not in made:
+        made[pools] = pools.pool()
+    pool = made[pools]
+    fixed = None if pools.grow and pools.threads == 1 else pools.threads
+    return _in_lane(
+        lambda threads: solve_record(
+            rec, pool, time_limit=time_limit, node_limit=node_limit, fallback=fallback, threads=threads, known=known
+        ),
+        job=False,
+        fixed=fixed,
+    )
+
+
+def _stop_task(key: str, dask_worker=None) -> bool:
+    """(``Client.run`` on every worker) tell task ``key`` to stop where it runs."""
+    lanes = _WORKERS.get(dask_worker.address)
+    return lanes is not None and lanes.stop(key)
+
+
+def cluster_threads(scheduler) -> int:
+    """How many boards a dask cluster (an address or a Client) solves at once: its
+    workers' threads together."""
+    client = _dask_client(scheduler)
+    try:
+        return max(sum(client.nthreads().values()), 1)
+    finally:
+        if client is not scheduler:
+            client.close()
+
+
+def _dask_client(scheduler):
+    try:
+        from distributed import Client
+    except ImportError:
+        raise BoardError("--scheduler needs dask.distributed: pip install 'slidepdb[dask]'") from None
+    if isinstance(scheduler, Client):
+        return scheduler
+    try:
+        return Client(scheduler, timeout=DASK_CONNECT_TIMEOUT)
+    except OSError as exc:
+        raise BoardError(f"--scheduler {scheduler}: cannot connect: {exc}") from None
+
+
+def dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, scheduler, known=None):
+    """Outcomes of the feed's boards, solved on the cluster at ``scheduler`` as they finish
+    (the feed's jobs run there too)."""
+    known = known or {}
+    if pools.db_dir is not None:
+        pools = replace(pools, db_dir=str(Path(pools.db_dir).resolve()))
+    client = _dask_client(scheduler)
+    # builds hold at most half of the cluster's threads at once, so boards that wait on no
+    # build always have threads to start on (a worker's idle threads still go to its builds)
+    slots = cluster_threads(client)
+    feed.max_jobs = max(1, slots // 2)
+    keys: dict[int, str] = {}  # id(job) -> its task's key
+
+    def run_job(job, lane):
+        fut = client.submit(_dask_job, job.fn, job.args, pure=False)
+        keys[id(job)] = fut.key
+        return fut
+
+    def stop(job) -> None:
+        try:
+            client.run(_stop_task, keys[id(job)], on_error="ignore")
+        except Exception:  # noqa: BLE001 - the cluster is gone or going: nothing left to stop
+            pass
+
+    def wait_some(pending):
+        done = [f for f in pending if f.done()]
+        if not done:
+            time.sleep(0.05)
+        return done
+
+    def cancel(pending):
+        for job in pending.values():
+            if job is not None:
+                stop(job)  # a running task is not ended by cancelling its future
+        client.cancel(list(pending))
+
+    try:
+        yield from _drive(
+            feed,
+            lambda rec, lane: client.submit(
+                _dask_solve,
+                rec,
+                pools=pools,
+                time_limit=time_limit,
+                node_limit=node_limit,
+                fallback=fallback,
+                known=known.get(rec.index),
+                pure=False,
+            ),
+            run_job,
+            wait_some,
+            cancel,
+            slots=slots,
+            stop=stop,
+        )
+    finally:
+        if client is not scheduler:
+            client.close()
