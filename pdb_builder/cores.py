@@ -48,6 +48,10 @@ class Share:
         """A negative grant: the build is to stop (:class:`BuildStopped`)."""
         return int(self.grant[0]) < 0
 
+    def stop(self) -> None:
+        """Tell the build to stop at its next chunk (a negative grant)."""
+        self.grant[0] = -1
+
     @property
     def fixed(self) -> bool:
         """Nobody changes the grant: a thread count given once."""

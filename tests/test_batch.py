@@ -204,29 +204,20 @@ def test_one_worker_stops_a_build_at_the_last_start(problems, tmp_path):
     budget's) it is told to stop and the batch ends, where before it ran to its end
     (a 40 s budget on the DevQuiz file's first boards ran for as long as the 5x6 build
     took)."""
-    import threading
     import time
 
-    from pdb_builder.cores import BuildStopped
     from solver.run.slots import Pools, _local_outcomes
 
-    stopped = threading.Event()
+    from .test_pipeline import _STOPPED, _build_until_stopped
 
-    def build(*, threads):
-        end = time.time() + 60
-        while time.time() < end:
-            if threads.stopped:
-                stopped.set()
-                raise BuildStopped
-            time.sleep(0.01)
-
+    _STOPPED.clear()
     recs = read_file(str(problems)).records[:3]
     ended = []
-    job = Job(build, (), recs[:1], done=lambda value, error: ended.append(error))
+    job = Job(_build_until_stopped, (60,), recs[:1], done=lambda value, error: ended.append(error))
     feed = Feed(recs, [job], last_start=time.time() + 2)
     t0 = time.time()
     out = list(_local_outcomes(feed, Pools(tmp_path / "none"), 5.0, None, True, workers=1))
-    assert stopped.is_set() and time.time() - t0 < 10 and out == []
+    assert _STOPPED.is_set() and time.time() - t0 < 10 and out == []
     assert len(ended) == 1 and "time budget ran out" in str(ended[0])
 
 

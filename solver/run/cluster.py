@@ -98,7 +98,8 @@ def worker_lanes(worker) -> WorkerLanes:
 
 def _in_lane(run, job: bool, fixed: int | None = None):
     """``run(threads)`` in a lane of this dask worker: ``threads`` a Share that follows the
-    worker's idle threads, or ``fixed`` (a count, held in the lane and never changed)."""
+    worker's idle threads, or ``fixed`` (a count, held in the lane and never changed), or
+    1 when every lane is taken."""
     from distributed import get_worker
 
     worker = get_worker()
@@ -106,14 +107,14 @@ def _in_lane(run, job: bool, fixed: int | None = None):
     key = worker.get_current_task()
     share = lanes.enter(key, job, fixed)
     try:
-        return run(fixed if fixed is not None or share is None else share)
+        return run(fixed if fixed is not None else share or 1)
     finally:
         lanes.leave(key)
 
 
 def _dask_job(fn, args):
     """A build job as a dask task: ``fn(*args, threads=...)`` on the threads its worker's lanes grant."""
-    return _in_lane(lambda threads: fn(*args, threads=threads or 1), job=True)
+    return _in_lane(lambda threads: fn(*args, threads=threads), job=True)
 
 
 def _dask_solve(rec: Record, pools: Pools, time_limit, node_limit, fallback, known=None) -> Outcome:

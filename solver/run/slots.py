@@ -485,9 +485,9 @@ def _run_job_here(feed: Feed, job: Job) -> None:
         while thread.is_alive():
             thread.join(WATCH)
             if not share.stopped and ((late := feed._too_late()) or feed.give_up(1, [job])):
-                share.grant[0] = -1
+                share.stop()
     except BaseException:
-        share.grant[0] = -1  # interrupted: the build stops at its next chunk, publishing nothing
+        share.stop()  # interrupted: the build stops at its next chunk, publishing nothing
         raise
     value, error = ended[0]
     if late and error is not None:
