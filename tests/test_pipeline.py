@@ -712,13 +712,13 @@ _HELD = threading.Event()  # set: the held jobs below end
 
 
 def _held_build(seconds, *, threads):
-    """A build job a dask thread cannot be told to stop: it holds its thread until
-    ``_HELD`` is set or ``seconds`` pass."""
+    """A build job that never looks at its grant (it cannot be told to stop): it holds its
+    thread until ``_HELD`` is set or ``seconds`` pass."""
     _HELD.wait(seconds)
 
 
 def test_dask_builds_never_hold_every_thread_and_the_feed_keeps_its_last_start(devquiz_slice, tmp_path):
-    """On a dask cluster a running build cannot be stopped: two long builds that come
+    """On a dask cluster, two long builds that never stop (they ignore their grant) and come
     first in the feed's order must not take both of a 2-thread cluster's threads while
     the boards that need no build wait behind them in the cluster's queue, past the
     feed's last start (before, every item went to the cluster at once: the boards
@@ -812,6 +812,58 @@ def test_a_dask_build_nothing_waits_on_is_stopped(devquiz_slice, tmp_path):
         out = {o.index: o for o in dask_outcomes(feed, Pools(tmp_path / "none"), 5.0, None, True, client)}
         assert _STOPPED.wait(10) and time.time() - t0 < 20
     assert sorted(out) == [r.index for r in recs[1:]]  # the board that waited on it never started
+
+
+_PLACED: list = []  # (worker address, start, end, memory) of each _placed_build run
+
+
+def _placed_build(seconds, memory, *, threads):
+    """A build job that notes where and when it ran."""
+    from distributed import get_worker
+
+    t0 = time.time()
+    time.sleep(seconds)
+    _PLACED.append((get_worker().address, t0, time.time(), memory))
+
+
+def test_dask_builds_go_where_a_workers_memory_limit_leaves_room(devquiz_slice, tmp_path, caplog):
+    """Two workers, one with a memory limit too small for any build: every build runs on
+    the other, never two at once where their BFS arrays would pass half its limit; a build
+    that fits no worker runs alone, on the largest, and the run says so (before, the
+    cluster placed builds by its threads alone: two on one worker, or one on the small)."""
+    distributed = pytest.importorskip("distributed")
+    import dask
+
+    from solver.run.cluster import dask_outcomes
+    from solver.run.slots import Feed, Job, Pools
+
+    recs = [r for r in read_file(str(devquiz_slice)).records if r.board.shape.size_text == "3x3"][:6]
+    gb = 10**9
+    sizes = [1.5 * gb, 1.5 * gb, 1.5 * gb, 3 * gb]  # the largest worker leaves 2 GB to builds
+    jobs = [Job(_placed_build, (1.0, m), [r], memory=int(m)) for m, r in zip(sizes, recs)]
+    _PLACED.clear()
+
+    def worker(limit):
+        return {"cls": distributed.Worker, "options": {"nthreads": 2, "memory_limit": limit}}
+
+    scheduler = {"cls": distributed.Scheduler, "options": {"dashboard_address": None}}
+    # (the limits are only numbers here: no pausing the test's own process)
+    off = {f"distributed.worker.memory.{k}": False for k in ("target", "spill", "pause", "terminate")}
+    with dask.config.set(off), caplog.at_level("WARNING", logger="slidepdb"):
+        with (
+            distributed.SpecCluster(
+                workers={"big": worker(4 * gb), "small": worker(gb)}, scheduler=scheduler
+            ) as cluster,
+            distributed.Client(cluster) as client,
+        ):
+            big = next(a for a, w in client.scheduler_info()["workers"].items() if w["memory_limit"] == 4 * gb)
+            feed = Feed(recs, jobs)
+            out = {o.index: o for o in dask_outcomes(feed, Pools(tmp_path / "none"), 5.0, None, True, client)}
+    assert sorted(out) == sorted(r.index for r in recs)
+    assert len(_PLACED) == 4 and all(addr == big for addr, *_ in _PLACED), _PLACED
+    runs = sorted(_PLACED, key=lambda p: p[1])
+    assert all(a[2] <= b[1] for a, b in zip(runs, runs[1:])), runs  # one at a time
+    assert any("a build needs 3.0 GB" in m for m in caplog.messages), caplog.messages
 
 
 def test_a_dask_board_alone_searches_on_its_workers_idle_threads(tmp_path):

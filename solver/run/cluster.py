@@ -10,10 +10,17 @@ build, and a task that starts takes them back, the boards' extra threads first. 
 build that every board waits on runs on every thread of its worker while the boards
 wait.  A build that nothing waits on any more is told to stop through ``Client.run``;
 it ends at its next chunk, as a local one does.
+
+Where workers have a memory limit (dask's default: the machine's memory shared between
+its worker processes; dask pauses a worker at 80% of it and restarts it at 95%), the
+parent places each build itself (:class:`WorkerMemory`): on a worker whose running
+builds leave room for its BFS arrays, the least busy first; a build that fits no
+worker waits until no build runs, and is said in a warning.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import replace
@@ -26,7 +33,12 @@ from ..api import solve_record
 from ..outcome import Outcome
 from .slots import Feed, Lanes, Pools, _drive, lane_share
 
+log = logging.getLogger("slidepdb")
+
 DASK_CONNECT_TIMEOUT = "20s"
+# the share of a dask worker's memory limit its running builds' BFS arrays may hold (the
+# boards beside them need the rest, for their tables and searches)
+WORKER_BUILD_SHARE = 0.5
 POLL = 0.1  # seconds between a worker's looks at its tasks' threads while any runs
 
 _POOLS = threading.local()  # each dask thread's searchers, kept between its tasks
@@ -153,6 +165,14 @@ def cluster_threads(scheduler) -> int:
             client.close()
 
 
+def _workers(client) -> dict:
+    """The scheduler's record of every worker (address -> its facts)."""
+    import inspect
+
+    every = {"n_workers": -1} if "n_workers" in inspect.signature(client.scheduler_info).parameters else {}
+    return client.scheduler_info(**every).get("workers", {})  # (some versions gave 5 unless told)
+
+
 def _dask_client(scheduler):
     try:
         from distributed import Client
@@ -164,6 +184,72 @@ def _dask_client(scheduler):
         return Client(scheduler, timeout=DASK_CONNECT_TIMEOUT)
     except OSError as exc:
         raise BoardError(f"--scheduler {scheduler}: cannot connect: {exc}") from None
+
+
+def _room(limit) -> int | None:
+    return int(WORKER_BUILD_SHARE * limit) if limit else None
+
+
+class WorkerMemory:
+    """The BFS memory of the builds the parent placed on each dask worker, against what each
+    may hold: :data:`WORKER_BUILD_SHARE` of its memory limit (a worker without a limit:
+    any amount).  ``workers``: the scheduler's record of each worker (address -> its
+    ``memory_limit`` and ``nthreads``); ``busy()``: address -> the tasks each runs or
+    holds.  The feed asks :meth:`fits` before it hands a build out and calls
+    :meth:`take` as it does (:attr:`solver.run.slots.Feed.places`)."""
+
+    def __init__(self, workers: dict, busy=dict):
+        self.nthreads = {a: max(1, int(w.get("nthreads") or 1)) for a, w in workers.items()}
+        self.room = {a: _room(w.get("memory_limit")) for a, w in workers.items()}
+        self.held = dict.fromkeys(workers, 0)
+        self.busy = busy
+        self._at: dict[int, str] = {}  # id(job) -> the worker it was placed on, until it ends
+        self.warned = False
+
+    @property
+    def limited(self) -> bool:
+        """Whether any worker has a memory limit (without: dask places the builds)."""
+        return any(r is not None for r in self.room.values())
+
+    def _left(self, addr: str) -> float:
+        room = self.room[addr]
+        return float("inf") if room is None else room - self.held[addr]
+
+    def fits(self, job) -> bool:
+        """Whether some worker has room for ``job``'s BFS memory now."""
+        return any(self._left(a) >= job.memory for a in self.room)
+
+    def take(self, job) -> None:
+        """Place ``job`` and count its memory there: among the workers with room for it,
+        the one with the fewest tasks a thread, then the most room left; where none has
+        room (it runs alone), the one with the most room, and a warning says so."""
+        fit = [a for a in self.room if self._left(a) >= job.memory]
+        if fit:
+            busy = self.busy()
+            addr = min(fit, key=lambda a: (len(busy.get(a, ())) / self.nthreads[a], -self._left(a)))
+        else:
+            addr = max(self.room, key=lambda a: (self.room[a] is None, self.room[a] or 0))
+            if not self.warned:
+                self.warned = True
+                log.warning(
+                    "a build needs %.1f GB of BFS memory; the dask workers' memory limits leave a build "
+                    "%.1f GB at most (half a limit: dask pauses a worker at 80%% of its limit and restarts "
+                    "it at 95%%): start fewer workers a machine, or workers with --memory-limit 0",
+                    job.memory / 1e9,
+                    (self.room[addr] or 0) / 1e9,
+                )
+        self.held[addr] += job.memory
+        self._at[id(job)] = addr
+
+    def where(self, job) -> str | None:
+        """The worker ``job`` was placed on (None: not placed)."""
+        return self._at.get(id(job))
+
+    def free(self, job) -> None:
+        """``job`` ended: its memory is free again."""
+        addr = self._at.pop(id(job), None)
+        if addr is not None:
+            self.held[addr] -= job.memory
 
 
 def dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, scheduler, known=None):
@@ -178,11 +264,25 @@ def dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, sc
     slots = cluster_threads(client)
     feed.max_jobs = max(1, slots // 2)
     keys: dict[int, str] = {}  # id(job) -> its task's key
+    memory = WorkerMemory(_workers(client), busy=client.processing)
+    placed: dict = {}  # a placed build's future -> its job, until it ends
+    if memory.limited:
+        feed.places = memory
 
     def run_job(job, lane):
-        fut = client.submit(_dask_job, job.fn, job.args, pure=False)
+        addr = memory.where(job)
+        if addr is None:
+            fut = client.submit(_dask_job, job.fn, job.args, pure=False)
+        else:  # (another worker only if that one has left the cluster)
+            fut = client.submit(_dask_job, job.fn, job.args, pure=False, workers=[addr], allow_other_workers=True)
+            placed[fut] = job
         keys[id(job)] = fut.key
         return fut
+
+    def freed(futures) -> None:
+        for fut in futures:
+            if fut in placed:
+                memory.free(placed.pop(fut))
 
     def stop(job) -> None:
         try:
@@ -194,6 +294,7 @@ def dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, sc
         done = [f for f in pending if f.done()]
         if not done:
             time.sleep(0.05)
+        freed(done)
         return done
 
     def cancel(pending):
@@ -201,6 +302,7 @@ def dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, sc
             if job is not None:
                 stop(job)  # a running task is not ended by cancelling its future
         client.cancel(list(pending))
+        freed(list(pending))
 
     try:
         yield from _drive(

@@ -74,9 +74,11 @@ idle slots, and gives them back within a chunk of a layer when boards are ready
 runs two things.  With no build running, the last boards of a pass (or of a round) take
 the idle slots the same way: their searches split between that many threads, which
 join and leave while an iteration runs (:mod:`solver.search.threads`).  On a dask
-cluster a build has one thread and cannot be stopped: builds hold at most half of the
-cluster's threads, and boards and builds go out as threads free up, so the last start
-holds there too; with one worker, every core.
+cluster each worker shares out its own threads the same way
+(:class:`solver.run.cluster.WorkerLanes`), builds hold at most half of the cluster's
+threads, boards and builds go out as threads free up, and a build nothing waits on is
+told to stop through ``Client.run``, so the last start holds there too; with one
+local worker, a build runs on every core in a watched thread.
 
 Each pass keeps a journal beside the answer file (``OUT.quick.jsonl``,
 ``OUT.progress.jsonl``; ``OUT.timeline.csv``, the proven count against elapsed

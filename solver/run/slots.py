@@ -113,7 +113,7 @@ class Feed:
     are all done (:meth:`job_done`).  Jobs whose ``memory`` would take the running
     jobs' total past ``memory_cap`` wait (a record goes instead), unless no job runs;
     so do jobs past ``max_jobs`` running at once (None: no cap; a dask cluster's feed
-    sets it).
+    sets it), and jobs that ``places`` has nowhere to run beside the running ones.
     After ``last_start`` (wall clock) nothing more is handed out and the feed ends;
     with ``board_seconds`` (what a record is expected to take before any has ended: its
     time limit) the records still waiting on jobs stop waiting once they would
@@ -130,6 +130,11 @@ class Feed:
         self.last_start = last_start  # wall clock (time.time()) after which no record starts: the feed ends
         self.memory_cap = memory_cap
         self.max_jobs: int | None = None  # jobs running at once at most (None: any number)
+        # where jobs run, when that decides whether one can start beside the running ones:
+        # ``fits(job)``, and ``take(job)`` as it is handed out (None: anywhere; a dask
+        # cluster's feed sets it where its workers have memory limits:
+        # :class:`solver.run.cluster.WorkerMemory`)
+        self.places = None
         self.board_seconds = board_seconds
         self._began = time.time()
         self._ended = [0, 0.0]  # records ended (told by ended()), their seconds
@@ -160,6 +165,8 @@ class Feed:
     def _fits(self, job: Job) -> bool:
         if self.max_jobs is not None and self._running >= self.max_jobs:
             return False
+        if self._running and self.places is not None and not self.places.fits(job):
+            return False
         return self._running == 0 or self.memory_cap is None or self._memory + job.memory <= self.memory_cap
 
     def take(self, limit: int | None = None) -> tuple[list, bool]:
@@ -181,6 +188,8 @@ class Feed:
             elif job.begin():
                 self._running += 1
                 self._memory += job.memory
+                if self.places is not None:
+                    self.places.take(job)
                 out.append(job)
             else:  # skipped: its records go on now
                 self._release(job)
