@@ -3,7 +3,7 @@
 of its full ``slidepdb verify`` (every entry against a fresh BFS, every two-bit copy).
 
     .venv/bin/python scripts/bench_build.py [--only NAME ...] [--db-dir DIR] [--keep] [--no-verify]
-                                            [--threads N ...] [--steps] [--independent N ...]
+                                            [--threads N ...] [--steps [--layers]] [--independent N ...]
 
 Each build and each verify runs as its own ``slidepdb`` process (fresh, with a warm
 numba cache from a tiny warm-up build and verify), measured with ``os.wait4``: wall
@@ -13,7 +13,11 @@ docs/benchmarks.md.  ``--threads 1 2``: each build once with each thread count (
 implies (Amdahl: a fraction p of the work spread over n threads gives 1 / (1 - p + p / n)).
 ``--steps``: instead, each build once in this process, timed step by step (the BFS of each
 pattern, the two-bit copies: lowering each table and checking its copy,
-and the rest: writes, digests and the check of the finished file).
+and the rest: writes, digests and the check of the finished file).  ``--steps --layers``:
+also the BFS's layers, banded by how many regions a layer newly reaches (against the
+pattern's placements), their seconds at each thread count and the speed-up: where a
+build's threads gain least (the sparse layers, which only scan the table, or the dense
+ones, whose random reads and writes fill the memory system).
 ``--independent 1 16``: instead, what the machine allows builds that never
 coordinate: the first pattern of the first case, its BFS on one thread alone for
 ``--seconds`` (default 30), then as N processes at once, each to the depth the lone
@@ -63,6 +67,7 @@ def main() -> int:
     ap.add_argument("--no-verify", action="store_true", help="skip the full verify of each database")
     ap.add_argument("--threads", type=int, nargs="+", default=[None], help="build thread counts to compare")
     ap.add_argument("--steps", action="store_true", help="time each build's steps in this process")
+    ap.add_argument("--layers", action="store_true", help="with --steps: the BFS layers' seconds, banded")
     ap.add_argument("--independent", type=int, nargs="+", help="counts of one-thread BFS processes run at once")
     ap.add_argument("--seconds", type=float, default=30.0, help="how long the lone BFS runs (--independent)")
     ap.add_argument("--bfs-worker", nargs=2, help=argparse.SUPPRESS)  # CASE STOP: one process of --independent
@@ -86,7 +91,7 @@ def main() -> int:
     rows, scaling = [], []
     runs = [(c, t) for c in CASES if not a.only or c[0] in a.only for t in a.threads]
     if a.steps:
-        return steps(runs, db_dir)
+        return steps(runs, db_dir, a.layers)
     walls = {}
     for (name, args, target), threads in runs:
         before = set(db_dir.glob("*.h5"))
@@ -141,17 +146,35 @@ def main() -> int:
     return 0
 
 
-def steps(runs, db_dir: Path) -> int:
-    """Each build of ``runs`` in this process (through the CLI), its steps timed."""
+# --layers: a layer's band by the regions it newly reaches, against its pattern's placements
+BANDS = [(0.0, "under 0.1%"), (0.001, "0.1% to 1%"), (0.01, "1% to 10%"), (0.1, "10% or more")]
+
+
+def steps(runs, db_dir: Path, by_layer: bool = False) -> int:
+    """Each build of ``runs`` in this process (through the CLI), its steps timed (and
+    with ``by_layer`` its BFS layers)."""
     import contextlib
     import functools
     import io
 
     import pdb_builder.make.building as building
     import pdb_builder.make.lowering as lowering
+    import pdb_builder.make.share as share
     from solver.cli import main as cli
 
     spent: dict[str, float] = {}
+    layers: list = []  # this build's (band, seconds, regions marked) a layer
+    banded: dict = {}  # (case, threads) -> band -> [layers, seconds, regions marked]
+    run_layer = share.run_layer
+
+    def timed_layer(grant, kernel, total, *args):
+        t0 = time.perf_counter()
+        valued, marked = run_layer(grant, kernel, total, *args)
+        band = max(b for b, (low, _) in enumerate(BANDS) if marked >= low * total)
+        layers.append((band, time.perf_counter() - t0, marked))
+        return valued, marked
+
+    share.run_layer = timed_layer
 
     def timed(module, name: str, step: str) -> None:
         f = getattr(module, name)
@@ -176,6 +199,7 @@ def steps(runs, db_dir: Path) -> int:
         if "--no-pdb" in args:
             continue
         spent.clear()
+        layers.clear()
         more = [] if threads is None else ["--threads", str(threads)]
         t0 = time.perf_counter()
         try:
@@ -188,7 +212,36 @@ def steps(runs, db_dir: Path) -> int:
         parts = [spent.get(k, 0.0) for k in ("bfs", "lower", "check")]
         cells = " | ".join(f"{x:.1f}" for x in [whole, *parts, whole - sum(parts)])
         print(f"| {name} | {threads or 'all cores'} | {cells} |", flush=True)
+        bands = banded[name, threads] = {}
+        for band, seconds, marked in layers:
+            cell = bands.setdefault(band, [0, 0.0, 0])
+            cell[0], cell[1], cell[2] = cell[0] + 1, cell[1] + seconds, cell[2] + marked
+    if by_layer:
+        print_layers(banded)
     return 0
+
+
+def print_layers(banded: dict) -> None:
+    """Per case, its BFS layers' seconds by band at each thread count (--steps --layers)."""
+    for name in dict.fromkeys(n for n, _ in banded):
+        counts = [t for n, t in banded if n == name]
+        many = len(counts) > 1
+        rows = []
+        for b, (_, head) in enumerate(BANDS):
+            cells = [banded[name, t].get(b, [0, 0.0, 0]) for t in counts]
+            if cells[0][0]:
+                rows.append((head, cells))
+        every = [[sum(cs[i][k] for _, cs in rows) for k in range(3)] for i in range(len(counts))]
+        rows.append(("all", every))
+        print(f"\n{name}: BFS layers by the regions each newly reaches (share of its pattern's placements)\n")
+        label = " | ".join(f"s on {t or 'all cores'} thread{'s' if t != 1 else ''}" for t in counts)
+        print(f"| band | layers | regions reached | {label} |" + (" speed-up |" if many else ""))
+        print("|---|---:|---:|" + "---:|" * (len(counts) + many))
+        for head, cells in rows:
+            line = f"| {head} | {cells[0][0]} | {cells[0][2]:,} | " + " | ".join(f"{c[1]:.2f}" for c in cells) + " |"
+            if many:
+                line += f" {cells[0][1] / cells[-1][1]:.2f}x |" if cells[-1][1] else " |"
+            print(line)
 
 
 def bfs_worker(name: str, stop: str) -> int:
