@@ -15,12 +15,14 @@ expanded.  A layer only needs depth d (to expand) and d + 1 (to mark), so two
 frontier codes suffice, and closing keeps an old region from being expanded
 again.  A placement's regions are uniform, so one cell tells about its region.
 
-A layer scans every placement for cells coded ``FRONTIER[d % 2]``, expands the
+A layer finds the placements with cells coded ``FRONTIER[d % 2]``, expands the
 union of those cells at once (one pattern tile moves onto an adjacent frontier
 cell), floods the target region by 64-bit shifts, and ORs the next frontier
 code into its unreached cells; then it ORs ``CLOSED`` over the cells it
-expanded (01 | 11 = 10 | 11 = 11).  The scan tests ``SCAN_BLOCK`` words at once
-(most of a sparse layer is passed over that way), steps the placement's
+expanded (01 | 11 = 10 | 11 = 11).  A layer scans only the runs of ``2**FLAG_SHIFT``
+placements where the layer before marked a region (a byte a run, set as it marks:
+:func:`flag_rows`; a sparse layer's scan is mostly passed over that way), tests
+``SCAN_BLOCK`` words at once within a run, steps the placement's
 mixed-radix digits from the last one expanded instead of dividing its rank, and
 collects ``PENDING`` moves, prefetching each target word, before it looks at the
 first of them: a build is bound by those random reads.  A layer's placements are cut into chunks
@@ -59,6 +61,7 @@ FRONTIER_EVEN = 1  # reached at an even depth, not expanded yet
 FRONTIER_ODD = 2  # reached at an odd depth, not expanded yet
 CLOSED = 3  # expanded
 SCAN_BLOCK = 16  # placements tested at once for a slot at the layer's depth
+FLAG_SHIFT = 10  # a layer's marks flag runs of 2**FLAG_SHIFT placements for the next layer's scan
 PENDING = 32  # moves whose target words are fetched before the first of them is looked at
 
 
@@ -148,11 +151,18 @@ def seed_goal(words, table, goal_place, cidx, all_free, goal_blank, width, not_c
     return r
 
 
+def flag_rows(total: int) -> np.ndarray:
+    """The scan flags of a BFS of ``total`` placements: a row per depth parity, a byte per
+    run of ``2**FLAG_SHIFT`` placements, set where a layer marked a region of that
+    parity (:func:`expand_share`)."""
+    return np.zeros((2, (total >> FLAG_SHIFT) + 1), dtype=np.uint8)
+
+
 @nb.njit(cache=True, nogil=True, inline="always")
-def _mark(words, pend_q, pend_t, pend_free, pending, nxt, grid):
+def _mark(words, pend_q, pend_t, pend_free, pending, nxt, grid, nflags):
     """Mark the target region of each pending move (placement ``pend_q``, blank on
-    cell ``pend_t``, free cells ``pend_free``) with ``nxt`` where it is unreached;
-    returns how many regions were newly marked."""
+    cell ``pend_t``, free cells ``pend_free``) with ``nxt`` where it is unreached, and
+    flag its run in ``nflags``; returns how many regions were newly marked."""
     width, not_col0, not_last = grid[4], grid[5], grid[6]
     one = np.uint64(1)
     three = np.uint64(3)
@@ -166,13 +176,15 @@ def _mark(words, pend_q, pend_t, pend_free, pending, nxt, grid):
             continue  # that region is reached already
         region = flood(one << np.uint64(t), nfree_mask, width, not_col0, not_last)
         old = atomic_or(words, q, region_code_bits(region, nfree_mask, nxt))
+        if nflags[q >> FLAG_SHIFT] == 0:  # (written once: a line other threads read stays clean)
+            nflags[q >> FLAG_SHIFT] = 1
         if (np.uint64(old) >> slot) & three == 0:
             marked += 1
     return marked
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
-def _expand_chunk(lo, hi, words, table, depth, n, k, w, grid, cur, nxt):
+def _expand_chunk(lo, hi, words, table, depth, n, k, w, grid, cur, nxt, cflags, nflags):
     """Expand the regions at ``depth`` of placements ``lo`` to ``hi - 1`` (see
     :func:`expand_share`); returns (placements valued, new regions marked)."""
     cells_of, cidx, nbr_mask, all_free = grid[0], grid[1], grid[2], grid[3]
@@ -190,7 +202,13 @@ def _expand_chunk(lo, hi, words, table, depth, n, k, w, grid, cur, nxt):
     rank_digits(lo, n, k, dig)
     at = lo
     pat = cur * EVEN_BITS
-    for blo in range(lo, hi, SCAN_BLOCK):
+    bhi = lo
+    while bhi < hi:
+        blo = bhi
+        run = blo >> FLAG_SHIFT
+        if cflags[run] == 0:  # the last layer marked nothing at ``depth`` in this run
+            bhi = min(hi, (run + 1) << FLAG_SHIFT)
+            continue
         # a block without a slot at ``cur`` is passed over in one vectorised test
         bhi = min(hi, blo + SCAN_BLOCK)
         seen = np.uint64(0)
@@ -244,24 +262,29 @@ def _expand_chunk(lo, hi, words, table, depth, n, k, w, grid, cur, nxt):
             # close what was expanded: 11 over every field that held cur
             atomic_or(words, p, zero_fields | (zero_fields << one))
             if pending >= PENDING:
-                local_marked += _mark(words, pend_q, pend_t, pend_free, pending, nxt, grid)
+                local_marked += _mark(words, pend_q, pend_t, pend_free, pending, nxt, grid, nflags)
                 pending = 0
-    local_marked += _mark(words, pend_q, pend_t, pend_free, pending, nxt, grid)
+    local_marked += _mark(words, pend_q, pend_t, pend_free, pending, nxt, grid, nflags)
     return local_valued, local_marked
 
 
 @nb.njit(cache=True, nogil=True)
-def expand_share(counter, grant, me, chunk, words, table, depth, n, k, w, grid):
+def expand_share(counter, grant, me, chunk, words, table, depth, n, k, w, grid, flags):
     """One thread's share of a layer: expand every region at ``depth`` and mark new
     regions at ``depth + 1`` in the chunks of ``chunk`` placements it takes from
     ``counter[0]`` (shared by the layer's threads), while thread number ``me`` is
     below ``grant[0]`` (read before each chunk: another thread, or another process,
     may lower or raise it while the layer runs).  Sets ``table[p] = depth`` for
     placements first seen at this depth.  ``grid``: the shape's arrays and masks
-    (:func:`~pdb_builder.make.building.grid_arrays`).  Returns (placements valued,
-    new regions marked) by its chunks."""
+    (:func:`~pdb_builder.make.building.grid_arrays`).  ``flags`` (:func:`flag_rows`):
+    the scan passes over the runs of placements that row ``depth % 2`` leaves unset
+    (the layer before marked no region at ``depth`` there; the caller clears that row
+    once the layer is done) and sets the runs it marks in the other.  Returns
+    (placements valued, new regions marked) by its chunks."""
     cur = np.uint64(FRONTIER_ODD if depth % 2 else FRONTIER_EVEN)
     nxt = np.uint64(FRONTIER_EVEN if depth % 2 else FRONTIER_ODD)
+    cflags = flags[depth % 2]
+    nflags = flags[1 - depth % 2]
     total = words.shape[0]
     valued = 0
     marked = 0
@@ -269,7 +292,7 @@ def expand_share(counter, grant, me, chunk, words, table, depth, n, k, w, grid):
         lo = atomic_add(counter, 0, 1) * chunk
         if lo >= total:
             break
-        v, m = _expand_chunk(lo, min(total, lo + chunk), words, table, depth, n, k, w, grid, cur, nxt)
+        v, m = _expand_chunk(lo, min(total, lo + chunk), words, table, depth, n, k, w, grid, cur, nxt, cflags, nflags)
         valued += v
         marked += m
     return valued, marked

@@ -67,7 +67,7 @@ def compute_pdb(shape: Shape, tiles, progress=None, threads=None) -> tuple[np.nd
     :class:`~pdb_builder.cores.Share` whose grant may change while it runs
     (default: every usable core)."""
     from ..cores import share_of
-    from .bfs import MAX_VALUE, UNSEEN, expand_share, seed_goal, word_dtype
+    from .bfs import FLAG_SHIFT, MAX_VALUE, UNSEEN, expand_share, flag_rows, seed_goal, word_dtype
     from .share import run_layer
 
     share = share_of(threads)
@@ -83,13 +83,16 @@ def compute_pdb(shape: Shape, tiles, progress=None, threads=None) -> tuple[np.nd
     words = np.zeros(total, dtype=word_dtype(n, k))
     table = np.full(total, UNSEEN, dtype=np.uint8)
     goal_place = np.array([shape.home[t] for t in tiles], dtype=np.int64)
-    seed_goal(words, table, goal_place, cidx, all_free, shape.goal_blank, shape.width, not_col0, not_last, w)
+    flags = flag_rows(total)  # the runs of placements each layer scans
+    r = seed_goal(words, table, goal_place, cidx, all_free, shape.goal_blank, shape.width, not_col0, not_last, w)
+    flags[0, r >> FLAG_SHIFT] = 1
     layers = []
     depth = 0
     while True:
         if depth > MAX_VALUE:
             raise BoardError(f"pattern {tiles}: costs above {MAX_VALUE} do not fit one byte")
-        valued, marked = run_layer(share, expand_share, total, words, table, depth, n, k, w, grid)
+        valued, marked = run_layer(share, expand_share, total, words, table, depth, n, k, w, grid, flags)
+        flags[depth % 2] = 0  # scanned; the next layer marks this parity's runs again
         layers.append(int(valued))
         if progress is not None:
             progress(depth, int(valued), int(marked), time.perf_counter() - t0)
