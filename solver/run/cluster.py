@@ -195,8 +195,8 @@ class WorkerMemory:
     may hold: :data:`WORKER_BUILD_SHARE` of its memory limit (a worker without a limit:
     any amount).  ``workers``: the scheduler's record of each worker (address -> its
     ``memory_limit`` and ``nthreads``); ``busy()``: address -> the tasks each runs or
-    holds.  The feed asks :meth:`fits` before it hands a build out and calls
-    :meth:`take` as it does (:attr:`solver.run.slots.Feed.places`)."""
+    holds.  The feed asks :meth:`fits` before it hands a build out, calls :meth:`take`
+    as it does and :meth:`free` as the build ends (:attr:`solver.run.slots.Feed.places`)."""
 
     def __init__(self, workers: dict, busy=dict):
         self.nthreads = {a: max(1, int(w.get("nthreads") or 1)) for a, w in workers.items()}
@@ -265,7 +265,6 @@ def dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, sc
     feed.max_jobs = max(1, slots // 2)
     keys: dict[int, str] = {}  # id(job) -> its task's key
     memory = WorkerMemory(_workers(client), busy=client.processing)
-    placed: dict = {}  # a placed build's future -> its job, until it ends
     if memory.limited:
         feed.places = memory
 
@@ -275,14 +274,8 @@ def dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, sc
             fut = client.submit(_dask_job, job.fn, job.args, pure=False)
         else:  # (another worker only if that one has left the cluster)
             fut = client.submit(_dask_job, job.fn, job.args, pure=False, workers=[addr], allow_other_workers=True)
-            placed[fut] = job
         keys[id(job)] = fut.key
         return fut
-
-    def freed(futures) -> None:
-        for fut in futures:
-            if fut in placed:
-                memory.free(placed.pop(fut))
 
     def stop(job) -> None:
         try:
@@ -294,7 +287,6 @@ def dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, sc
         done = [f for f in pending if f.done()]
         if not done:
             time.sleep(0.05)
-        freed(done)
         return done
 
     def cancel(pending):
@@ -302,7 +294,6 @@ def dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, sc
             if job is not None:
                 stop(job)  # a running task is not ended by cancelling its future
         client.cancel(list(pending))
-        freed(list(pending))
 
     try:
         yield from _drive(

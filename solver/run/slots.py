@@ -131,8 +131,8 @@ class Feed:
         self.memory_cap = memory_cap
         self.max_jobs: int | None = None  # jobs running at once at most (None: any number)
         # where jobs run, when that decides whether one can start beside the running ones:
-        # ``fits(job)``, and ``take(job)`` as it is handed out (None: anywhere; a dask
-        # cluster's feed sets it where its workers have memory limits:
+        # ``fits(job)``, ``take(job)`` as it is handed out, ``free(job)`` as it ends (None:
+        # anywhere; a dask cluster's feed sets it where its workers have memory limits:
         # :class:`solver.run.cluster.WorkerMemory`)
         self.places = None
         self.board_seconds = board_seconds
@@ -249,8 +249,7 @@ class Feed:
 
     def abandon(self, job: Job) -> None:
         """``job`` was stopped unfinished (past ``last_start``: nothing waits on it)."""
-        self._running -= 1
-        self._memory -= job.memory
+        self._stopped_running(job)
         job.done(None, Abandoned("stopped unfinished: the time budget ran out"))
 
     def job_done(self, job: Job, result: Callable) -> None:
@@ -261,10 +260,15 @@ class Feed:
         except Exception as exc:  # noqa: BLE001 - the job's owner decides
             interrupt_if_stopping(exc)  # SIGTERM or Ctrl-C, which a library turned into another exception
             value, error = None, exc
-        self._running -= 1
-        self._memory -= job.memory
+        self._stopped_running(job)
         job.done(value, error)
         self._release(job)
+
+    def _stopped_running(self, job: Job) -> None:
+        self._running -= 1
+        self._memory -= job.memory
+        if self.places is not None:
+            self.places.free(job)
 
     def _release(self, job: Job) -> None:
         if id(job) in self._released:
