@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .board import Board, Shape, parse_size
-from .errors import BoardError
+from .errors import BoardError, OptionsError
 from .moves import check_moves
+from .options import byte_count, one_of, positive_number
 from .words import human_bytes
 
 log = logging.getLogger("slidepdb.build")
@@ -74,16 +75,24 @@ def build_reports(
     on_partition=None,
     on_invalid=None,
     threads: int | None = None,
+    on_step=None,
 ) -> list:
     """:func:`build`, returning each file's :class:`~pdb_builder.make.building.BuildReport`
     (path, status built/skipped/rebuilt, entries, mean estimate, seconds).
     ``progress(name, pattern index, depth, placements valued, regions marked, seconds)``
     after each BFS layer; ``goal_progress(name, depth, layer, total, seconds)``;
-    ``on_partition(shape, partition)`` before each database; ``threads``: each BFS's
-    threads (default: every usable core)."""
+    ``on_partition(shape, partition)`` before each database; ``on_step(name, pattern
+    index or None, what, seconds)`` after each step that follows a BFS (checksums, the
+    two-bit copy, the file's verification); ``threads``: each BFS's threads (default:
+    every usable core)."""
     from .make.building import build_goal_table, build_pdb, default_partition
     from .patterns import named_partition, parse_partition
 
+    one_of("goal", goal, ("korf", "devquiz"))
+    memory_limit = byte_count("memory_limit", memory_limit)
+    positive_number("threads", threads, whole=True)
+    if not isinstance(target, (str, Shape)):
+        raise OptionsError(f"target: expected a size, a board, a file name or a Shape, not {target!r}")
     if goal_depth is not None and goal_depth != "auto" and not (isinstance(goal_depth, int) and 1 <= goal_depth <= 254):
         raise TargetError(f"{goal_depth!r}: a depth from 1 to 254, or auto", "--goal-depth")
     if not pdb and goal_depth is None:
@@ -115,8 +124,23 @@ def build_reports(
                     if progress is None
                     else (lambda i, d, v, m, s, name=f"{shape.key} {part.name}": progress(name, i, d, v, m, s))
                 )
+                step = (
+                    None
+                    if on_step is None
+                    else (lambda i, what, s, name=f"{shape.key} {part.name}": on_step(name, i, what, s))
+                )
                 reports.append(
-                    build_pdb(shape, part, db_dir, overwrite, layout, progress=cb, two_bit=two_bit, threads=threads)
+                    build_pdb(
+                        shape,
+                        part,
+                        db_dir,
+                        overwrite,
+                        layout,
+                        progress=cb,
+                        two_bit=two_bit,
+                        threads=threads,
+                        on_step=step,
+                    )
                 )
         if goal_depth is not None:
             cb = (
@@ -157,7 +181,9 @@ def build(
     ``"6-6-3"``) or explicit (``"1,2,3/4,5,6"``), or several; default: the size's
     named default, else patterns grown to fit ``memory_limit`` bytes.  A valid file
     already there is kept (unless ``overwrite``); an interrupted build leaves none.
-    ``progress``: log each BFS layer (logger ``slidepdb.build``, level INFO)."""
+    ``progress``: log each BFS layer (logger ``slidepdb.build``, level INFO).
+    ``memory_limit``: bytes, or a size such as ``"4G"``.  An option out of the range
+    the CLI takes raises :class:`~pdb_builder.errors.OptionsError` naming it."""
 
     def layer(name, i, depth, valued, marked, seconds):
         log.info(

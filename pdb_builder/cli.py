@@ -15,25 +15,19 @@ from pathlib import Path
 
 import click
 
-from .errors import EXIT_BAD_INPUT, EXIT_CODES, EXIT_INTERNAL
+from . import options
+from .errors import EXIT_BAD_INPUT, EXIT_CODES, EXIT_INTERNAL, BoardError
 from .progress import PatternBars, on_terminal
 from .words import human_bytes
 
 log = logging.getLogger("slidepdb")
 
-UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
 
 def parse_bytes(text: str) -> int:
-    t = text.strip().upper().removesuffix("IB").removesuffix("B")
-    num, unit = (t[:-1], t[-1]) if t and t[-1] in UNITS else (t, "")
     try:
-        value = float(num)
-    except ValueError:
-        raise click.BadParameter(f"{text!r}: expected a size such as 4G or 500M") from None
-    if value <= 0:
-        raise click.BadParameter(f"{text!r}: must be positive")
-    return int(value * UNITS[unit])
+        return options.parse_bytes(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def bytes_callback(ctx, param, value):
@@ -53,13 +47,38 @@ def output_path(ctx, param, value):
         raise click.BadParameter(f"{value}: folder {folder} does not exist", ctx, param)
     if Path(value).is_dir():
         raise click.BadParameter(f"{value}: is a folder", ctx, param)
+    fault = _write_fault(folder)
+    if fault:
+        raise click.BadParameter(f"{value}: cannot write in {folder}: {fault}", ctx, param)
+    return value
+
+
+def _write_fault(folder: Path) -> str | None:
+    """Why no new file can be made in ``folder`` (an existing folder), or None."""
     try:
         fd, probe = tempfile.mkstemp(prefix=".slidepdb-probe.", dir=folder)
     except OSError as exc:
-        raise click.BadParameter(f"{value}: cannot write in {folder}: {exc.strerror or exc}", ctx, param) from None
+        return exc.strerror or str(exc)
     os.close(fd)
     os.unlink(probe)
-    return value
+    return None
+
+
+def check_db_dir_writable(db_dir) -> None:
+    """Before a build: the database folder (made when missing) must take new files; a
+    usage error (exit 2) naming the folder, not a failure naming a hidden temporary
+    file after the work."""
+    from .storage import default_db_dir
+
+    folder = default_db_dir(db_dir).absolute()
+    probe = folder
+    while not probe.exists() and probe.parent != probe:
+        probe = probe.parent  # the folder is made at the first build: its nearest existing parent must take it
+    if not probe.is_dir():
+        raise click.BadParameter(f"{folder}: {probe} is not a folder", param_hint="--db-dir")
+    fault = _write_fault(probe)
+    if fault:
+        raise click.BadParameter(f"cannot write database files in {folder}: {fault}", param_hint="--db-dir")
 
 
 def output_option(name: str, dest: str, help: str, required: bool = False):
@@ -67,6 +86,63 @@ def output_option(name: str, dest: str, help: str, required: bool = False):
     return click.option(
         name, dest, type=click.Path(dir_okay=False), default=None, required=required, callback=output_path, help=help
     )
+
+
+def plot_path(ctx, param, value):
+    """An output file for a plot: :func:`output_path`'s checks, matplotlib installed,
+    and a name whose suffix matplotlib can write (checked before any work)."""
+    from .errors import SlidepdbError
+    from .plotting import plot_format_fault
+
+    value = output_path(ctx, param, value)
+    if value is None:
+        return None
+    try:
+        fault = plot_format_fault(value)
+    except SlidepdbError as exc:
+        raise click.BadParameter(str(exc), ctx, param) from None
+    if fault:
+        raise click.BadParameter(f"{value}: {fault}", ctx, param)
+    return value
+
+
+def plot_option(name: str, dest: str, help: str):
+    """An option naming a plot to draw (checked before any work by :func:`plot_path`)."""
+    return click.option(name, dest, type=click.Path(dir_okay=False), default=None, callback=plot_path, help=help)
+
+
+def _size(ctx, param, value):
+    if value is None:
+        return None
+    from .board import parse_size
+
+    try:
+        return parse_size(value)
+    except BoardError as exc:
+        raise click.BadParameter(str(exc), ctx, param) from None
+
+
+def size_option(f):
+    """``--size WxH`` for numeric and benchmark lines (parsed to (width, height))."""
+    return click.option(
+        "--size",
+        "size",
+        metavar="WxH",
+        default=None,
+        callback=_size,
+        help="Board size for numeric boards (default: square, from the count).",
+    )(f)
+
+
+def goal_option(f):
+    """``--goal`` for numeric and benchmark lines; a DevQuiz line has the DevQuiz goal."""
+    return click.option(
+        "--goal",
+        type=click.Choice(["korf", "devquiz"]),
+        default="korf",
+        show_default=True,
+        help="Goal for numeric and benchmark lines (DevQuiz lines always use the DevQuiz goal).",
+    )(f)
 
 
 def format_table(rows, headers) -> str:
@@ -219,6 +295,12 @@ def build(
                 err=True,
             )
 
+    def step_progress(name, i, what, seconds):
+        # the steps after the BFS (a minute for 7-8): said where the layers are, so the log goes on
+        if bars is None and not quiet and (verbose or seconds >= 1.0 or overall["total"] >= STEP_LINES_FROM):
+            where = f"pattern {i + 1}" if i is not None else "database"
+            click.echo(f"  {name} {where}: {what} in {seconds:.1f} s", err=True)
+
     def goal_progress(name, depth, layer, total, seconds):
         if bars is not None:
             bars.close()  # the patterns are done
@@ -239,6 +321,7 @@ def build(
 
     if collection is None and sample is not None:
         raise click.UsageError("--sample goes with --collection")
+    check_db_dir_writable(db_dir)
     try:
         if collection is not None:
             reports = _collection_reports(
@@ -264,6 +347,7 @@ def build(
                 on_partition=on_partition,
                 on_invalid=lambda src, i, err: click.echo(f"invalid: {src}:{i}: {err}", err=True),
                 threads=threads,
+                on_step=step_progress,
             )
     except TargetError as exc:
         raise click.BadParameter(str(exc), param_hint=exc.param) from None
@@ -277,6 +361,8 @@ def build(
     click.echo(format_table(rows, ["shape", "kind", "name", "status", "entries", "mean h", "seconds", "file"]))
     sys.exit(0)
 
+
+STEP_LINES_FROM = 10_000_000  # placements: a database this large says each step after its BFS off a terminal
 
 MEASURE = None  # measure(paths, boards) for --collection: given by the solver (register), never imported here
 
@@ -329,14 +415,16 @@ def _collection_reports(
     help="Coverage of every board of this file by the databases of the folder.",
 )
 @click.option("--suggest", is_flag=True, help="With --problems: print the builds that would cover the rest.")
-@output_option(
+@size_option
+@goal_option
+@plot_option(
     "--plot",
     "plot_png",
-    "With DB: draw the value histograms into this PNG (needs matplotlib).",
+    "With DB: draw the value histograms into this PNG, PDF or SVG (needs matplotlib).",
 )
 @click.option("--no-verify", is_flag=True, help="Listing: skip the checksums.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one object per line).")
-def inspect(db, db_dir, problems, suggest, plot_png, no_verify, as_json):
+def inspect(db, db_dir, problems, suggest, size, goal, plot_png, no_verify, as_json):
     """List the databases of a folder, show one DB in detail, or report coverage.
 
     \b
@@ -392,7 +480,7 @@ def inspect(db, db_dir, problems, suggest, plot_png, no_verify, as_json):
     if problems:
         from .formats import read_file
 
-        boards = read_file(problems)
+        boards = read_file(problems, size, goal)
         for r in boards.records:
             if r.error:
                 click.echo(f"invalid: {boards.source}:{r.index}: {r.error}", err=True)

@@ -11,6 +11,7 @@ EXIT_BAD_INPUT = 2  # bad input or usage
 EXIT_UNSOLVABLE = 3  # an unsolvable board
 EXIT_LIMIT = 4  # a time or node limit stopped a board without an answer
 EXIT_BAD_MOVES = 5  # a move string that is illegal or does not reach the goal
+EXIT_OUTPUT = 6  # an output file could not be written (the others were)
 EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM (128 + SIGINT, as shells report it)
 EXIT_CLOSED_PIPE = 141  # standard output closed by its reader (128 + SIGPIPE): stops quietly
 
@@ -21,6 +22,7 @@ EXIT_CODES = {
     EXIT_UNSOLVABLE: "an unsolvable board",
     EXIT_LIMIT: "a limit stopped a board without an answer",
     EXIT_BAD_MOVES: "a move string that is illegal or does not reach the goal",
+    EXIT_OUTPUT: "an output file could not be written (the others were; each is named)",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C or SIGTERM): finished answers kept, --resume goes on",
     EXIT_CLOSED_PIPE: "standard output was closed (e.g. piped into head): stopped quietly",
 }

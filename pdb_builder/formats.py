@@ -220,6 +220,8 @@ def read_file(path: str, size=None, goal: str = "korf") -> BoardSet:
 def read_board_arg(arg: str, size=None, goal: str = "korf") -> BoardSet:
     """A command-line BOARD: a file path, ``-`` (standard input), a DevQuiz line or
     a numeric board."""
+    if not arg.strip():
+        raise BoardError("an empty BOARD: give a board (W,H,CELLS or tile numbers), a file of boards, or - for stdin")
     path = Path(arg)
     if arg == "-" or path.is_file():
         return read_file(arg, size, goal)

@@ -78,12 +78,11 @@ def digests(arr: np.ndarray, block: int | None = None, threads: int = 1) -> tupl
     return whole, out
 
 
-def rebuild_hint(path) -> str:
-    return f"delete it and rebuild with `slidepdb build` (file {path})"
+REBUILD_HINT = "delete it and rebuild it with `slidepdb build`"  # after the message, which names the file
 
 
 def checksum_error(name, dsname, what: str = "sha256 checksum") -> DatabaseError:
-    return DatabaseError(f"{name}: dataset {dsname} fails its {what}; {rebuild_hint(name)}", path=name)
+    return DatabaseError(f"{name}: dataset {dsname} fails its {what}; {REBUILD_HINT}", path=name)
 
 
 _GUARDS: weakref.WeakSet = weakref.WeakSet()

@@ -44,3 +44,24 @@ def quick_load(namespace: dict) -> int:
             cache.load_overload = MethodType(_load_without_refresh, cache)
             done += 1
     return done
+
+
+def cache_is_cold(module_file, function: str) -> bool:
+    """Whether numba's disk cache holds no compiled ``function`` of the module at
+    ``module_file`` for this Python (looked up without importing numba, where numba
+    keeps it: ``$NUMBA_CACHE_DIR``, else ``__pycache__`` beside the module or the
+    user's cache folder).  A cold cache means the first call compiles (seconds to a
+    minute): the commands say so before the work."""
+    import os
+    import sys
+    from pathlib import Path
+
+    module = Path(module_file)
+    pattern = f"{module.stem}.{function}-*.py{sys.version_info[0]}{sys.version_info[1]}*.nbi"
+    root = os.environ.get("NUMBA_CACHE_DIR")
+    if root:
+        places = [Path(root)]
+    else:
+        cache_home = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+        places = [module.parent / "__pycache__", Path(cache_home) / "numba"]
+    return not any(next(p.rglob(pattern), None) is not None for p in places if p.is_dir())

@@ -47,7 +47,7 @@ from .cores import share_of
 from .entries import ENCODING as PACKED_ENCODING
 from .entries import MAX_LOWERING, RANKING_NAME, RANKING_VERSION, num_placements
 from .errors import DatabaseError, DatabaseGone
-from .integrity import BLOCK_HASH, Guard, checksum_error, digests, rebuild_hint, sha256
+from .integrity import BLOCK_HASH, REBUILD_HINT, Guard, checksum_error, digests, sha256
 
 MAGIC = "slidepdb"
 FORMAT_VERSION = 1
@@ -179,6 +179,7 @@ def write_pdb(
     metadata: dict | None = None,
     two_bit: bool = True,
     threads=1,
+    on_step=None,
 ) -> tuple[Path, list, float]:
     """Publish a partition's tables atomically at ``path`` (with their two-bit copies,
     ``packed/i``, unless ``two_bit`` is False), hashing on ``threads`` (a count or a
@@ -187,6 +188,8 @@ def write_pdb(
     ``built`` yields ``(table, stats)`` pattern by pattern; each table goes to the
     temporary file as it comes and is dropped, so a build holds one table at a time
     (and, while its two-bit copy is made, one lowered copy of it).
+    ``on_step(pattern index or None, what, seconds)`` after each step that follows a
+    pattern's BFS (its checksum, its two-bit copy) and after the whole file is verified.
     Returns the path, the stats, and the seconds spent producing the tables."""
     from .make.lowering import packed_table  # build side: never loaded to read a file
 
@@ -202,7 +205,11 @@ def write_pdb(
                 ds = _dataset(grp, str(i), table, layout)
                 ds.attrs["tiles"] = np.array(st.tiles, dtype=np.int16)
                 ds.attrs["cells"] = len(shape.free_cells)
+                t_step = time.perf_counter()
                 seal(f, f"tables/{i}", table, share.granted)
+                if on_step is not None:
+                    on_step(i, "checksummed", time.perf_counter() - t_step)
+                    t_step = time.perf_counter()
                 ds.attrs["mean"] = float(st.mean)
                 ds.attrs["max"] = int(st.max)
                 ds.attrs["histogram"] = np.array(st.histogram, dtype=np.int64)
@@ -216,6 +223,8 @@ def write_pdb(
                     pds.attrs["max-lowering"] = lowering
                     packed_ids.append(i)
                     del pk
+                    if on_step is not None:
+                        on_step(i, "two-bit copy made and checked", time.perf_counter() - t_step)
                 stats.append(st)
                 del table
                 f.flush()
@@ -238,7 +247,10 @@ def write_pdb(
                 },
             )
         # re-open and verify before publishing (memory-mapped: the checksums stream through the page cache)
+        t_step = time.perf_counter()
         open_database(tmp, verify=True, mmap=True, _final=path, threads=share.granted)
+        if on_step is not None:
+            on_step(None, "file verified", time.perf_counter() - t_step)
     return path, stats, seconds
 
 
@@ -315,17 +327,17 @@ def open_database(
         if _out_of_descriptors(exc):
             raise DatabaseError(f"{name}: cannot map its tables: {too_many_open_files()}") from None
         # h5py raises OSError for damaged data (e.g. a fletcher32 mismatch)
-        raise DatabaseError(f"{name}: damaged data ({exc}); {rebuild_hint(name)}") from None
+        raise DatabaseError(f"{name}: damaged data ({exc}); {REBUILD_HINT}") from None
     except (KeyError, ValueError, TypeError, IndexError, RuntimeError) as exc:
         # a damaged object header or attribute: h5py's KeyError "Unable to open object", bad JSON, ...
-        raise DatabaseError(f"{name}: damaged metadata ({type(exc).__name__}: {exc}); {rebuild_hint(name)}") from None
+        raise DatabaseError(f"{name}: damaged metadata ({type(exc).__name__}: {exc}); {REBUILD_HINT}") from None
 
 
 def _unopened(name, exc: OSError, what: str) -> DatabaseError:
     """Why ``name`` could not be opened: the open-file limit, or ``what`` and the error."""
     if _out_of_descriptors(exc):
         return DatabaseError(f"{name}: cannot open: {too_many_open_files()}")
-    return DatabaseError(f"{name}: {what} ({exc}); {rebuild_hint(name)}")
+    return DatabaseError(f"{name}: {what} ({exc}); {REBUILD_HINT}")
 
 
 def _out_of_descriptors(exc: OSError) -> bool:
@@ -404,7 +416,7 @@ def _check_pdb_structure(name, shape: Shape, groups, f: h5py.File, packed_tables
     attributes are outside the checksums, so a damaged one must not pair a table
     with the wrong tiles (an inadmissible read) or go unnoticed."""
     if not isinstance(groups, list) or not groups:
-        raise DatabaseError(f"{name}: partition attribute is not a list of tile groups; {rebuild_hint(name)}")
+        raise DatabaseError(f"{name}: partition attribute is not a list of tile groups; {REBUILD_HINT}")
     tiles = set(shape.tiles)
     seen: set[int] = set()
     n = len(shape.free_cells)
@@ -420,35 +432,35 @@ def _check_pdb_structure(name, shape: Shape, groups, f: h5py.File, packed_tables
         ):
             raise DatabaseError(
                 f"{name}: partition attribute is not a partition of the shape's tiles "
-                f"(group {i}: {group!r}); {rebuild_hint(name)}"
+                f"(group {i}: {group!r}); {REBUILD_HINT}"
             )
         seen |= set(group)
         if [int(t) for t in ds.attrs.get("tiles", [])] != group:
             raise DatabaseError(
-                f"{name}: dataset tables/{i} has tiles {list(ds.attrs.get('tiles', []))}, the "
-                f"partition says {group}; {rebuild_hint(name)}"
+                f"{name}: dataset tables/{i} has tiles {[int(t) for t in ds.attrs.get('tiles', [])]}, the "
+                f"partition says {group}; {REBUILD_HINT}"
             )
         if int(ds.attrs.get("cells", -1)) != n or ds.shape != (num_placements(n, len(group)),) or ds.dtype != np.uint8:
             raise DatabaseError(
                 f"{name}: dataset tables/{i} is {ds.shape} {ds.dtype} for {ds.attrs.get('cells')} "
                 f"cells, not one uint8 entry per placement of {len(group)} tiles on {n} cells; "
-                f"{rebuild_hint(name)}"
+                f"{REBUILD_HINT}"
             )
         pk = f.get(f"packed/{i}")
         if pk is not None and _s(pk.attrs.get("encoding")) == PACKED_ENCODING:  # (others are skipped)
             if pk.shape != ((ds.shape[0] + 3) // 4,) or not 0 <= int(pk.attrs.get("max-lowering", -1)) <= MAX_LOWERING:
                 raise DatabaseError(
-                    f"{name}: dataset packed/{i} does not fit tables/{i} (size or max-lowering); {rebuild_hint(name)}"
+                    f"{name}: dataset packed/{i} does not fit tables/{i} (size or max-lowering); {REBUILD_HINT}"
                 )
     packed = [i for i in range(len(groups)) if f"packed/{i}" in f]
     if packed_tables is not None and sorted(int(i) for i in packed_tables) != packed:
         raise DatabaseError(
             f"{name}: the two-bit copies present ({packed}) are not the ones written "
-            f"({[int(i) for i in packed_tables]}); {rebuild_hint(name)}"
+            f"({[int(i) for i in packed_tables]}); {REBUILD_HINT}"
         )
     extra = [k for k in f.get("tables", {}) if not (k.isdigit() and int(k) < len(groups))]
     if extra:
-        raise DatabaseError(f"{name}: tables {', '.join(extra)} are not in the partition; {rebuild_hint(name)}")
+        raise DatabaseError(f"{name}: tables {', '.join(extra)} are not in the partition; {REBUILD_HINT}")
 
 
 class _Reading(NamedTuple):
@@ -500,7 +512,7 @@ def _read_block_digests(f: h5py.File, name, dsname: str, data: np.ndarray):
         or digests.shape != (-(-data.nbytes // block),)
         or sha256(digests) != _s(bds.attrs.get("sha256"))
     ):
-        raise DatabaseError(f"{name}: dataset blocks/{dsname} is damaged; {rebuild_hint(name)}")
+        raise DatabaseError(f"{name}: dataset blocks/{dsname} is damaged; {REBUILD_HINT}")
     return digests, block
 
 
@@ -508,7 +520,7 @@ def _read_database(f: h5py.File, how: _Reading, _final) -> Database:
     name = how.name
     a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
     if a.get("magic") != MAGIC:
-        raise DatabaseError(f"{name}: not a slidepdb database (no magic string); {rebuild_hint(name)}")
+        raise DatabaseError(f"{name}: not a slidepdb database (no magic string); {REBUILD_HINT}")
     version = int(a.get("format-version", -1))
     if version > FORMAT_VERSION:
         raise DatabaseError(
@@ -516,30 +528,30 @@ def _read_database(f: h5py.File, how: _Reading, _final) -> Database:
             f"({FORMAT_VERSION}); upgrade slidepdb (pip install -U slidepdb)"
         )
     if version < OLDEST_SUPPORTED:
-        raise DatabaseError(f"{name}: format version {version} is no longer supported; {rebuild_hint(name)}")
+        raise DatabaseError(f"{name}: format version {version} is no longer supported; {REBUILD_HINT}")
     if version < FORMAT_VERSION:
         warnings.warn(
             f"{name}: format version {version} is older than {FORMAT_VERSION}; rebuilding is advised", stacklevel=2
         )
     missing = [k for k in REQUIRED_ROOT if k not in a]
     if missing:
-        raise DatabaseError(f"{name}: attributes {', '.join(missing)} missing; {rebuild_hint(name)}")
+        raise DatabaseError(f"{name}: attributes {', '.join(missing)} missing; {REBUILD_HINT}")
     goal = tuple(int(x) for x in a["shape-goal"])
     shape = Shape(int(a["shape-width"]), int(a["shape-height"]), goal, a["shape-goal-kind"])
     if shape.key != a["shape-key"]:
-        raise DatabaseError(f"{name}: shape attributes disagree with shape-key; {rebuild_hint(name)}")
+        raise DatabaseError(f"{name}: shape attributes disagree with shape-key; {REBUILD_HINT}")
     db = Database(Path(how.fh.name) if _final is None else Path(_final), a["kind"], shape, a)
     if db.kind == "pdb":
         if (a.get("ranking-name"), int(a.get("ranking-version", -1))) != (RANKING_NAME, RANKING_VERSION):
             raise DatabaseError(
                 f"{name}: ranking {a.get('ranking-name')} v{a.get('ranking-version')} "
                 f"is not this slidepdb's {RANKING_NAME} v{RANKING_VERSION}; "
-                f"{rebuild_hint(name)}"
+                f"{REBUILD_HINT}"
             )
         groups = json.loads(a["partition"])
         for i in range(len(groups) if isinstance(groups, list) else 0):
             if f"tables/{i}" not in f:
-                raise DatabaseError(f"{name}: dataset tables/{i} missing; {rebuild_hint(name)}")
+                raise DatabaseError(f"{name}: dataset tables/{i} missing; {REBUILD_HINT}")
         _check_pdb_structure(name, shape, groups, f, a.get("packed-tables"))
         for i, tiles in enumerate(groups):
             ds = f[f"tables/{i}"]
@@ -555,7 +567,7 @@ def _read_database(f: h5py.File, how: _Reading, _final) -> Database:
         db.depth = int(a["depth"])
         for dsname in ("keys", "dist"):
             if dsname not in f:
-                raise DatabaseError(f"{name}: dataset {dsname} missing; {rebuild_hint(name)}")
+                raise DatabaseError(f"{name}: dataset {dsname} missing; {REBUILD_HINT}")
         keys, db.guards["keys"] = _read_checked(f, how, "keys")
         dist, db.guards["dist"] = _read_checked(f, how, "dist")
         db.guards = {k: g for k, g in db.guards.items() if g is not None}
@@ -563,7 +575,7 @@ def _read_database(f: h5py.File, how: _Reading, _final) -> Database:
         db.dist = dist
         db.goal_sha256 = tuple(str(_s(f[dsname].attrs.get("sha256")) or "") for dsname in ("keys", "dist"))
     else:
-        raise DatabaseError(f"{name}: unknown kind {db.kind!r}; {rebuild_hint(name)}")
+        raise DatabaseError(f"{name}: unknown kind {db.kind!r}; {REBUILD_HINT}")
     return db
 
 

@@ -15,3 +15,8 @@ def human_bytes(n: int) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return str(n)
+
+
+def seconds_text(s: float) -> str:
+    """A number of seconds rounded for people: ``8.2 s`` under 10, ``60 s`` above."""
+    return f"{s:.1f} s" if s < 10 else f"{s:,.0f} s"

@@ -21,9 +21,10 @@ from pdb_builder.cores import Share
 from pdb_builder.errors import DatabaseError, OptionsError
 from pdb_builder.formats import Record, parse_board_text
 from pdb_builder.moves import check_moves
+from pdb_builder.options import one_of, positive_number
 from pdb_builder.solvability import decide
 
-from .outcome import STATUS_EXIT, Known, Outcome, certificate, search_cost, settle_by_bound, stated_length_doubt
+from .outcome import STATUS_EXIT, Known, Outcome, certificate, search_cost, settle_by_bound, stated_length_clash
 from .search.heuristic import manhattan_heuristic
 from .search.limits import Budget, interrupt_if_stopping
 from .search.searcher import Searcher
@@ -40,12 +41,18 @@ _POOLS: dict = {}  # (db_dir, use_db) -> SolverPool: tables loaded and kernels c
 
 
 def missing_db_dir(db_dir) -> str | None:
-    """The warning for a database folder that was asked for (``db_dir``, or
-    ``$SLIDEPDB_DB_DIR``) and does not exist; None when it exists or none was asked for
-    (a missing ``./databases`` is simply no tables)."""
+    """The warning for a database folder that does not exist: the one asked for
+    (``db_dir``, or ``$SLIDEPDB_DB_DIR``) or the default ``./databases``; None when it
+    exists."""
     asked = db_dir if db_dir is not None else os.environ.get("SLIDEPDB_DB_DIR") or None
-    if asked is None or Path(asked).is_dir():
+    folder = asked if asked is not None else "databases"
+    if Path(folder).is_dir():
         return None
+    if asked is None:
+        return (
+            "warning: no database folder ./databases here: solving without databases "
+            "(build some with slidepdb build, or name a folder with --db-dir)"
+        )
     via = "" if db_dir is not None else " ($SLIDEPDB_DB_DIR)"
     return f"warning: database folder {asked}{via} does not exist: solving without databases"
 
@@ -72,19 +79,23 @@ class Result:
     error: str | None = None
     certificate: dict | None = None
     tables: dict = field(default_factory=dict)
+    contradiction: str | None = None  # a benchmark line's stated length that disagrees with the search
 
     @property
     def exit_code(self) -> int:
         """The code ``slidepdb solve`` exits with for this board."""
-        return STATUS_EXIT[self.status]
+        code = STATUS_EXIT[self.status]
+        return max(code, STATUS_EXIT["error"]) if self.contradiction else code
 
 
-def _board(board: str | Board, goal: str) -> Board:
+def _record(board: str | Board, goal: str) -> Record:
+    """The board as a record: a benchmark line keeps its stated optimal length."""
     if isinstance(board, Board):
-        return board
+        return Record(1, str(board), board)
     if not isinstance(board, str):
-        raise TypeError(f"board: expected a board string or a Board, not {type(board).__name__}")
-    return parse_board_text(board, goal=goal)[1]  # BoardError names the fault
+        raise OptionsError(f"board: expected a board string or a Board, not {type(board).__name__}")
+    _, b, ident, stated = parse_board_text(board, goal=goal)  # BoardError names the fault
+    return Record(1, str(b), b, ident=ident, expected_length=stated)
 
 
 def solve(
@@ -112,12 +123,11 @@ def solve(
     codes 2 and 1); every other outcome is in the result.  A database folder that was
     asked for and does not exist gives a ``UserWarning`` (once per folder).  ``threads``: threads for the
     optimal search (default: every core this process may use; :mod:`solver.search.threads`)."""
-    if goal not in ("korf", "devquiz"):
-        raise OptionsError(f"goal: expected 'korf' or 'devquiz', not {goal!r}")
-    b = _board(board, goal)
-    for name, value in (("time_limit", time_limit), ("node_limit", node_limit)):
-        if value is not None and not value > 0:
-            raise OptionsError(f"{name}: expected a positive number, not {value!r}")
+    one_of("goal", goal, ("korf", "devquiz"))
+    positive_number("time_limit", time_limit)
+    positive_number("node_limit", node_limit, whole=True)
+    positive_number("threads", threads, whole=True)
+    rec = _record(board, goal)
     key = (str(db_dir) if db_dir is not None else None, use_db)
     pool = _POOLS.get(key)
     if pool is None:
@@ -129,9 +139,7 @@ def solve(
         from .search.threads import default_threads
 
         threads = default_threads()
-    if not (isinstance(threads, int) and threads >= 1):
-        raise OptionsError(f"threads: expected a positive whole number, not {threads!r}")
-    out = solve_record(Record(1, str(b), b), pool, time_limit, node_limit, fallback, threads=threads)
+    out = solve_record(rec, pool, time_limit, node_limit, fallback, threads=threads)
     e = out.extra
     return Result(
         board=out.board,
@@ -147,6 +155,7 @@ def solve(
         error=out.error,
         certificate=e.get("certificate"),
         tables=dict(e.get("tables") or {}),
+        contradiction=e.get("contradiction"),
     )
 
 
@@ -165,6 +174,7 @@ def check_record(rec: Record, moves: str | None = None) -> Outcome:
         "method": verdict.method,
         "size": board.shape.size_text,
         "walls": len(board.shape.walls),
+        "goal": board.shape.goal_kind,
     }
     if moves is not None:
         mc = check_moves(board, moves)
@@ -312,6 +322,7 @@ def solve_record(
             {
                 "size": rec.board.shape.size_text,
                 "walls": len(rec.board.shape.walls),
+                "goal": rec.board.shape.goal_kind,
                 "moves": None,
                 "length": None,
                 "optimal": False,
@@ -340,6 +351,7 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     extra = {
         "size": board.shape.size_text,
         "walls": len(board.shape.walls),
+        "goal": board.shape.goal_kind,
         "h0": result.h0,
         "nodes": nodes,
         "seconds": round(time.perf_counter() - t0, 4),
@@ -371,9 +383,7 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     settle_by_bound(extra)
     if extra["optimal"]:
         extra["certificate"] = certificate(extra, extra["tables"], how="search" if how is None else "bound")
-    doubt = stated_length_doubt(extra)
-    if doubt:
-        extra["stated_length_doubt"] = doubt
+    stated_length_clash(extra, str(board))
     return Outcome(rec.index, str(board), "solved", None, extra)
 
 

@@ -16,6 +16,7 @@ from pdb_builder.errors import (
     EXIT_OK,
     EXIT_UNSOLVABLE,
 )
+from pdb_builder.words import plural
 
 STATUS_EXIT = {
     "valid": EXIT_OK,
@@ -123,26 +124,40 @@ def settle_by_bound(extra: dict) -> None:
         extra["proof"] = "length equals the lower bound"
 
 
-def stated_length_doubt(extra: dict) -> str | None:
-    """What is wrong when a benchmark line's stated optimal length (``expected_length``)
-    disagrees with what was proven or found: a proof of another length, an answer shorter
-    than the stated length, or a lower bound above it; None when nothing disagrees."""
+def stated_length_clash(extra: dict, board: str) -> str | None:
+    """Where a benchmark line's stated optimal length (``expected_length``) disagrees
+    with what was proven or found, the contradiction (also set as
+    ``extra["contradiction"]``: the outcome's exit code is then 1); None when nothing
+    disagrees.  An answer shorter than the stated length was simulated, so the line is
+    wrong and the search's claims stand; a proof of another length, or a lower bound
+    above the stated length, disagrees with the line without telling which is wrong:
+    the optimal claim and the lower bound are withdrawn (the answer stays)."""
     stated = extra.get("expected_length")
     length, bound = extra.get("length"), extra.get("lower_bound")
     if stated is None:
         return None
-    if extra.get("optimal") and length != stated:
-        found = f"{length} is proven"
-    elif length is not None and length < stated:
-        found = f"an answer of {length} moves was found"
+    if length is not None and length < stated:
+        what = f"an answer of {plural(length, 'move')} reaches the goal (simulated): the stated length is wrong"
+    elif extra.get("optimal") and length != stated:
+        what = f"{length} is proven optimal; that proof is withdrawn"
     elif bound is not None and bound > stated:
-        found = f"the proven lower bound is {bound}"
+        what = f"the proven lower bound is {bound}; that bound is withdrawn"
     else:
         return None
-    return f"the line states an optimal length of {stated}, but {found}"
+    if not (length is not None and length < stated):
+        extra.update(optimal=False, lower_bound=None)
+        for key in ("certificate", "proof"):
+            extra.pop(key, None)
+    tables = "; ".join(extra.get("heuristic") or []) or "Manhattan distance"
+    clash = (
+        f"contradiction on board {board}: the line states an optimal length of {stated}, but {what} (tables: {tables})"
+    )
+    extra["contradiction"] = clash
+    return clash
 
 
-def _rank(o: Outcome):
+def rank(o: Outcome) -> tuple:
+    """How much an outcome found, for comparison: answered, proven, then shorter."""
     length = o.extra.get("length")
     return (o.status == "solved", bool(o.extra.get("optimal")), -(length if length is not None else 1 << 30))
 
@@ -165,7 +180,7 @@ def better(old: Outcome, new: Outcome) -> Outcome:
             [b for b in (o.extra.get("lower_bound") for o in (old, new)) if b is not None and b <= length] or [0]
         )
         return keep
-    keep = new if _rank(new) >= _rank(old) else old
+    keep = new if rank(new) >= rank(old) else old
     source = _cost_source(old, new)
     for k in COST_KEYS:  # the cost goes with the lower bound kept
         if k in source.extra:

@@ -88,7 +88,7 @@ def test_plot_without_matplotlib_is_one_line(folder, tmp_path, monkeypatch):
 
     monkeypatch.setattr(builtins, "__import__", fake)
     r = run("inspect", str(folder / "3x3-devquiz.pdb.4-4.h5"), "--plot", str(tmp_path / "x.png"))
-    assert r.exit_code == 1 and "needs matplotlib" in r.output and "Traceback" not in r.output
+    assert r.exit_code == 2 and "needs matplotlib" in r.output and "Traceback" not in r.output
 
 
 def walk(shape, steps=200, seed=0):

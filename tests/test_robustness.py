@@ -94,19 +94,21 @@ BOARDS = "3,3,123456708\n3,3,123456078\n"
         ["solve", "--no-db", "{boards}", "--report", "{db}/{fixture}"],
         ["run", "{same}", "--out", "{same}", "--no-build", "--db-dir", "{db}"],
         ["run", "{boards}", "--out", "{same}", "--report", "{same}", "--no-build", "--db-dir", "{db}"],
-        ["run", "{boards}", "--out", "{other}", "--plot", "{same}", "--compare", "{same}", "--no-build"],
+        ["run", "{boards}", "--out", "{other}", "--plot", "{pic}", "--compare", "{pic}", "--no-build"],
     ],
 )
 def test_no_output_overwrites_an_input_another_output_or_a_database(tmp_path, args):
     """Every pairing is refused before any work, exit 2, and every file stays as it was."""
     same, boards, db = tmp_path / "same.txt", tmp_path / "boards.txt", tmp_path / "db"
+    pic = tmp_path / "pic.png"  # a --compare file with a name a plot could have
     db.mkdir()
     shutil.copy(FIXTURE, db / FIXTURE.name)
-    same.write_text(BOARDS)
-    boards.write_text(BOARDS)
-    before = {p: p.read_bytes() for p in (same, boards, db / FIXTURE.name)}
+    for f in (same, boards, pic):
+        f.write_text(BOARDS)
+    before = {p: p.read_bytes() for p in (same, boards, pic, db / FIXTURE.name)}
     words = [
-        a.format(same=same, boards=boards, other=tmp_path / "other.txt", db=db, fixture=FIXTURE.name) for a in args
+        a.format(same=same, boards=boards, pic=pic, other=tmp_path / "other.txt", db=db, fixture=FIXTURE.name)
+        for a in args
     ]
     line = one_line_error(run(*words))
     assert "refusing to overwrite" in line
@@ -386,15 +388,25 @@ def test_every_input_is_read_before_any_work(tmp_path):
     assert r.output.index("warning: ") < r.output.index("2/2 boards") and "count line says 5 boards" in r.output
 
 
-def test_a_benchmark_line_whose_stated_length_is_wrong_is_said(tmp_path):
-    """A benchmark line states its board's optimal length; a proof of another length
-    (or a shorter answer, or a higher lower bound) is said on stderr and in --json."""
-    from solver.outcome import stated_length_doubt
+def test_a_benchmark_line_whose_stated_length_is_wrong_is_a_contradiction(tmp_path):
+    """A benchmark line states its board's optimal length: a shorter answer, a proof of
+    another length or a lower bound above it is a contradiction (exit 1, in --json), and
+    only a proof or bound the line contradicts is withdrawn."""
+    from solver.outcome import stated_length_clash
 
-    assert stated_length_doubt({"expected_length": 9, "length": 9, "optimal": True, "lower_bound": 9}) is None
-    assert "3 is proven" in stated_length_doubt({"expected_length": 9, "length": 3, "optimal": True})
-    assert "lower bound is 11" in stated_length_doubt({"expected_length": 9, "length": 13, "lower_bound": 11})
+    agree = {"expected_length": 9, "length": 9, "optimal": True, "lower_bound": 9}
+    assert stated_length_clash(agree, "b") is None and "contradiction" not in agree
+    shorter = {"expected_length": 9, "length": 3, "optimal": True, "lower_bound": 3}
+    assert "an answer of 3 moves" in stated_length_clash(shorter, "b") and shorter["optimal"]
+    above = {"expected_length": 9, "length": 13, "lower_bound": 11, "optimal": False}
+    assert "lower bound is 11" in stated_length_clash(above, "b") and above["lower_bound"] is None
+    longer = {"expected_length": 9, "length": 11, "lower_bound": 11, "optimal": True, "certificate": {}}
+    assert "11 is proven" in stated_length_clash(longer, "b") and not longer["optimal"] and "certificate" not in longer
     r = run("solve", "--no-db", "1 99 1 2 0 3 4 5 6 7 8")  # id 1, stated 99: really 2 moves (Korf goal)
-    assert r.exit_code == 0 and "warning: board: the line states an optimal length of 99, but 2 is proven" in r.output
+    assert (
+        r.exit_code == 1
+        and "error: contradiction on board" in r.output
+        and "states an optimal length of 99" in r.output
+    )
     r = run("solve", "--no-db", "--json", "1 2 1 2 0 3 4 5 6 7 8")
-    assert "stated_length_doubt" not in json.loads(r.stdout.splitlines()[0])
+    assert r.exit_code == 0 and "contradiction" not in json.loads(r.stdout.splitlines()[0])

@@ -146,11 +146,13 @@ def build_pdb(
     progress=None,
     two_bit: bool = True,
     threads=None,
+    on_step=None,
 ) -> BuildReport:
     """Build ``partition`` for ``shape`` and publish it under ``db_dir``.  An existing
     file that opens and verifies is kept unless ``overwrite``.  ``two_bit``: also store
     each table's two-bit copy (``packed.py``); ``threads``: the BFS's threads (see
-    :func:`compute_pdb`)."""
+    :func:`compute_pdb`); ``on_step``: told of the steps after each BFS
+    (:func:`~pdb_builder.storage.write_pdb`)."""
     from ..errors import DatabaseError
     from ..storage import default_db_dir, open_database, pdb_filename, write_pdb
 
@@ -200,6 +202,7 @@ def build_pdb(
         metadata={"partition-spec": partition.spec()},
         two_bit=two_bit,
         threads=threads,
+        on_step=on_step,
     )
     return BuildReport(
         str(path),

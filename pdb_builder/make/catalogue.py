@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..board import Board, Shape
-from ..errors import DatabaseError, SlidepdbError
+from ..errors import DatabaseError
 from ..lookup import evaluate, group_lookups
 from ..storage import DatabaseCache, database_files, open_database
 
@@ -184,22 +184,10 @@ def describe(path) -> dict:
     return out
 
 
-def pyplot():
-    """matplotlib's pyplot drawing to files, or a clear error when it is not installed."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise SlidepdbError(
-            "--plot needs matplotlib: pip install 'slidepdb[plot]' (or .venv/bin/pip install matplotlib)"
-        ) from None
-    return plt
-
-
 def plot_histograms(path, png) -> None:
     """Value histogram of every table of ``path`` into ``png``."""
+    from ..plotting import pyplot
+
     plt = pyplot()
     info = describe(path)
     fig, ax = plt.subplots(figsize=(8, 4.5))

@@ -25,7 +25,26 @@ from . import run, solve
 
 
 class SlidepdbGroup(click.Group):
-    """Turns library errors into one-line messages with their exit codes."""
+    """Turns library errors into one-line messages with their exit codes, and click's
+    usage errors (a bad option, a missing argument) into one line too: the command and
+    the fault, with where the help is (click prints four: usage, hint, blank, error)."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as exc:
+            command = exc.ctx.command_path if exc.ctx is not None else (prog_name or "slidepdb")
+            click.echo(f"error: {command}: {exc.format_message()} (see {command} --help)", err=True)
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)  # an Exit's code (--help, ctx.exit), or a command's end
 
     def invoke(self, ctx):
         try:

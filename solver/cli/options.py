@@ -9,33 +9,11 @@ from pathlib import Path
 
 import click
 
-from pdb_builder.board import parse_size
-from pdb_builder.cli import output_option
-from pdb_builder.errors import BoardError
+from pdb_builder.cli import goal_option, output_option, size_option  # noqa: F401 - the commands' shared options
 from pdb_builder.formats import read_board_arg
 from pdb_builder.words import plural
 
 log = logging.getLogger("slidepdb")
-
-
-def size_option(f):
-    return click.option(
-        "--size",
-        "size",
-        metavar="WxH",
-        default=None,
-        help="Board size for numeric boards (default: square, from the count).",
-    )(f)
-
-
-def goal_option(f):
-    return click.option(
-        "--goal",
-        type=click.Choice(["korf", "devquiz"]),
-        default="korf",
-        show_default=True,
-        help="Goal for numeric boards (DevQuiz lines always use the DevQuiz goal).",
-    )(f)
 
 
 def json_option(f):
@@ -140,6 +118,23 @@ def capped(option: str, asked: int | None, most: int, why: str) -> int | None:
     return asked
 
 
+COMPILE_SECONDS = "10 to 50"  # the first search's compilation on 2 cores, quiet to busy (README)
+
+
+def warn_cold_kernels() -> None:
+    """One line before the work when the search kernels are not in numba's cache yet:
+    the first search compiles them, and would otherwise sit silent for that long."""
+    from pdb_builder.jitload import cache_is_cold
+
+    from ..search import __file__ as search_init
+
+    if cache_is_cold(Path(search_init).with_name("kernel.py"), "_search"):
+        log.warning(
+            "compiling the search kernels (once after install, about %s s; later runs load them from the cache)",
+            COMPILE_SECONDS,
+        )
+
+
 def warn_missing_db_dir(db_dir) -> None:
     """The warning of :func:`solver.api.missing_db_dir` on stderr, when it applies."""
     from ..api import missing_db_dir
@@ -149,22 +144,31 @@ def warn_missing_db_dir(db_dir) -> None:
         log.warning("%s", missing)
 
 
-def _parse_size_opt(size):
-    if size is None:
-        return None
-    try:
-        return parse_size(size)
-    except BoardError as exc:
-        raise click.BadParameter(str(exc), param_hint="--size") from None
-
-
 def load_boards(board_arg: str, size, goal):
     """Boards of a BOARD argument, with the format said at -v."""
-    boards = read_board_arg(board_arg, _parse_size_opt(size), goal)  # BoardError: exit 2
+    boards = read_board_arg(board_arg, size, goal)  # BoardError: exit 2
     log.info("%s: %s, format %s", boards.source, plural(len(boards.records), "board"), boards.format)
     for doubt in boards.warnings:  # said before any work; the boards are solved as they are
         log.warning("warning: %s:%d: %s", boards.source, doubt.index, doubt.error)
     return boards
+
+
+def scheduler_address(ctx, param, value):
+    """A dask scheduler's address, read as dask reads it (``tcp://host:8786``, ``host:8786``),
+    checked before any work; dask.distributed installed."""
+    if value is None:
+        return None
+    try:
+        from distributed.comm.addressing import parse_address, parse_host_port
+    except ImportError:
+        raise click.BadParameter("needs dask.distributed: pip install 'slidepdb[dask]'", ctx, param) from None
+    try:
+        scheme, where = parse_address(value)
+        if scheme in ("tcp", "tls"):
+            parse_host_port(where)
+    except (ValueError, TypeError) as exc:
+        raise click.BadParameter(f"{value!r}: {exc} (expected e.g. tcp://host:8786)", ctx, param) from None
+    return value
 
 
 def solve_options(f):
@@ -196,6 +200,7 @@ def solve_options(f):
             "--scheduler",
             default=None,
             metavar="ADDRESS",
+            callback=scheduler_address,
             help="Solve on a dask.distributed cluster (e.g. tcp://host:8786) instead of local "
             "processes; its workers must see --db-dir at the same path.",
         ),

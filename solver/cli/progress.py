@@ -24,6 +24,7 @@ class Progress:
     def __init__(self, total: int, stream=None, enabled: bool | None = None):
         self.enabled = (total > 1 and _shown(stream)) if enabled is None else enabled
         self.proven = 0
+        self.seen: dict[int, bool] = {}  # index -> proven
         self.bar = None
         if self.enabled:
             self.bar = bar(
@@ -35,10 +36,14 @@ class Progress:
             )
 
     def update(self, outcome) -> None:
-        self.proven += bool(outcome.extra.get("optimal"))
+        """A board's outcome; a later one of the same board (a retry) counts once."""
+        optimal = bool(outcome.extra.get("optimal"))
+        first = outcome.index not in self.seen
+        self.proven += optimal - self.seen.get(outcome.index, False)
+        self.seen[outcome.index] = optimal
         if self.bar is not None:
             self.bar.set_postfix_str(f"{self.proven} proven", refresh=False)
-            self.bar.update(1)
+            self.bar.update(int(first))
 
     def clear(self) -> None:
         if self.bar is not None:

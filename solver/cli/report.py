@@ -8,26 +8,28 @@ import json
 import click
 
 from pdb_builder.cli import format_table
-from pdb_builder.errors import EXIT_INTERRUPTED
+from pdb_builder.errors import EXIT_INTERRUPTED, EXIT_OUTPUT
 from pdb_builder.words import plural
+
+from ..outcome import rank
 
 
 def where(boards, index: int) -> str:
     return f"{boards.source}:{index}" if boards.source != "<argument>" else "board"
 
 
-def show(out, boards, as_json: bool, human) -> None:
-    """One outcome: its JSON object, or its error on stderr and ``human(out)`` on stdout."""
+def show(out, boards, as_json: bool, human, improved: bool = False) -> None:
+    """One outcome: its JSON object, or its error on stderr and ``human(out)`` on
+    stdout.  ``improved``: a later, better outcome of a board shown before (a round's
+    retry), marked so (``"improved": true``; ``improved:`` before the line)."""
     if as_json:
-        click.echo(json.dumps(out.as_json()))
+        click.echo(json.dumps({**out.as_json(), **({"improved": True} if improved else {})}))
         return
     if out.error:
         click.echo(f"{out.status}: {where(boards, out.index)}: {out.error}", err=True)
     line = human(out)
     if line is not None:
-        click.echo(line)
-    if out.extra.get("stated_length_doubt"):
-        click.echo(f"warning: {where(boards, out.index)}: {out.extra['stated_length_doubt']}", err=True)
+        click.echo(f"improved: {line}" if improved else line)
 
 
 def progressive(boards, as_json: bool, human):
@@ -41,11 +43,17 @@ def progressive(boards, as_json: bool, human):
     if line is not None and not line.enabled:
         line = None
 
+    shown: dict[int, tuple] = {}  # index -> rank of the outcome shown
+
     def on_outcome(out):
         if line is not None:
             line.close()
+        was, now = shown.get(out.index), rank(out)
+        if was is not None and now <= was:
+            return  # a retry that found no more: the board's line stands
+        shown[out.index] = now
         bar.clear()
-        show(out, boards, as_json, human)
+        show(out, boards, as_json, human, improved=was is not None)
         bar.update(out)
 
     def close():  # before the summary
@@ -75,7 +83,12 @@ def human_solved(boards):
         if e["optimal"]:
             tag = f"optimal: {e['proof']}" if e.get("proof") else "optimal"
         else:
-            tag = f"not proven optimal, {e.get('fallback')}, lower bound {e['lower_bound']}"
+            parts = ["not proven optimal", e.get("fallback")]
+            if e.get("lower_bound") is not None:
+                parts.append(f"lower bound {e['lower_bound']}")
+            tag = ", ".join(p for p in parts if p)
+        if e.get("contradiction"):
+            tag += ", contradiction (below)"
         moves = "1 move" if e["length"] == 1 else f"{e['length']} moves"
         return f"{where(boards, out.index)}: {moves} ({tag}, {e['nodes']} nodes, {e['seconds']:.2f} s): {e['moves']}"
 
@@ -83,16 +96,32 @@ def human_solved(boards):
 
 
 def finish_run(
-    boards, outcomes, *, report_path, compare_paths, as_json, head, left_out, out_path, interrupted, extra_tables=()
+    boards,
+    outcomes,
+    *,
+    report_path,
+    compare_paths,
+    as_json,
+    head,
+    left_out,
+    out_path,
+    interrupted,
+    extra_tables=(),
+    failed_outputs=(),
 ) -> int:
-    """Report, tables (per size, move budget, comparisons) and the exit code of a solve or run."""
+    """Report, tables (per size, move budget, comparisons) and the exit code of a solve
+    or run.  ``failed_outputs``: the outputs not written so far
+    (:class:`~solver.run.outputs.OutputFailure`); the report is written on its own too,
+    and each output not written is named last (exit code 6)."""
     from ..run.answers import BUDGET_HEADERS, COMPARISON_HEADERS, budget_rows, compare, comparison_rows
     from ..run.batch import SUMMARY_HEADERS, answers_of, summary_rows, write_report
+    from ..run.outputs import write_each
 
     code = 0
     outcomes = dict(outcomes)
+    failed = list(failed_outputs)
     if report_path:
-        write_report(report_path, outcomes.values())
+        write_each(failed, "--report", report_path, lambda: write_report(report_path, outcomes.values()))
     for o in outcomes.values():
         code = max(code, o.exit_code)
     answers = {i: m for i, m in answers_of(outcomes).items() if i not in left_out}
@@ -125,6 +154,9 @@ def finish_run(
     ]:
         click.echo(f"error: {line}", err=True)
         code = max(code, 1)
+    for f in failed:
+        click.echo(f"error: {f}", err=True)
+        code = max(code, EXIT_OUTPUT)
     if interrupted:
         click.echo(
             f"interrupted: {plural(len(outcomes), 'board')} finished"

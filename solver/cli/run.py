@@ -8,17 +8,20 @@ import time
 
 import click
 
-from pdb_builder.cli import EXIT_HELP, bytes_callback, format_table, output_option
+from pdb_builder.cli import EXIT_HELP, bytes_callback, check_db_dir_writable, format_table, output_option, plot_option
 from pdb_builder.words import plural
 
 from .options import (
     Seconds,
     capped,
+    goal_option,
     load_boards,
     log,
     read_compare_files,
     refuse_clobbering,
+    size_option,
     solve_options,
+    warn_cold_kernels,
     warn_missing_db_dir,
 )
 from .report import finish_run, human_solved, progressive, reopened_text
@@ -26,6 +29,8 @@ from .report import finish_run, human_solved, progressive, reopened_text
 
 @click.command(epilog=EXIT_HELP)
 @click.argument("problems", type=click.Path(exists=True, dir_okay=False))
+@size_option
+@goal_option
 @output_option(
     "--out",
     "out_path",
@@ -109,14 +114,17 @@ from .report import finish_run, human_solved, progressive, reopened_text
     "large, boards started while they can still end in time. auto: the rounds get at most the "
     "running time the run had at the end of its full pass; none: no rounds.",
 )
-@output_option(
+@plot_option(
     "--plot",
     "plot_png",
-    "Also draw ANSWERS.timeline.csv (boards proven against hours, per size) into this PNG (matplotlib).",
+    "Also draw ANSWERS.timeline.csv (boards proven against the run's time, per size) into this PNG, PDF "
+    "or SVG (matplotlib).",
 )
 @solve_options
 def run(
     problems,
+    size,
+    goal,
     out_path,
     time_limit,
     quick_limit,
@@ -141,6 +149,9 @@ def run(
 ):
     """Answer every board of PROBLEMS (e.g. the DevQuiz file): build, solve, report.
 
+    Each line is read as by ``solve``: a DevQuiz line (W,H,CELLS) has the DevQuiz
+    goal, a numeric or benchmark line --goal (default korf) and --size.
+
     \b
     1. wall-free databases for each size the file holds (kept when present);
     2. a quick pass: every board, optimal search, --quick-limit seconds each;
@@ -155,22 +166,21 @@ def run(
     beside ANSWERS (.quick.jsonl, .progress.jsonl) stay as the per-board record;
     ANSWERS.sittings holds each sitting's start and end (--budget covers them all).
     """
-    from ..run.pipeline import NOT_STARTED, run_pipeline
+    from ..run.pipeline import NOT_STARTED, not_started_text, run_pipeline
 
     refuse_clobbering(
         [("--out", out_path), ("--report", report_path), ("--plot", plot_png)],
         [("the input file", problems), *(("--compare", c) for c in compare_paths)],
         db_dir,
     )
-    if plot_png:
-        from pdb_builder.make.catalogue import pyplot
-
-        pyplot()  # matplotlib missing: said now, not after hours of solving
-
-    boards = load_boards(problems, None, "devquiz")
+    if retry and not resume:
+        raise click.UsageError("--retry needs --resume: it solves again the boards an earlier run of --out left")
+    boards = load_boards(problems, size, goal)
     read_compare_files(compare_paths, boards)
     if no_build:
         warn_missing_db_dir(db_dir)
+    else:
+        check_db_dir_writable(db_dir)
     if scheduler is None:
         from ..search.threads import default_threads
 
@@ -178,6 +188,7 @@ def run(
         workers = capped("--workers", workers, cores, f"the {plural(cores, 'core')} this process may use")
     if workers is None:
         workers = os.cpu_count() or 1
+    warn_cold_kernels()
     human = human_solved(boards)
 
     def on_build(item):
@@ -222,10 +233,12 @@ def run(
     )
     shown.close()
     total = time.perf_counter() - t0
-    if plot_png:
+    failed = list(res.failed_outputs)
+    if plot_png and res.timeline is not None:
+        from ..run.outputs import write_each
         from ..run.timeline import plot_timeline
 
-        plot_timeline(res.timeline, plot_png)
+        write_each(failed, "--plot", plot_png, lambda: plot_timeline(res.timeline, plot_png))
     phases = res.phase_rows(total)
     extra = [("time (s)", format_table(phases, ["step", "what", "seconds"]))]
     if res.skipped_builds:
@@ -241,6 +254,8 @@ def run(
     if reopened:
         extra.append(("", reopened_text(reopened)))
     started = sum(1 for o in res.outcomes.values() if o.error != NOT_STARTED)
+    if started < len(res.outcomes) and isinstance(budget, float):
+        extra.append(("", not_started_text(len(res.outcomes) - started, budget, started == 0)))
     head = f"{started}/{plural(len(boards.records), 'board')} in {total:.1f} s " + (
         f"on {scheduler}" if scheduler else f"with {plural(workers, 'worker')}"
     )
@@ -256,5 +271,6 @@ def run(
             out_path=out_path,
             interrupted=res.interrupted,
             extra_tables=extra,
+            failed_outputs=failed,
         )
     )

@@ -20,6 +20,7 @@ from .options import (
     refuse_clobbering,
     size_option,
     solve_options,
+    warn_cold_kernels,
     warn_missing_db_dir,
 )
 from .report import emit, finish_run, human_solved, progressive, reopened_text, where
@@ -127,6 +128,7 @@ def solve(
     read_compare_files(compare_paths, boards)
     if not no_db:
         warn_missing_db_dir(db_dir)
+    warn_cold_kernels()
     from ..search.threads import default_threads
 
     cores, n = default_threads(), len(boards.records)
@@ -173,5 +175,6 @@ def solve(
             left_out=result.left_out,
             out_path=out_path,
             interrupted=result.interrupted,
+            failed_outputs=result.failed_outputs,
         )
     )

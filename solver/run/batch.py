@@ -16,6 +16,7 @@ from .answers import fit_limits
 from .cluster import dask_outcomes
 from .files import RunFiles
 from .journal import current_checksums, read_journal, refuse_unless_resume
+from .outputs import write_each
 from .slots import Feed, Pools, _local_outcomes
 
 
@@ -27,6 +28,7 @@ class BatchResult:
     seconds: float = 0.0
     left_out: set[int] = field(default_factory=set)  # answers kept out of the answer file by the move limits
     reopened: int = 0  # journalled proofs whose tables changed since: solved again
+    failed_outputs: list = field(default_factory=list)  # OutputFailure of the answer file (solver.run.outputs)
 
 
 # a board's worst wall time in time limits: its search, the fallback's 2 limits and a
@@ -134,11 +136,18 @@ def run_batch(
         if jf is not None:
             jf.close()
         if out_path:
-            result.left_out = write_answers(out_path, records, result.outcomes, limits)
+            left_out = write_each(
+                result.failed_outputs,
+                "--out",
+                out_path,
+                lambda: write_answers(out_path, records, result.outcomes, limits),
+            )
+            result.left_out = left_out or set()
         outcomes.close()
         result.seconds = time.perf_counter() - t0
-        if out_path and not result.interrupted and len(result.outcomes) == len(records):
-            journal.unlink(missing_ok=True)  # complete: the answer file says it all
+        complete = not result.interrupted and len(result.outcomes) == len(records) and not result.failed_outputs
+        if out_path and complete:
+            journal.unlink(missing_ok=True)  # complete: the answer file says it all (else --resume writes it)
     return result
 
 

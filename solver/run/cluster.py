@@ -182,7 +182,7 @@ def _dask_client(scheduler):
         return scheduler
     try:
         return Client(scheduler, timeout=DASK_CONNECT_TIMEOUT)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
         raise BoardError(f"--scheduler {scheduler}: cannot connect: {exc}") from None
 
 

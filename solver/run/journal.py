@@ -72,22 +72,32 @@ def reopen_if_stale(out: Outcome, now) -> bool:
     return True
 
 
-def read_journal(path: Path, records, now=None) -> dict[int, Outcome]:
-    """Outcomes of a previous run, re-checked: an answer whose moves do not reach
-    the goal of the same board, or a torn last line, is dropped (solved again).
-    With ``now`` (:func:`current_checksums`), a proof whose tables changed since is
-    reopened (:func:`reopen_if_stale`).  A board journalled more than once keeps the
-    better of its outcomes (:func:`~solver.outcome.better`: a later attempt that found
-    less never stands in for an earlier answer or proof)."""
+def board_lines(path: Path, records, simulate: bool = True):
+    """(record, line) for each journal line of a board of ``records``: the same index,
+    text, size and goal (:func:`_same_board`), and for an answer, moves that still
+    reach that board's goal (simulated again, unless ``simulate`` is False: a count
+    of what the journal says).  Lines of other boards, or cut short by a kill, are
+    skipped."""
     by_index = {r.index: r for r in records}
-    done: dict[int, Outcome] = {}
     for d in journal_lines(path):
-        rec = by_index.get(d.get("index"))
-        if rec is None or d.get("board") != (str(rec.board) if rec.board is not None else rec.text):
+        rec = by_index.get(d.get("index")) if isinstance(d, dict) else None
+        if rec is None or not _same_board(d, rec):
             continue
-        if d.get("status") == "solved":
+        if simulate and d.get("status") == "solved":
             if rec.board is None or not check_moves(rec.board, d.get("moves") or "").ok:
                 continue
+        yield rec, d
+
+
+def read_journal(path: Path, records, now=None) -> dict[int, Outcome]:
+    """Outcomes of a previous run, re-checked (:func:`board_lines`): an answer whose
+    moves do not reach the goal of the same board, or a torn last line, is dropped
+    (solved again).  With ``now`` (:func:`current_checksums`), a proof whose tables
+    changed since is reopened (:func:`reopen_if_stale`).  A board journalled more than
+    once keeps the better of its outcomes (:func:`~solver.outcome.better`: a later
+    attempt that found less never stands in for an earlier answer or proof)."""
+    done: dict[int, Outcome] = {}
+    for rec, d in board_lines(path, records):
         extra = {k: v for k, v in d.items() if k not in ("index", "board", "status", "error")}
         out = Outcome(rec.index, d["board"], d["status"], d.get("error"), extra)
         if now is None or not reopen_if_stale(out, now):
@@ -96,6 +106,22 @@ def read_journal(path: Path, records, now=None) -> dict[int, Outcome]:
     return done
 
 
-def journal_attempts(path: Path) -> Counter:
-    """How many times each index was journalled (a retry journals every attempt)."""
-    return Counter(d.get("index") for d in journal_lines(path))
+def _same_board(d: dict, rec) -> bool:
+    """Whether journal line ``d`` is of ``rec``'s board: the same text, size and goal.
+    A numeric board's text names neither its size nor its goal, and a journal line
+    written before lines carried their goal is of a numeric board only when its
+    answer reaches this board's goal (simulated by :func:`board_lines`): another
+    status is left out and the board solved again."""
+    if rec.board is None:
+        return d.get("board") == rec.text
+    shape = rec.board.shape
+    if d.get("board") != str(rec.board) or d.get("size", shape.size_text) != shape.size_text:
+        return False
+    if "goal" in d:
+        return d["goal"] == shape.goal_kind
+    return d.get("status") == "solved" or "," in d["board"]
+
+
+def journal_attempts(path: Path, records) -> Counter:
+    """How many times each board of ``records`` was journalled (a retry journals every attempt)."""
+    return Counter(rec.index for rec, _ in board_lines(path, records))

@@ -96,7 +96,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pdb_builder.words import plural
+from pdb_builder.words import plural, seconds_text
 
 from ..api import check_record
 from ..outcome import Known, Outcome
@@ -116,6 +116,7 @@ from .cluster import cluster_threads
 from .files import RunFiles
 from .forecast import proof_seconds, typical_growth
 from .journal import journal_attempts, read_journal, refuse_unless_resume
+from .outputs import write_each
 from .timeline import Sittings, write_timeline
 
 log = logging.getLogger("slidepdb.run")
@@ -202,6 +203,7 @@ class RunResult:
     full_limit: float | None = None  # the full pass's time limit (given, or planned from the budget)
     rounds: list[tuple] = field(default_factory=list)  # --budget: (round, time limit, boards, proven, seconds)
     earlier: tuple[int, float] = (0, 0.0)  # earlier sittings of the run (resumed): how many, seconds they spent
+    failed_outputs: list = field(default_factory=list)  # OutputFailure of each output not written (solver.run.outputs)
 
     def phase_rows(self, total_seconds: float) -> list[tuple]:
         """Time per step: builds (those of the full pass overlap its solving), quick pass,
@@ -222,11 +224,11 @@ class RunResult:
             (
                 "full pass",
                 plural(len(f.outcomes) if f else 0, "board")
-                + (f" at {self.full_limit:g} s" if self.full_limit else ""),
+                + (f" at {seconds_text(self.full_limit)}" if self.full_limit else ""),
                 f"{f.seconds:.1f}" if f else "-",
             ),
             *(
-                (f"round {k}", f"{plural(n, 'board')} at {limit:g} s, {gained} more proven", f"{secs:.1f}")
+                (f"round {k}", f"{plural(n, 'board')} at {seconds_text(limit)}, {gained} more proven", f"{secs:.1f}")
                 for k, limit, n, gained, secs in self.rounds
             ),
             ("all", plural(len(self.outcomes), "board"), f"{total_seconds:.1f}"),
@@ -293,9 +295,18 @@ class Run:
             res.outcomes = journalled_outcomes(self.records, self.files)
         if not res.interrupted:
             self.account_for_every_board()
-        res.left_out = write_answers(self.files.answers, self.records, res.outcomes, self.opts.limits)
-        self.sittings.touch(force=True)
-        res.timeline = write_timeline(self.records, self.files)
+        failed, files = res.failed_outputs, self.files
+        res.left_out = (
+            write_each(
+                failed,
+                "--out",
+                files.answers,
+                lambda: write_answers(files.answers, self.records, res.outcomes, self.opts.limits),
+            )
+            or set()
+        )
+        write_each(failed, "the sittings", files.sittings, lambda: self.sittings.touch(force=True))
+        res.timeline = write_each(failed, "the timeline", files.timeline, lambda: write_timeline(self.records, files))
         return res
 
     def account_for_every_board(self) -> None:
@@ -394,7 +405,7 @@ class Run:
         for i in again:
             del done_full[i]
         if again:
-            tries = journal_attempts(self.files.journal)
+            tries = journal_attempts(self.files.journal, rest)
             rest.sort(key=lambda r: _retry_order(again.get(r.index), o.retry == "closest", tries[r.index]))
         todo = [r for r in rest if r.index not in done_full]
         plans = []
@@ -509,6 +520,17 @@ def _worth_waiting_for(plans, limit: float) -> list:
     searches of the boards they serve at ``limit`` seconds each: a round's boards wait
     for their builds, and a longer build costs more than any proof it might bring."""
     return [p for p in plans if p.entries / BUILD_RATE <= limit * p.boards]
+
+
+def not_started_text(count: int, budget: float, none: bool) -> str:
+    """Why ``count`` boards never started under ``budget`` seconds (``none``: no board did)."""
+    given, kept = seconds_text(budget), seconds_text(_reserve(budget))
+    why = (
+        f"the budget of {given} left no time to start a board after the {kept} it keeps to write the answers"
+        if none
+        else f"the budget of {given} ran out before they could start"
+    )
+    return f"{plural(count, 'board')} not started: {why}; give a longer --budget (or --resume with one)"
 
 
 def _reserve(budget: float) -> float:

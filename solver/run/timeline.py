@@ -24,7 +24,7 @@ from pathlib import Path
 from pdb_builder.atomic import write_text_atomic
 
 from .files import RunFiles
-from .journal import journal_lines
+from .journal import board_lines
 
 COLUMNS = [
     "elapsed_s",
@@ -125,9 +125,9 @@ class Sittings:
                 self._written = now
 
 
-def _events(journal: Path, step: str):
-    for rec in journal_lines(journal):
-        if isinstance(rec, dict) and "index" in rec and "ended" in rec:
+def _events(journal: Path, step: str, records):
+    for _, rec in board_lines(journal, records, simulate=False):  # what each journal says, as it says it
+        if "ended" in rec:
             yield float(rec["ended"]), step, rec
 
 
@@ -141,7 +141,7 @@ def timeline_rows(records, files: RunFiles) -> list[dict]:
     for s in size_of.values():
         boards[s] = boards.get(s, 0) + 1
     journals = [("quick", files.quick_journal), ("full", files.journal)]
-    events = sorted((e for step, j in journals for e in _events(j, step)), key=lambda e: e[0])
+    events = sorted((e for step, j in journals for e in _events(j, step, records)), key=lambda e: e[0])
     sittings = Sittings.read(files.sittings)
     sittings.cover(e[0] for e in events)
     best: dict[int, tuple[bool, bool]] = {}  # index -> (answered, optimal)
@@ -196,29 +196,43 @@ def write_timeline(records, files: RunFiles) -> Path:
     return files.timeline
 
 
+def time_unit(span_seconds: float) -> tuple[str, float]:
+    """The unit a span of ``span_seconds`` reads best in, and its length in seconds:
+    seconds up to 3 minutes, minutes up to 3 hours, hours beyond."""
+    if span_seconds <= 180:
+        return "seconds", 1.0
+    if span_seconds <= 3 * 3600:
+        return "minutes", 60.0
+    return "hours", 3600.0
+
+
 def plot_timeline(csv_path, png) -> None:
-    """Proven boards against elapsed hours from a timeline CSV: all boards, and each size
-    (its proven count), with the start of each step marked."""
-    from pdb_builder.make.catalogue import pyplot
+    """Proven boards against the run's time from a timeline CSV: all boards, and each
+    size (its proven count), with the start of each step marked; time in the unit
+    that suits the run's length (:func:`time_unit`), the legend outside the curves."""
+    from pdb_builder.plotting import pyplot
 
     plt = pyplot()
     with open(csv_path, encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
-    fig, ax = plt.subplots(figsize=(9, 5))
-    hours = [float(r["elapsed_s"]) / 3600 for r in rows]
-    ax.step(hours, [int(r["proven"]) for r in rows], where="post", label="all sizes", linewidth=2)
+    seconds = [float(r["elapsed_s"]) for r in rows]
+    unit, scale = time_unit(max(seconds, default=0.0))
+    xs = [s / scale for s in seconds]
+    fig, ax = plt.subplots(figsize=(10, 5))
+    ax.step(xs, [int(r["proven"]) for r in rows], where="post", label="all sizes", linewidth=2)
     for size in sorted({r["size"] for r in rows}):
-        mine = [(h, int(r["size_proven"])) for h, r in zip(hours, rows) if r["size"] == size]
-        ax.step([h for h, _ in mine], [p for _, p in mine], where="post", label=size, linewidth=1)
+        mine = [(x, int(r["size_proven"])) for x, r in zip(xs, rows) if r["size"] == size]
+        ax.step([x for x, _ in mine], [p for _, p in mine], where="post", label=size, linewidth=1)
     firsts: dict[str, float] = {}
-    for h, r in zip(hours, rows):
-        firsts.setdefault(r["step"], h)
-    for step, h in firsts.items():
-        ax.axvline(h, color="grey", linestyle=":", linewidth=1)
-        ax.text(h, ax.get_ylim()[1], f" {step}", rotation=90, va="top", fontsize=8, color="grey")
-    ax.set_xlabel("hours since the run began")
+    for x, r in zip(xs, rows):
+        firsts.setdefault(r["step"], x)
+    for step, x in firsts.items():
+        ax.axvline(x, color="grey", linestyle=":", linewidth=1)
+        ax.text(x, ax.get_ylim()[1], f" {step}", rotation=90, va="top", fontsize=8, color="grey")
+    ax.set_xlim(left=0)
+    ax.set_xlabel(f"{unit} since the run began")
     ax.set_ylabel("boards proven optimal")
-    ax.legend(fontsize=8, ncol=2)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, title="size")
     fig.tight_layout()
     fig.savefig(png, dpi=100)
     plt.close(fig)
