@@ -53,11 +53,7 @@ def main(argv: list[str]) -> int:
             return rc
     subprocess.run([slidepdb, "inspect"])
     args = argv[1:] or ["--time-limit", "60"]
-    print(
-        "quickstart: solving scripts/samples.txt; the first search of a fresh install compiles the "
-        "search kernels (numba, several seconds, once: later runs load them from the cache)",
-        file=sys.stderr,
-    )
+    print("quickstart: solving scripts/samples.txt", file=sys.stderr)  # (slidepdb says when it compiles)
     return subprocess.run([slidepdb, "solve", "scripts/samples.txt", *args]).returncode
 
 
