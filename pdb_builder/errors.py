@@ -47,12 +47,6 @@ class OptionsError(SlidepdbError, ValueError):
     exit_code = EXIT_BAD_INPUT
 
 
-class UnsolvableError(SlidepdbError):
-    """A well-formed board whose goal cannot be reached."""
-
-    exit_code = EXIT_UNSOLVABLE
-
-
 class DatabaseError(SlidepdbError):
     """A database file that is missing, damaged, foreign or too new (``path``: which
     one, where the raiser knows)."""

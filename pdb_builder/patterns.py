@@ -58,8 +58,6 @@ _KORF_CELLS = {
 
 def bfs_memory(n: int, k: int) -> int:
     """Bytes the BFS needs for a k-tile pattern on n free cells (table + work words)."""
-    from .make.bfs import word_dtype
-
     return num_placements(n, k) * (1 + np.dtype(word_dtype(n, k)).itemsize)
 
 
@@ -233,3 +231,12 @@ def default_sizes(shape: Shape, memory_limit: int) -> list[int]:
             f"raise --memory-limit to {human_bytes(bfs_memory(n, larger))} or more"
         )
     return [base + 1] * extra + [base] * (groups - extra)
+
+
+def word_dtype(n: int, k: int):
+    """Smallest unsigned dtype with 2 bits for each of the n - k non-pattern cells."""
+    bits = 2 * (n - k)
+    for dt in (np.uint8, np.uint16, np.uint32, np.uint64):
+        if bits <= 8 * np.dtype(dt).itemsize:
+            return dt
+    raise ValueError(f"{n - k} non-pattern cells need {bits} bits; at most 32 cells are supported")

@@ -277,7 +277,3 @@ def decide(board: Board) -> Verdict:
         "group",
         f"the tiles' order cannot be reached: corridors or dead ends fix it (walk group of order {group.order()})",
     )
-
-
-def is_solvable(board: Board) -> bool:
-    return decide(board).solvable

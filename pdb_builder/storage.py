@@ -1,4 +1,7 @@
-"""The HDF5 database format: written and read side by side so the two cannot drift.
+"""The HDF5 database format: its schema (the constants both sides use) and its reader.
+:mod:`pdb_builder.make.writing` writes files against the same schema and publishes each
+only after this module has re-opened and verified it, so the two cannot drift; reading
+never imports the build side.
 
 See ``docs/FORMAT.md`` for the specification.  In short:
 
@@ -19,18 +22,16 @@ See ``docs/FORMAT.md`` for the specification.  In short:
 
 Layouts: ``contiguous`` (default; unfiltered, memory-mapped on load) or
 ``compressed`` (chunked, gzip, shuffle, fletcher32; read into memory).
-Files are published atomically (temporary file in the same folder, re-opened
-and verified, then renamed); a damaged, foreign or newer file raises
+Files are published atomically by the writer (temporary file in the same folder,
+re-opened and verified here, then renamed); a damaged, foreign or newer file raises
 DatabaseError naming the file, the dataset and how to rebuild.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import errno
 import json
 import os
-import time
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -40,10 +41,7 @@ from typing import NamedTuple
 import h5py
 import numpy as np
 
-from . import __version__, integrity
-from .atomic import atomic_path
 from .board import Shape
-from .cores import share_of
 from .entries import ENCODING as PACKED_ENCODING
 from .entries import MAX_LOWERING, RANKING_NAME, RANKING_VERSION, num_placements
 from .errors import DatabaseError, DatabaseGone
@@ -80,54 +78,6 @@ def pdb_filename(shape: Shape, partition_name: str) -> str:
 
 def goal_filename(shape: Shape, depth: int) -> str:
     return f"{shape.key}.goal.d{depth}.h5"
-
-
-def seal(f: h5py.File, dsname: str, arr: np.ndarray, threads: int = 1) -> None:
-    """Write ``dsname``'s checksums for its bytes ``arr``: the sha256 attribute and
-    the block digests (``blocks/DSNAME``, see :mod:`pdb_builder.integrity`), the
-    digests covered by a sha256 of their own.  Replaces any there."""
-    block = integrity.BLOCK_SIZE
-    whole, blocks = digests(arr, block, threads)
-    f[dsname].attrs["sha256"] = whole
-    if f"blocks/{dsname}" in f:
-        del f[f"blocks/{dsname}"]
-    bds = f.create_dataset(f"blocks/{dsname}", data=blocks)
-    bds.attrs["block-size"] = block
-    bds.attrs["hash"] = BLOCK_HASH
-    bds.attrs["sha256"] = sha256(blocks)
-
-
-def _write_provenance(f: h5py.File, kind: str, shape: Shape, seconds: float, metadata: dict, extra: dict) -> None:
-    """The one place that writes root attributes; asserts the required keys."""
-    attrs = {
-        "magic": MAGIC,
-        "format-version": FORMAT_VERSION,
-        "kind": kind,
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "generator": f"slidepdb {__version__}",
-        "shape-width": shape.width,
-        "shape-height": shape.height,
-        "shape-goal": np.array(shape.goal, dtype=np.int16),
-        "shape-goal-kind": shape.goal_kind,
-        "shape-key": shape.key,
-        "build-seconds": float(seconds),
-        "metadata": json.dumps(metadata, sort_keys=True),
-    }
-    attrs.update(extra)
-    missing = [k for k in REQUIRED_ROOT if k not in attrs]
-    assert not missing, missing
-    for k, v in attrs.items():
-        f.attrs[k] = v
-
-
-def _dataset(f: h5py.File, name: str, data: np.ndarray, layout: str):
-    if layout == "contiguous":
-        return f.create_dataset(name, data=data)
-    if layout == "compressed":
-        return f.create_dataset(
-            name, data=data, chunks=(min(len(data), 1 << 20),), compression="gzip", shuffle=True, fletcher32=True
-        )
-    raise ValueError(f"layout {layout!r}: expected one of {LAYOUTS}")
 
 
 @dataclass
@@ -168,119 +118,6 @@ class Database:
     @property
     def metadata(self) -> dict:
         return json.loads(self.attrs.get("metadata", "{}"))
-
-
-def write_pdb(
-    path,
-    shape: Shape,
-    partition_name: str,
-    built,
-    layout: str = "contiguous",
-    metadata: dict | None = None,
-    two_bit: bool = True,
-    threads=1,
-    on_step=None,
-) -> tuple[Path, list, float]:
-    """Publish a partition's tables atomically at ``path`` (with their two-bit copies,
-    ``packed/i``, unless ``two_bit`` is False), hashing on ``threads`` (a count or a
-    :class:`~pdb_builder.cores.Share`, read at each table).
-
-    ``built`` yields ``(table, stats)`` pattern by pattern; each table goes to the
-    temporary file as it comes and is dropped, so a build holds one table at a time
-    (and, while its two-bit copy is made, one lowered copy of it).
-    ``on_step(pattern index or None, what, seconds)`` after each step that follows a
-    pattern's BFS (its checksum, its two-bit copy) and after the whole file is verified.
-    Returns the path, the stats, and the seconds spent producing the tables."""
-    from .make.lowering import packed_table  # build side: never loaded to read a file
-
-    path = Path(path)
-    share = share_of(threads)
-    stats = []
-    packed_ids = []
-    t0 = time.perf_counter()
-    with atomic_path(path) as tmp:
-        with h5py.File(tmp, "w") as f:
-            grp = f.create_group("tables")
-            for i, (table, st) in enumerate(built):
-                ds = _dataset(grp, str(i), table, layout)
-                ds.attrs["tiles"] = np.array(st.tiles, dtype=np.int16)
-                ds.attrs["cells"] = len(shape.free_cells)
-                t_step = time.perf_counter()
-                seal(f, f"tables/{i}", table, share.granted)
-                if on_step is not None:
-                    on_step(i, "checksummed", time.perf_counter() - t_step)
-                    t_step = time.perf_counter()
-                ds.attrs["mean"] = float(st.mean)
-                ds.attrs["max"] = int(st.max)
-                ds.attrs["histogram"] = np.array(st.histogram, dtype=np.int64)
-                ds.attrs["layers"] = np.array(st.layers, dtype=np.int64)
-                ds.attrs["seconds"] = float(st.seconds)
-                pk, lowering = packed_table(table, shape, len(st.tiles)) if two_bit else (None, 0)
-                if pk is not None:  # the two-bit copy the solver reads (packed.py)
-                    pds = _dataset(f, f"packed/{i}", pk, layout)
-                    pds.attrs["encoding"] = PACKED_ENCODING
-                    seal(f, f"packed/{i}", pk, share.granted)
-                    pds.attrs["max-lowering"] = lowering
-                    packed_ids.append(i)
-                    del pk
-                    if on_step is not None:
-                        on_step(i, "two-bit copy made and checked", time.perf_counter() - t_step)
-                stats.append(st)
-                del table
-                f.flush()
-            seconds = time.perf_counter() - t0
-            meta = dict(metadata or {})
-            meta.setdefault("mean-h", float(sum(s.mean for s in stats)))
-            _write_provenance(
-                f,
-                "pdb",
-                shape,
-                seconds,
-                meta,
-                {
-                    "ranking-name": RANKING_NAME,
-                    "ranking-version": RANKING_VERSION,
-                    "partition-name": partition_name,
-                    "partition": json.dumps([list(map(int, s.tiles)) for s in stats]),
-                    "layout": layout,
-                    "packed-tables": np.array(packed_ids, dtype=np.int16),
-                },
-            )
-        # re-open and verify before publishing (memory-mapped: the checksums stream through the page cache)
-        t_step = time.perf_counter()
-        open_database(tmp, verify=True, mmap=True, _final=path, threads=share.granted)
-        if on_step is not None:
-            on_step(None, "file verified", time.perf_counter() - t_step)
-    return path, stats, seconds
-
-
-def write_goal_table(
-    path,
-    shape: Shape,
-    depth: int,
-    keys: np.ndarray,
-    dist: np.ndarray,
-    seconds: float,
-    layout: str = "contiguous",
-    metadata: dict | None = None,
-) -> Path:
-    path = Path(path)
-    with atomic_path(path) as tmp:
-        with h5py.File(tmp, "w") as f:
-            _write_provenance(
-                f,
-                "goal-table",
-                shape,
-                seconds,
-                dict(metadata or {}),
-                {"depth": int(depth), "key-words": int(keys.shape[1]), "layout": layout},
-            )
-            for name, arr in (("keys", keys), ("dist", dist)):
-                _dataset(f, name, arr.reshape(-1), layout)
-                seal(f, name, arr)
-            f["keys"].attrs["shape"] = np.array(keys.shape, dtype=np.int64)
-        open_database(tmp, verify=True, mmap=False, _final=path)
-    return path
 
 
 def _read_array(fh, ds: h5py.Dataset, mmap: bool) -> np.ndarray:

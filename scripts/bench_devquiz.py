@@ -68,7 +68,7 @@ def main() -> int:
     sys.path.insert(0, str(ROOT))
     import os
 
-    from pdb_builder.cli import format_table, parse_bytes
+    from pdb_builder.cli.shared import format_table, parse_bytes
     from pdb_builder.formats import read_file
     from solver.cli import stop_on_sigterm
     from solver.run.answers import COMPARISON_HEADERS, compare, comparison_rows, totals

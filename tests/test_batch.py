@@ -14,9 +14,9 @@ from pdb_builder.moves import check_moves
 from solver.cli import main
 from solver.outcome import Outcome, better
 from solver.run.batch import run_batch
+from solver.run.feed import Feed, Job
 from solver.run.files import RunFiles
 from solver.run.journal import read_journal
-from solver.run.slots import Feed, Job
 
 from .conftest import data_file, flip_bit
 from .naive import bfs_distances
@@ -233,7 +233,8 @@ def test_a_jobs_threads_follow_the_idle_slots():
     from types import SimpleNamespace
 
     from pdb_builder.cores import Share
-    from solver.run.slots import Lanes, _drive
+    from solver.run.lanes import Lanes
+    from solver.run.slots import _drive
 
     recs = [SimpleNamespace(index=i) for i in range(3)]
     first_may_end = threading.Event()
@@ -290,7 +291,7 @@ def test_idle_slots_go_to_the_jobs_first_then_to_the_boards_and_the_boards_give_
     first.  Items ready: the boards' extra threads are taken back before the builds'."""
     from types import SimpleNamespace
 
-    from solver.run.slots import Lanes
+    from solver.run.lanes import Lanes
 
     lanes = Lanes(6)
     a, b, job = SimpleNamespace(index=0), SimpleNamespace(index=1), Job(lambda *, threads: None, (), [])
@@ -317,7 +318,7 @@ def test_a_board_whose_search_ended_holds_one_slot_whatever_its_grant():
     from types import SimpleNamespace
 
     from pdb_builder.cores import RELEASED
-    from solver.run.slots import Lanes
+    from solver.run.lanes import Lanes
 
     lanes = Lanes(3)
     a, b = SimpleNamespace(index=0), SimpleNamespace(index=1)
@@ -419,7 +420,8 @@ def test_jobs_still_running_past_the_last_start_are_abandoned():
     from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
     from types import SimpleNamespace
 
-    from solver.run.slots import Abandoned, _drive
+    from solver.run.feed import Abandoned
+    from solver.run.slots import _drive
 
     rec, forever, ended = SimpleNamespace(index=0), threading.Event(), []
     job = Job(lambda *, threads: forever.wait(30), (), [rec], done=lambda value, error: ended.append(error))

@@ -5,8 +5,9 @@ import pytest
 
 from pdb_builder.board import Board, Shape
 from pdb_builder.errors import BoardError
-from pdb_builder.goal_table import compute_goal_table, encode_board, find_key
+from pdb_builder.goal_table import encode_board, find_key
 from pdb_builder.make.building import auto_partition, build_goal_table, build_pdb, compute_pdb, default_partition
+from pdb_builder.make.goal_bfs import compute_goal_table
 from pdb_builder.patterns import named_partition, parse_partition
 from pdb_builder.ranking import num_placements, rank_py, unrank_py, weights
 from solver.search.searcher import Searcher
@@ -351,7 +352,8 @@ def test_auto_partition_measures_candidates():
 
 
 def test_goal_table_depth_from_memory_budget(tmp_path):
-    from pdb_builder.goal_table import estimate_bytes, key_layout
+    from pdb_builder.goal_table import key_layout
+    from pdb_builder.make.goal_bfs import estimate_bytes
 
     shape = Shape.devquiz(3, 3)
     per_state = estimate_bytes(1, key_layout(shape)[2])

@@ -350,7 +350,7 @@ def test_one_board_shows_its_search_live_on_a_terminal(monkeypatch):
 
 
 def test_build_shows_a_bar_per_pattern_on_a_terminal_and_layers_at_v(tmp_path, monkeypatch):
-    import pdb_builder.cli as builder_cli
+    import pdb_builder.cli.build as builder_cli
 
     monkeypatch.setattr(builder_cli, "on_terminal", lambda stream=None: True)
     monkeypatch.setattr(pdb_builder.progress, "SHOW_AFTER", 0)  # as if the patterns took long

@@ -162,7 +162,7 @@ def test_verify_ok_and_flipped_byte(folder, tmp_path):
 def test_verify_catches_inadmissible_values(folder, tmp_path):
     import shutil
 
-    from pdb_builder.storage import seal
+    from pdb_builder.make.writing import seal
 
     bad = tmp_path / "3x3-devquiz.pdb.4-4.h5"
     shutil.copy(folder / "3x3-devquiz.pdb.4-4.h5", bad)
@@ -182,7 +182,7 @@ def _tamper(src, dst, dataset, change):
     checksums rewritten to match, so that only a content check can tell."""
     import shutil
 
-    from pdb_builder.storage import seal
+    from pdb_builder.make.writing import seal
 
     shutil.copy(src, dst)
     with h5py.File(dst, "r+") as f:
@@ -241,7 +241,7 @@ def test_full_verify_certifies_goal_tables(folder, tmp_path, how):
     removed, checksums rewritten) fails it."""
     import numpy as np
 
-    from pdb_builder.storage import seal
+    from pdb_builder.make.writing import seal
 
     src = folder / "3x3-devquiz.goal.d8.h5"
     r = verify(src)

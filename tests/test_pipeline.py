@@ -18,17 +18,17 @@ from solver.outcome import Outcome
 from solver.run.answers import compare, direction_counts, fit_limits, totals
 from solver.run.batch import answers_of, run_batch
 from solver.run.files import RunFiles
-from solver.run.pipeline import (
+from solver.run.pipeline import run_pipeline
+from solver.run.plan import (
     BUILD_RATE,
     NOT_STARTED,
     RESERVE,
     RESERVE_MIN,
-    _reserve,
-    _retry_order,
-    _round_boards,
-    _round_limit,
-    _worth_waiting_for,
-    run_pipeline,
+    reserve_for,
+    retry_order,
+    round_boards,
+    round_limit,
+    worth_waiting_for,
 )
 from solver.run.timeline import Sittings
 
@@ -306,7 +306,7 @@ def test_retry_unanswered_boards_worst_first(devquiz_slice, tmp_path):
     assert rows[-1]["proven"] == str(len(recs))
     answers = out.read_text().split("\n")[:-1]
     assert all(again.outcomes[r.index].extra["optimal"] and check_moves(r.board, m).ok for r, m in zip(recs, answers))
-    assert _retry_order(None) < _retry_order(again.outcomes[recs[0].index])  # unsolved boards go first
+    assert retry_order(None) < retry_order(again.outcomes[recs[0].index])  # unsolved boards go first
     with pytest.raises(ValueError, match="retry"):
         run_pipeline(recs, out, resume=True, retry="everything", **kw)
 
@@ -496,7 +496,7 @@ def test_sittings_count_running_time_across_kills(tmp_path):
 
 
 def test_a_feed_starts_nothing_after_its_last_start(devquiz_slice):
-    from solver.run.slots import Feed
+    from solver.run.feed import Feed
 
     recs = read_file(str(devquiz_slice)).records[:3]
     assert Feed(recs, last_start=time.time() - 1).take() == ([], True)
@@ -511,7 +511,7 @@ def test_boards_stop_waiting_for_builds_by_what_boards_take_not_by_their_limit(d
     about 10 s a board the build is given up and the boards go."""
     from dataclasses import replace
 
-    from solver.run.slots import Feed, Job
+    from solver.run.feed import Feed, Job
 
     rec = read_file(str(devquiz_slice)).records[0]
     recs = [replace(rec, index=i) for i in range(1000)]
@@ -538,7 +538,7 @@ def test_boards_given_up_on_their_builds_start_each_once(devquiz_slice):
     would stand in for the better outcome merged from the first; none lost)."""
     from dataclasses import replace
 
-    from solver.run.slots import Feed, Job
+    from solver.run.feed import Feed, Job
 
     rec = read_file(str(devquiz_slice)).records[0]
     recs = [replace(rec, index=i) for i in range(60)]
@@ -567,9 +567,9 @@ def test_a_budget_ends_the_run_with_builds_in_flight(devquiz_slice, tmp_path, mo
     then are told to stop and named, and the run ends with its answer file, report and
     timeline written."""
     import solver.run.builds as builds
-    import solver.run.pipeline as pipeline
+    import solver.run.plan as plan
 
-    monkeypatch.setattr(pipeline, "RESERVE", 1.0)
+    monkeypatch.setattr(plan, "RESERVE", 1.0)
     monkeypatch.setattr(builds, "build_pdb", _slow_build)  # the forked workers see it too
     recs = read_file(str(devquiz_slice)).records
     t0 = time.perf_counter()
@@ -590,10 +590,10 @@ def test_retry_orders_unproven_boards_by_gap_both_ways():
         return Outcome(3, "b", "solved", None, {"length": length, "lower_bound": bound})
 
     gaps = [o(60, 50), o(52, 50), o(70, 64)]  # gaps 10, 2, 6
-    assert [x.extra["length"] for x in sorted(gaps, key=_retry_order)] == [60, 70, 52]
-    assert [x.extra["length"] for x in sorted(gaps, key=lambda x: _retry_order(x, closest=True))] == [52, 70, 60]
-    assert _retry_order(None, closest=True) < _retry_order(gaps[1], closest=True)  # unanswered still first
-    assert _retry_order(gaps[0], True, attempts=1) < _retry_order(gaps[1], True, attempts=2)  # least tried first
+    assert [x.extra["length"] for x in sorted(gaps, key=retry_order)] == [60, 70, 52]
+    assert [x.extra["length"] for x in sorted(gaps, key=lambda x: retry_order(x, closest=True))] == [52, 70, 60]
+    assert retry_order(None, closest=True) < retry_order(gaps[1], closest=True)  # unanswered still first
+    assert retry_order(gaps[0], True, attempts=1) < retry_order(gaps[1], True, attempts=2)  # least tried first
 
 
 def test_fit_limits_drops_fewest_and_unproven_first():
@@ -688,7 +688,7 @@ def test_dask_cluster_runs_the_builds_too(devquiz_slice, tmp_path, monkeypatch):
     monkeypatch.setattr(builds, "build_pdb", noted)
     planned = []
     monkeypatch.setattr(
-        pipeline, "_full_pass_limit", lambda d, todo, slots, building=0.0, **kw: planned.append(slots) or 30.0
+        pipeline, "full_pass_limit", lambda d, todo, slots, building=0.0, **kw: planned.append(slots) or 30.0
     )
     cluster_args = dict(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
     with distributed.LocalCluster(**cluster_args) as cluster, distributed.Client(cluster) as client:
@@ -725,7 +725,8 @@ def test_dask_builds_never_hold_every_thread_and_the_feed_keeps_its_last_start(d
     started when the builds ended)."""
     distributed = pytest.importorskip("distributed")
     from solver.run.cluster import dask_outcomes
-    from solver.run.slots import Feed, Job, Pools
+    from solver.run.feed import Feed, Job
+    from solver.run.slots import Pools
 
     recs = [r for r in read_file(str(devquiz_slice)).records if r.board.shape.size_text == "3x3"][:6]
     assert len(recs) == 6
@@ -783,7 +784,8 @@ def test_a_dask_build_takes_its_workers_idle_threads(devquiz_slice, tmp_path):
     thread beside it would otherwise idle while the board waits)."""
     distributed = pytest.importorskip("distributed")
     from solver.run.cluster import dask_outcomes
-    from solver.run.slots import Feed, Job, Pools
+    from solver.run.feed import Feed, Job
+    from solver.run.slots import Pools
 
     recs = [r for r in read_file(str(devquiz_slice)).records if r.board.shape.size_text == "3x3"][:2]
     _GRANTS.clear()
@@ -801,7 +803,8 @@ def test_a_dask_build_nothing_waits_on_is_stopped(devquiz_slice, tmp_path):
     told to stop and ends at its next chunk; before, it held its thread to the end."""
     distributed = pytest.importorskip("distributed")
     from solver.run.cluster import dask_outcomes
-    from solver.run.slots import Feed, Job, Pools
+    from solver.run.feed import Feed, Job
+    from solver.run.slots import Pools
 
     recs = [r for r in read_file(str(devquiz_slice)).records if r.board.shape.size_text == "3x3"][:3]
     _STOPPED.clear()
@@ -835,7 +838,8 @@ def test_dask_builds_go_where_a_workers_memory_limit_leaves_room(devquiz_slice, 
     import dask
 
     from solver.run.cluster import dask_outcomes
-    from solver.run.slots import Feed, Job, Pools
+    from solver.run.feed import Feed, Job
+    from solver.run.slots import Pools
 
     recs = [r for r in read_file(str(devquiz_slice)).records if r.board.shape.size_text == "3x3"][:6]
     gb = 10**9
@@ -999,9 +1003,9 @@ def test_a_round_waits_only_for_builds_no_longer_than_its_searches():
     small = Plan(entries=int(10 * BUILD_RATE), boards=1)  # 10 s of BFS for one board
     shared = Plan(entries=int(30 * BUILD_RATE), boards=3)
     large = Plan(entries=int(700 * BUILD_RATE), boards=1)
-    assert _worth_waiting_for([small, shared, large], 12.0) == [small, shared]
-    assert _worth_waiting_for([small, shared, large], 9.0) == []
-    assert _worth_waiting_for([large], 768.0) == [large]
+    assert worth_waiting_for([small, shared, large], 12.0) == [small, shared]
+    assert worth_waiting_for([small, shared, large], 9.0) == []
+    assert worth_waiting_for([large], 768.0) == [large]
 
 
 def test_the_last_round_spends_what_the_budget_has_left_on_the_boards_that_waited():
@@ -1017,21 +1021,21 @@ def test_the_last_round_spends_what_the_budget_has_left_on_the_boards_that_waite
     final = {1: tried(1, 10.0), 2: tried(2, 10.0), 3: tried(3, 160.0), 4: tried(4, 40.0), 5: tried(5, 10.0)}
     forecast = {1: 30.0, 2: 900.0, 3: 100.0, 4: 5000.0, 5: 20.0}
     unproven = [Rec(index=i) for i in final]
-    order = [r.index for r in _round_boards(unproven, final, forecast, 180.0, last=False)]
+    order = [r.index for r in round_boards(unproven, final, forecast, 180.0, last=False)]
     assert order == [5, 1]  # 2 and 4 wait for a longer limit; 3 had 160 s (180 is not a quarter more)
-    order = [r.index for r in _round_boards(unproven, final, forecast, 180.0, last=True)]
+    order = [r.index for r in round_boards(unproven, final, forecast, 180.0, last=True)]
     assert order == [5, 1, 2, 4]  # the last round: those that waited too, cheapest forecast first
-    assert [r.index for r in _round_boards(unproven, final, forecast, 45.0, last=True)] == [5, 1, 2]
+    assert [r.index for r in round_boards(unproven, final, forecast, 45.0, last=True)] == [5, 1, 2]
     # the last round's boards can start: the latest start of a board given its limit is
     # seconds after the limit is set, not the moment itself (which started none)
     now, deadline = 1000.0, 1000.0 + 600.0
-    assert _round_limit(10.0, 3, deadline, 1.5, now) == (80.0, False)
-    limit, last = _round_limit(10.0, 6, deadline, 1.5, now)
+    assert round_limit(10.0, 3, deadline, 1.5, now) == (80.0, False)
+    limit, last = round_limit(10.0, 6, deadline, 1.5, now)
     assert last and limit < 640.0 and deadline - RESERVE - 1.5 * limit >= now + 10.0
     # a short budget keeps back less: a 60 s budget 6 s, not 30 (its last round 3 s to start)
-    assert _reserve(60.0) == 6.0 and _reserve(20.0) == RESERVE_MIN and _reserve(3600.0) == RESERVE
+    assert reserve_for(60.0) == 6.0 and reserve_for(20.0) == RESERVE_MIN and reserve_for(3600.0) == RESERVE
     now, deadline = 1000.0, 1040.0
-    limit, last = _round_limit(5.0, 3, deadline, 1.5, now, _reserve(60.0))  # 40 s would not fit
+    limit, last = round_limit(5.0, 3, deadline, 1.5, now, reserve_for(60.0))  # 40 s would not fit
     assert last and limit == (40.0 - 6.0 - 3.0) / 1.5
 
 

@@ -296,12 +296,3 @@ def expand_share(counter, grant, me, chunk, words, table, depth, n, k, w, grid, 
         valued += v
         marked += m
     return valued, marked
-
-
-def word_dtype(n: int, k: int):
-    """Smallest unsigned dtype with 2 bits for each of the n - k non-pattern cells."""
-    bits = 2 * (n - k)
-    for dt in (np.uint8, np.uint16, np.uint32, np.uint64):
-        if bits <= 8 * np.dtype(dt).itemsize:
-            return dt
-    raise ValueError(f"{n - k} non-pattern cells need {bits} bits; at most 32 cells are supported")

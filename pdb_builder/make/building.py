@@ -67,7 +67,8 @@ def compute_pdb(shape: Shape, tiles, progress=None, threads=None) -> tuple[np.nd
     :class:`~pdb_builder.cores.Share` whose grant may change while it runs
     (default: every usable core)."""
     from ..cores import share_of
-    from .bfs import FLAG_SHIFT, MAX_VALUE, UNSEEN, expand_share, flag_rows, seed_goal, word_dtype
+    from ..patterns import word_dtype
+    from .bfs import FLAG_SHIFT, MAX_VALUE, UNSEEN, expand_share, flag_rows, seed_goal
     from .share import run_layer
 
     share = share_of(threads)
@@ -152,9 +153,10 @@ def build_pdb(
     file that opens and verifies is kept unless ``overwrite``.  ``two_bit``: also store
     each table's two-bit copy (``packed.py``); ``threads``: the BFS's threads (see
     :func:`compute_pdb`); ``on_step``: told of the steps after each BFS
-    (:func:`~pdb_builder.storage.write_pdb`)."""
+    (:func:`~pdb_builder.make.writing.write_pdb`)."""
     from ..errors import DatabaseError
-    from ..storage import default_db_dir, open_database, pdb_filename, write_pdb
+    from ..storage import default_db_dir, open_database, pdb_filename
+    from .writing import write_pdb
 
     validate_partition(shape, partition)
     path = default_db_dir(db_dir) / pdb_filename(shape, partition.name)
@@ -231,8 +233,10 @@ def build_goal_table(
     layers fit ``memory_limit`` while building.  A valid existing table is kept
     (for ``depth=None``: the deepest one of the shape) unless ``overwrite``."""
     from ..errors import DatabaseError
-    from ..goal_table import compute_goal_table, estimate_bytes, key_layout
-    from ..storage import default_db_dir, goal_filename, open_database, write_goal_table
+    from ..goal_table import key_layout
+    from ..storage import default_db_dir, goal_filename, open_database
+    from .goal_bfs import compute_goal_table, estimate_bytes
+    from .writing import write_goal_table
 
     folder = default_db_dir(db_dir)
     if depth is None:

@@ -62,7 +62,8 @@ def verify(path, samples: int = 2000, bfs_states: int = 400_000, seed: int = 0, 
         return VerifyResult(str(path), False, error=str(exc))
     res.checks.append(f"format v{db.attrs['format-version']}, {db.kind}, checksums ok")
     if db.kind != "pdb":
-        from ..goal_table import check_goal_table, encode_board, find_key
+        from ..goal_table import encode_board, find_key
+        from .goal_bfs import check_goal_table
 
         if not full:
             row = find_key(db.keys, encode_board(db.shape, db.shape.goal))

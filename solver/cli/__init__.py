@@ -2,7 +2,8 @@
 
 The group, its error handling and exit are here; the commands in ``solve`` (check,
 solve) and ``run``, their shared options in ``options``, what they print in
-``report``; ``build``, ``inspect`` and ``verify`` come from :mod:`pdb_builder.cli`.
+``report``; ``build``, ``inspect`` and ``verify`` come from :mod:`pdb_builder.cli`, and the
+helpers both sides share from :mod:`pdb_builder.cli.shared`.
 
 Results go to stdout (``--json``: one object per board per line), logs and
 progress to stderr.  Exit codes are listed in ``pdb_builder.errors`` and the
@@ -16,8 +17,8 @@ import sys
 import click
 
 from pdb_builder import __version__
-from pdb_builder.cli import EXIT_HELP
 from pdb_builder.cli import register as register_builder
+from pdb_builder.cli.shared import EXIT_HELP
 from pdb_builder.errors import EXIT_CLOSED_PIPE, EXIT_INTERNAL, EXIT_INTERRUPTED, SlidepdbError
 
 from ..search.limits import stop_settled

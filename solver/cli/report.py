@@ -7,7 +7,7 @@ import json
 
 import click
 
-from pdb_builder.cli import format_table
+from pdb_builder.cli.shared import format_table
 from pdb_builder.errors import EXIT_INTERRUPTED, EXIT_OUTPUT
 from pdb_builder.words import plural
 

@@ -8,7 +8,14 @@ import time
 
 import click
 
-from pdb_builder.cli import EXIT_HELP, bytes_callback, check_db_dir_writable, format_table, output_option, plot_option
+from pdb_builder.cli.shared import (
+    EXIT_HELP,
+    bytes_callback,
+    check_db_dir_writable,
+    format_table,
+    output_option,
+    plot_option,
+)
 from pdb_builder.words import plural
 
 from .options import (
@@ -166,7 +173,8 @@ def run(
     beside ANSWERS (.quick.jsonl, .progress.jsonl) stay as the per-board record;
     ANSWERS.sittings holds each sitting's start and end (--budget covers them all).
     """
-    from ..run.pipeline import NOT_STARTED, not_started_text, run_pipeline
+    from ..run.pipeline import run_pipeline
+    from ..run.plan import NOT_STARTED, not_started_text
 
     refuse_clobbering(
         [("--out", out_path), ("--report", report_path), ("--plot", plot_png)],

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from pdb_builder.cli import EXIT_HELP, output_option
+from pdb_builder.cli.shared import EXIT_HELP, output_option
 from pdb_builder.words import plural
 
 from .options import (

@@ -14,10 +14,11 @@ from pdb_builder.atomic import write_text_atomic
 from ..outcome import Outcome, better
 from .answers import fit_limits
 from .cluster import dask_outcomes
+from .feed import Feed
 from .files import RunFiles
 from .journal import current_checksums, read_journal, refuse_unless_resume
 from .outputs import write_each
-from .slots import Feed, Pools, _local_outcomes
+from .slots import Pools, _local_outcomes
 
 
 @dataclass
@@ -70,13 +71,13 @@ def run_batch(
     ``limits`` (L, R, U, D).  ``scheduler``: a dask.distributed address (or Client)
     to solve on instead of local processes; ``journal``: another journal path (the
     default is beside ``out_path``).  ``jobs``: work done in the workers' slots that
-    some records wait on (:class:`solver.run.slots.Job`: database builds), at most
+    some records wait on (:class:`solver.run.feed.Job`: database builds), at most
     ``job_memory`` bytes of them at once, see :class:`Feed`.  ``retry``: indices
     solved again although the journal has them; the better outcome (:func:`better`)
     is kept and journalled.  ``threads``: threads for each board's optimal search
     (local processes only); with one, and ``grow``, a board's search also takes the
     worker slots nothing else can use (a batch's last boards:
-    :class:`solver.run.slots.Lanes`).  ``last_start``: wall-clock time
+    :class:`solver.run.lanes.Lanes`).  ``last_start``: wall-clock time
     (``time.time()``) after which no board starts; those not started keep their
     journalled outcome.
     ``search_progress``: told of each slice of the searches in this process

@@ -1,6 +1,6 @@
 """What a run builds and how the builds run: one plan per shape that lacks tables
 (:func:`plan_first`, :func:`plan_layouts`), each partition one job in a worker's
-slot beside the searches (:class:`Builds`, :class:`solver.run.slots.Job`), the
+slot beside the searches (:class:`Builds`, :class:`solver.run.feed.Job`), the
 database folder kept under the disk limit and the builds running at once under
 :func:`build_memory_cap`.  The one module of :mod:`solver` that calls the build side
 (:mod:`pdb_builder.make`).
@@ -22,7 +22,7 @@ from pdb_builder.make.building import BuildReport, build_pdb, default_partition,
 from pdb_builder.patterns import num_placements
 from pdb_builder.storage import database_files, default_db_dir, pdb_filename
 
-from .slots import Abandoned, Job
+from .feed import Abandoned, Job
 
 log = logging.getLogger("slidepdb.run")
 
@@ -183,7 +183,7 @@ def build_memory_cap(memory_limit: int) -> int:
 
 def build_partition(shape: Shape, partition, db_dir, *, threads) -> BuildReport:
     """A build job's work (in a worker's slot, on the threads it is granted:
-    :class:`solver.run.slots.Job`)."""
+    :class:`solver.run.feed.Job`)."""
     # no two-bit copies: on the DevQuiz sizes they speed the search up too little for
     # the build time they cost (docs/devquiz.md)
     return build_pdb(shape, partition, db_dir, two_bit=False, threads=threads)

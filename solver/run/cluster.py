@@ -3,7 +3,7 @@
 The parent hands boards and build jobs to the cluster as the feed makes them ready, as
 many at once as the cluster has threads (:func:`dask_outcomes`); the cluster places
 them.  Each worker process keeps the grants of the tasks it runs (:class:`WorkerLanes`,
-the same :class:`~solver.run.slots.Lanes` the parent keeps for its local workers): a
+the same :class:`~solver.run.lanes.Lanes` the parent keeps for its local workers): a
 task holds one of the worker's threads, the threads no task holds go to the worker's
 running builds, the fewest-threaded first, or to its running boards when it runs no
 build, and a task that starts takes them back, the boards' extra threads first.  So a
@@ -31,7 +31,9 @@ from pdb_builder.formats import Record
 
 from ..api import solve_record
 from ..outcome import Outcome
-from .slots import Feed, Lanes, Pools, _drive, lane_share
+from .feed import Feed
+from .lanes import Lanes, lane_share
+from .slots import Pools, _drive
 
 log = logging.getLogger("slidepdb")
 
@@ -196,7 +198,7 @@ class WorkerMemory:
     any amount).  ``workers``: the scheduler's record of each worker (address -> its
     ``memory_limit`` and ``nthreads``); ``busy()``: address -> the tasks each runs or
     holds.  The feed asks :meth:`fits` before it hands a build out, calls :meth:`take`
-    as it does and :meth:`free` as the build ends (:attr:`solver.run.slots.Feed.places`)."""
+    as it does and :meth:`free` as the build ends (:attr:`solver.run.feed.Feed.places`)."""
 
     def __init__(self, workers: dict, busy=dict):
         self.nthreads = {a: max(1, int(w.get("nthreads") or 1)) for a, w in workers.items()}

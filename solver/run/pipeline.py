@@ -59,18 +59,18 @@
 With a budget in seconds, no board of any pass starts once it could end past the
 budget (its limit times :data:`QUICK_SPAN` in the quick pass, :data:`BOARD_SPAN`
 after it, and :data:`RESERVE`); boards waiting on builds stop waiting while they can
-still all start, and the builds then running are stopped (:meth:`solver.run.slots.Feed.give_up`).
+still all start, and the builds then running are stopped (:meth:`solver.run.feed.Feed.give_up`).
 A board that no pass started stays in the result, unanswered: its quick pass's
 outcome, or ``limit`` with :data:`NOT_STARTED` (:meth:`Run.account_for_every_board`).
 
 Builds and searches share the workers (``workers`` local processes, or the threads
 of a dask cluster): a build is a job in a worker's slot (:class:`solver.run.builds.Builds`,
-:class:`solver.run.slots.Feed`), so many small builds run side by side; a build goes
+:class:`solver.run.feed.Feed`), so many small builds run side by side; a build goes
 where the first board that waits on it stands in the pass's order, and the builds
 running at once hold at most :func:`build_memory_cap` of BFS memory.  A local build
 also takes the slots no board can use: its BFS runs on as many threads as there are
 idle slots, and gives them back within a chunk of a layer when boards are ready
-(:class:`solver.run.slots.Lanes`), so no core idles while a build runs and no core
+(:class:`solver.run.lanes.Lanes`), so no core idles while a build runs and no core
 runs two things.  With no build running, the last boards of a pass (or of a round) take
 the idle slots the same way: their searches split between that many threads, which
 join and leave while an iteration runs (:mod:`solver.search.threads`).  On a dask
@@ -93,19 +93,15 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 
-from pdb_builder.words import plural, seconds_text
+from pdb_builder.words import plural
 
 from ..api import check_record
 from ..outcome import Known, Outcome
-from .batch import BOARD_SPAN, QUICK_SPAN, BatchResult, run_batch, write_answers
+from .batch import BOARD_SPAN, QUICK_SPAN, run_batch, write_answers
 from .builds import (
     AUTO_DISK,
-    LAYOUT_MEMORY,
     Builds,
-    Plan,
     auto_disk_limit,
     build_memory_cap,
     plan_first,
@@ -117,127 +113,26 @@ from .files import RunFiles
 from .forecast import proof_seconds, typical_growth
 from .journal import journal_attempts, read_journal, refuse_unless_resume
 from .outputs import write_each
+from .plan import (
+    AUTO_BUDGET,
+    BUILD_RATE,
+    DEFAULT_TIME_LIMIT,
+    MAX_LAYOUT_PARTITIONS,
+    NOT_STARTED,
+    RESERVE,
+    RunOptions,
+    RunResult,
+    full_pass_limit,
+    known_of,
+    reserve_for,
+    retry_order,
+    round_boards,
+    round_limit,
+    worth_waiting_for,
+)
 from .timeline import Sittings, write_timeline
 
 log = logging.getLogger("slidepdb.run")
-
-# --budget: the seconds kept back to write the answer file (a board's worst wall time in
-# time limits: solver.run.batch.BOARD_SPAN); under a budget shorter than RESERVE / RESERVE_SHARE,
-# RESERVE_SHARE of it, at least RESERVE_MIN (a minute's budget keeps 6 s, not half of it)
-RESERVE = 30.0
-RESERVE_SHARE = 0.1
-RESERVE_MIN = 5.0
-# seconds the boards of the budget's last round have to start (its limit is what is left after
-# them; a board given that limit and started later could outlast the budget, so it does not
-# start); scaled with the reserve under a short budget
-START_WINDOW = 15.0
-# entries a build makes a thread-second: what the full pass's plan and the rounds' choice of
-# builds count a build at.  The BFS of exact-layout patterns runs faster (2.7 to 6.0 M on one
-# thread), but planning at 2.5 M proved no more boards of hard.txt (docs/design.md)
-BUILD_RATE = 1.5e6
-MAX_LAYOUT_PARTITIONS = 5
-# a round's time limit at least this times the last one's (the full pass's before the
-# first): a round with less than that would retry its boards at about the limit they had
-ROUND_GROWTH = 1.25
-AUTO_BUDGET = "auto"  # twice the running time at the end of the full pass
-# the full pass's time limit: the default, and with a budget in seconds the share of
-# what is left that the full pass may take (the rest goes to the rounds), at least MIN
-DEFAULT_TIME_LIMIT = 60.0
-FULL_PASS_SHARE = 0.5
-MIN_TIME_LIMIT = 5.0
-NOT_STARTED = "not started: the budget's last start came first"
-RETRY_MODES = ("unanswered", "unproven", "closest")
-
-
-@dataclass
-class RunOptions:
-    """What ``slidepdb run`` was asked for (:func:`run_pipeline`'s keywords).  ``limits``:
-    the file's L R U D move limits; ``quick_node_limit`` caps the quick pass's nodes too
-    (tests use it to send boards to the full pass); ``retry``: one of
-    :data:`RETRY_MODES`, the full-pass boards to solve again; ``budget``: seconds for
-    the run (every sitting together), ``"auto"`` or None (no rounds); ``disk_limit``:
-    bytes, None (none) or ``"auto"`` (:func:`~solver.run.builds.auto_disk_limit` at the
-    first sitting, kept for the later ones); ``on_outcome`` sees each final outcome,
-    ``on_build`` each build as it is planned (Plan) and finished (BuildReport)."""
-
-    db_dir: object = None
-    limits: object = None
-    time_limit: float | None = None
-    quick_limit: float = 5.0
-    node_limit: int | None = None
-    memory_limit: int = 4 << 30
-    layout_memory: int = LAYOUT_MEMORY
-    layout_count: int = 1
-    wall_free_count: int = 2
-    disk_limit: int | str | None = None
-    workers: int = 1
-    scheduler: object = None
-    resume: bool = False
-    fallback: bool = True
-    build: bool = True
-    on_outcome: object = None
-    on_build: object = None
-    quick_node_limit: int | None = None
-    retry: str | None = None
-    budget: float | str | None = None
-
-    def __post_init__(self):
-        if self.retry not in (None, *RETRY_MODES):
-            raise ValueError(f"retry {self.retry!r}: expected one of {', '.join(RETRY_MODES)}")
-        if isinstance(self.budget, str) and self.budget != AUTO_BUDGET:
-            raise ValueError(f"budget {self.budget!r}: expected seconds, {AUTO_BUDGET!r} or None")
-
-
-@dataclass
-class RunResult:
-    outcomes: dict[int, Outcome] = field(default_factory=dict)
-    builds: list = field(default_factory=list)  # BuildReport of each build done
-    skipped_builds: list[Plan] = field(default_factory=list)  # over the disk limit
-    failed_builds: list[tuple[str, str, str]] = field(default_factory=list)  # (shape key, partition, error)
-    build_seconds: float = 0.0
-    quick: BatchResult | None = None
-    full: BatchResult | None = None
-    left_out: set[int] = field(default_factory=set)
-    interrupted: bool = False
-    timeline: Path | None = None  # ANSWERS.timeline.csv (solver/run/timeline.py)
-    full_limit: float | None = None  # the full pass's time limit (given, or planned from the budget)
-    rounds: list[tuple] = field(default_factory=list)  # --budget: (round, time limit, boards, proven, seconds)
-    earlier: tuple[int, float] = (0, 0.0)  # earlier sittings of the run (resumed): how many, seconds they spent
-    failed_outputs: list = field(default_factory=list)  # OutputFailure of each output not written (solver.run.outputs)
-
-    def phase_rows(self, total_seconds: float) -> list[tuple]:
-        """Time per step: builds (those of the full pass overlap its solving), quick pass,
-        full pass, all."""
-        q, f = self.quick, self.full
-        proven = sum(1 for o in (q.outcomes.values() if q else []) if o.extra.get("optimal"))
-        return [
-            (
-                "builds",
-                f"{len(self.builds)} ({sum(1 for b in self.builds if b.status != 'skipped')} new)",
-                f"{self.build_seconds:.1f}",
-            ),
-            (
-                "quick pass",
-                f"{plural(len(q.outcomes) if q else 0, 'board')}, {proven} proven",
-                f"{q.seconds:.1f}" if q else "-",
-            ),
-            (
-                "full pass",
-                plural(len(f.outcomes) if f else 0, "board")
-                + (f" at {seconds_text(self.full_limit)}" if self.full_limit else ""),
-                f"{f.seconds:.1f}" if f else "-",
-            ),
-            *(
-                (f"round {k}", f"{plural(n, 'board')} at {seconds_text(limit)}, {gained} more proven", f"{secs:.1f}")
-                for k, limit, n, gained, secs in self.rounds
-            ),
-            ("all", plural(len(self.outcomes), "board"), f"{total_seconds:.1f}"),
-            *(
-                [("earlier sittings", f"{self.earlier[0]} (the budget counts them)", f"{self.earlier[1]:.1f}")]
-                if self.earlier[0]
-                else []
-            ),
-        ]
 
 
 def journalled_outcomes(records, files: RunFiles) -> dict[int, Outcome]:
@@ -267,7 +162,7 @@ class Run:
         self.res.earlier = (len(self.sittings.spans) - 1, self.sittings.spent_before)
         budget = opts.budget
         self.deadline = None if budget in (None, AUTO_BUDGET) else self.sittings.deadline(budget)
-        self.reserve = RESERVE if budget in (None, AUTO_BUDGET) else _reserve(budget)
+        self.reserve = RESERVE if budget in (None, AUTO_BUDGET) else reserve_for(budget)
         disk_limit = opts.disk_limit
         if disk_limit == AUTO_DISK:  # worked out once, kept across sittings
             marks = self.sittings.marks
@@ -406,7 +301,7 @@ class Run:
             del done_full[i]
         if again:
             tries = journal_attempts(self.files.journal, rest)
-            rest.sort(key=lambda r: _retry_order(again.get(r.index), o.retry == "closest", tries[r.index]))
+            rest.sort(key=lambda r: retry_order(again.get(r.index), o.retry == "closest", tries[r.index]))
         todo = [r for r in rest if r.index not in done_full]
         plans = []
         if o.build:  # the wall-free cuts first: each board's order below is its layout's cost
@@ -421,7 +316,7 @@ class Run:
         if time_limit is None and self.deadline is not None:
             slots = o.workers if o.scheduler is None else cluster_threads(o.scheduler)
             building = sum(p.entries for p in plans) / BUILD_RATE  # thread-seconds the builds take from the slots
-            planned = _full_pass_limit(self.deadline, todo, slots, building, reserve=self.reserve)
+            planned = full_pass_limit(self.deadline, todo, slots, building, reserve=self.reserve)
             time_limit = self.sittings.mark("limit", planned)
         if time_limit is None:
             time_limit = DEFAULT_TIME_LIMIT
@@ -436,7 +331,7 @@ class Run:
             plans=plans,
             retried=list(again),
             last_start=self.last_start(time_limit),
-            known={**self.bounds, **_known(again)},
+            known={**self.bounds, **known_of(again)},
         )
         final.update(res.full.outcomes)
         res.outcomes = final
@@ -452,7 +347,7 @@ class Run:
             if passes is None or retried:  # kept from the sitting that ended the full pass
                 passes = self.sittings.mark("passes", self.sittings.running(time.time()))
             self.deadline = self.sittings.deadline(2 * passes)
-            self.reserve = _reserve(2 * passes)
+            self.reserve = reserve_for(2 * passes)
         deadline, k, last = self.deadline, 0, False
         while deadline is not None and not res.interrupted and not last:
             k += 1
@@ -460,12 +355,12 @@ class Run:
             # a board with an answer searches for the proof alone (no fallback: solve_record)
             fallback = o.fallback and any(final[r.index].status != "solved" for r in unproven)
             span = BOARD_SPAN if fallback else QUICK_SPAN
-            limit, last = _round_limit(res.full_limit, k, deadline, span, time.time(), self.reserve)
+            limit, last = round_limit(res.full_limit, k, deadline, span, time.time(), self.reserve)
             if not unproven:
                 break
             typical = typical_growth(final[r.index] for r in unproven)
             forecast = {r.index: proof_seconds(final[r.index], typical) for r in unproven}
-            todo = _round_boards(unproven, final, forecast, limit, last)
+            todo = round_boards(unproven, final, forecast, limit, last)
             log.warning(
                 "round %d: %s at %.4g s, %d waiting for a longer limit",
                 k,
@@ -478,7 +373,7 @@ class Run:
             last_start = self.last_start(limit, span)  # a board started later might outlast the budget
             count = min(MAX_LAYOUT_PARTITIONS, o.layout_count + k)
             plans = plan_layouts(todo, o.db_dir, min(o.memory_limit, o.layout_memory << k), count) if o.build else []
-            plans = _worth_waiting_for(plans, limit)
+            plans = worth_waiting_for(plans, limit)
             t0, began = time.perf_counter(), time.time()
             nodes = None if o.node_limit is None else o.node_limit * 2**k
             batch = self.batch(
@@ -491,7 +386,7 @@ class Run:
                 plans=plans,
                 retried=[r.index for r in todo],
                 last_start=last_start,
-                known=_known({r.index: final[r.index] for r in todo}),
+                known=known_of({r.index: final[r.index] for r in todo}),
             )
             tried = [x for x in batch.outcomes.values() if x.extra.get("ended", 0) >= began]  # the rest never started
             gained = sum(bool(x.extra.get("optimal")) for x in tried)  # all were unproven
@@ -508,103 +403,3 @@ def _not_started(rec) -> Outcome:
         return out
     out.extra.update(moves=None, length=None, optimal=False)
     return Outcome(rec.index, out.board, "limit", NOT_STARTED, out.extra)
-
-
-def _known(outcomes: dict[int, Outcome]) -> dict[int, Known]:
-    """What each of ``outcomes`` proved and found (those that proved nothing left out)."""
-    return {i: known for i, o in outcomes.items() if (known := Known.of(o)) is not None}
-
-
-def _worth_waiting_for(plans, limit: float) -> list:
-    """The builds of ``plans`` that take (at :data:`BUILD_RATE`) no longer than the
-    searches of the boards they serve at ``limit`` seconds each: a round's boards wait
-    for their builds, and a longer build costs more than any proof it might bring."""
-    return [p for p in plans if p.entries / BUILD_RATE <= limit * p.boards]
-
-
-def not_started_text(count: int, budget: float, none: bool) -> str:
-    """Why ``count`` boards never started under ``budget`` seconds (``none``: no board did)."""
-    given, kept = seconds_text(budget), seconds_text(_reserve(budget))
-    why = (
-        f"the budget of {given} left no time to start a board after the {kept} it keeps to write the answers"
-        if none
-        else f"the budget of {given} ran out before they could start"
-    )
-    return f"{plural(count, 'board')} not started: {why}; give a longer --budget (or --resume with one)"
-
-
-def _reserve(budget: float) -> float:
-    """The seconds a budget of ``budget`` seconds keeps back (:data:`RESERVE`)."""
-    return min(RESERVE, max(RESERVE_MIN, RESERVE_SHARE * budget))
-
-
-def _round_limit(
-    full_limit: float, k: int, deadline: float, span: float, now: float, reserve: float = RESERVE
-) -> tuple[float, bool]:
-    """Round ``k``'s time limit, and whether it is the last round: 2^k times the full
-    pass's, or what the budget has left, ``reserve`` kept, once the round's boards have
-    had :data:`START_WINDOW` seconds (scaled as ``reserve`` is) to start (a board lasts
-    ``span`` limits at most)."""
-    full = full_limit * 2**k
-    left = (deadline - reserve - START_WINDOW * reserve / RESERVE - now) / span
-    return (full, False) if full <= left else (left, True)
-
-
-def _round_boards(unproven, final: dict[int, Outcome], forecast: dict, limit: float, last: bool) -> list:
-    """The boards of a round at ``limit`` seconds, in the order they start: each whose
-    limit grows by :data:`ROUND_GROWTH` at least (one given about this limit before, in
-    an earlier round or sitting, would search what it searched), and whose forecast proof
-    fits the limit, else it waits for a round whose limit covers it; in the ``last``
-    round (what the budget has left) no later round covers it, and it starts after those
-    whose forecast fits: a forecast is an estimate, and the time is the budget's either way."""
-    return sorted(
-        (
-            r
-            for r in unproven
-            if _tried_limit(final[r.index]) * ROUND_GROWTH <= limit and (last or (forecast[r.index] or 0.0) <= limit)
-        ),
-        key=lambda r: _round_order(final[r.index], forecast[r.index]),
-    )
-
-
-def _round_order(o: Outcome, forecast: float | None):
-    """Sort key of a round's board: those without an answer first, then the cheapest
-    forecast proof (:func:`~solver.run.forecast.proof_seconds`), then (no forecast)
-    the smallest gap to the lower bound."""
-    length = o.extra.get("length")
-    if length is None:
-        return (0, 0.0, 0)
-    gap = length - (o.extra.get("lower_bound") or 0)
-    return (1, float("inf") if forecast is None else forecast, gap)
-
-
-def _retry_order(o: Outcome | None, closest: bool = False, attempts: int = 0):
-    """Sort key of a full-pass board: the fewest earlier attempts first (a retry run
-    again after a kill goes on with the boards it had not reached), then worst first:
-    not solved yet or no answer, then the largest gap to the lower bound; so an
-    interrupted retry has mended the most.  ``closest``: the smallest gap first (the
-    proofs a longer search most likely completes)."""
-    length = None if o is None else o.extra.get("length")
-    if length is None:
-        return attempts, -(1 << 30)
-    gap = length - (o.extra.get("lower_bound") or 0)
-    return attempts, gap if closest else -gap
-
-
-def _full_pass_limit(deadline: float, todo, slots: int, building: float = 0.0, reserve: float = RESERVE) -> float:
-    """The full pass's time limit under a budget (``deadline``) with no --time-limit:
-    what lets ``todo`` take about FULL_PASS_SHARE of what is left at one limit a
-    board on average (the measured mean: most are proven early, the unproven take up
-    to BOARD_SPAN limits), ``slots`` boards at once, less the ``building``
-    thread-seconds of the builds that share the slots."""
-    if not todo:
-        return DEFAULT_TIME_LIMIT
-    left = deadline - reserve - time.time()
-    fit = FULL_PASS_SHARE * (left * max(slots, 1) - building) / len(todo)
-    return round(min(DEFAULT_TIME_LIMIT, max(MIN_TIME_LIMIT, fit)), 1)
-
-
-def _tried_limit(o: Outcome) -> float:
-    """The largest time limit ``o``'s board has been given (0 when not recorded)."""
-    t = o.extra.get("time_limit", 0)
-    return float("inf") if t is None else float(t)

@@ -1,0 +1,187 @@
+"""``slidepdb inspect``: the databases of a folder, one database in detail, or which
+tables serve the boards of a file."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from ..errors import EXIT_INTERNAL
+from ..words import human_bytes
+from .shared import EXIT_HELP, format_table, goal_option, plot_option, size_option
+
+
+@click.command(epilog=EXIT_HELP)
+@click.argument("db", required=False, type=click.Path(dir_okay=False))
+@click.option(
+    "--db-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Database folder (default: $SLIDEPDB_DB_DIR or ./databases).",
+)
+@click.option(
+    "--problems",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Coverage of every board of this file by the databases of the folder.",
+)
+@click.option("--suggest", is_flag=True, help="With --problems: print the builds that would cover the rest.")
+@size_option
+@goal_option
+@plot_option(
+    "--plot",
+    "plot_png",
+    "With DB: draw the value histograms into this PNG, PDF or SVG (needs matplotlib).",
+)
+@click.option("--no-verify", is_flag=True, help="Listing: skip the checksums.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one object per line).")
+def inspect(db, db_dir, problems, suggest, size, goal, plot_png, no_verify, as_json):
+    """List the databases of a folder, show one DB in detail, or report coverage.
+
+    \b
+    slidepdb inspect                      one row per database
+    slidepdb inspect FILE.h5 [--plot P]   one database: histograms, BFS layers
+    slidepdb inspect --problems FILE      which tables serve each board, and the gain
+    """
+
+    from ..make import catalogue as insp
+    from ..storage import default_db_dir
+
+    if db and problems:
+        raise click.UsageError("give DB or --problems, not both")
+    if plot_png and not db:
+        raise click.UsageError("--plot needs a DB file")
+    if suggest and not problems:
+        raise click.UsageError("--suggest goes with --problems")
+    if db:
+        info = insp.describe(db)
+        if plot_png:
+            insp.plot_histograms(db, plot_png)
+            click.echo(f"wrote {plot_png}", err=True)
+        if as_json:
+            click.echo(json.dumps(info))
+            return
+        click.echo(f"{info['file']}: {info['kind']} for {info['shape-description']} ({info['shape']})")
+        a = info["attributes"]
+        click.echo(
+            f"  created {a['created']} by {a['generator']}, built in {a['build-seconds']:.1f} s, "
+            f"layout {a.get('layout')}, format v{a['format-version']}"
+        )
+        if info["kind"] == "pdb":
+            click.echo(f"  partition {a['partition-name']}, ranking {a['ranking-name']} v{a['ranking-version']}")
+            col = info["metadata"].get("collection")
+            if col:
+                click.echo(f"  collection {col['id']} ({col['created']}): {' + '.join(col['members'])}")
+                click.echo(f"    sample: {len(col['sample']['boards'])} boards, {col['sample']['drawn']}")
+                for fig in col["figures"]:
+                    click.echo(f"    {' + '.join(fig['set'])}: {fig['nodes']:,} nodes, {fig['seconds']:.2f} s")
+            for i, t in enumerate(info["tables"]):
+                click.echo(
+                    f"  table {i}: tiles {','.join(map(str, t['tiles']))}; {t['entries']:,} entries, "
+                    f"mean {t['mean']:.3f}, max {t['max']}, unreachable {t['unreachable']:,}, "
+                    f"{t['seconds']:.1f} s"
+                )
+                click.echo("    histogram: " + " ".join(f"{v}:{c}" for v, c in t["histogram"].items()))
+                click.echo("    BFS layers: " + " ".join(map(str, t["layers"])))
+        else:
+            click.echo(f"  {info['states']:,} states to depth {info['depth']}")
+            click.echo("    layers: " + " ".join(map(str, info["layers"])))
+        return
+    if problems:
+        from ..formats import read_file
+
+        boards = read_file(problems, size, goal)
+        for r in boards.records:
+            if r.error:
+                click.echo(f"invalid: {boards.source}:{r.index}: {r.error}", err=True)
+        covs = insp.coverage(boards.records, db_dir)
+        summary = insp.coverage_summary(covs)
+        if as_json:
+            for c in covs:
+                click.echo(json.dumps(c.as_json()))
+            click.echo(json.dumps({"summary": summary}))
+        else:
+            rows = [
+                (
+                    s["size"],
+                    s["boards"],
+                    s["exact"],
+                    s["wall-free"],
+                    s["goal-table"],
+                    s["none"],
+                    f"{100 * s['covered']:.1f}%",
+                    f"{s['mean-manhattan']:.2f}",
+                    f"{s['mean-h0']:.2f}",
+                    f"{s['mean-gain']:+.2f}",
+                )
+                for s in summary
+            ]
+            click.echo(
+                format_table(
+                    rows,
+                    [
+                        "size",
+                        "boards",
+                        "exact PDB",
+                        "wall-free PDB",
+                        "goal table",
+                        "none",
+                        "covered",
+                        "mean manhattan",
+                        "mean h0",
+                        "mean gain",
+                    ],
+                )
+            )
+        if suggest:
+            cmds = insp.suggest(covs, boards.records, db_dir)
+            click.echo("\n".join(cmds) if cmds else "# every board is served by a database", err=as_json)
+        return
+    rows = insp.list_databases(db_dir, verify=not no_verify)
+    damaged = [r for r in rows if r.checksum.startswith("BAD")]
+    if as_json:
+        for r in rows:
+            click.echo(json.dumps(r.as_json()))
+        _exit_if_damaged(damaged, db_dir)
+        return
+    if not rows:
+        click.echo(f"no databases in {default_db_dir(db_dir)}; build some with `slidepdb build`", err=True)
+        return
+    click.echo(
+        format_table(
+            [
+                (
+                    r.shape,
+                    r.kind,
+                    r.name,
+                    f"{r.entries:,}",
+                    human_bytes(r.bytes),
+                    r.created,
+                    f"{r.build_seconds:.1f}",
+                    r.max_h,
+                    f"{r.mean_h:.3f}",
+                    r.two_bit,
+                    r.checksum,
+                )
+                for r in rows
+            ],
+            ["shape", "kind", "name", "entries", "on disk", "built", "build s", "max h", "mean h", "2-bit", "checksum"],
+        )
+    )
+    _exit_if_damaged(damaged, db_dir)
+
+
+def _exit_if_damaged(damaged, db_dir) -> None:
+    """A damaged database in the listing: each named on stderr, exit 1 (as for any damaged database)."""
+    from ..storage import default_db_dir
+
+    for r in damaged:
+        click.echo(
+            f"error: {default_db_dir(db_dir) / r.file}: damaged ({r.checksum[4:].strip()}); "
+            "`slidepdb verify` it, then rebuild it (slidepdb build ... --overwrite) or delete it",
+            err=True,
+        )
+    if damaged:
+        sys.exit(EXIT_INTERNAL)
