@@ -235,15 +235,15 @@ def test_a_cold_kernel_cache_is_said_before_the_first_search(tmp_path, monkeypat
 
     kernel = ROOT / "solver" / "search" / "kernel.py"
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
-    assert cache_is_cold(kernel, "_search")
+    assert cache_is_cold(kernel, "search_slice")
     r = run("solve", "--no-db", "3,3,123456708")
     assert r.exit_code == 0 and "compiling the search kernels" in r.output
     import sys
 
     tag = f"py{sys.version_info[0]}{sys.version_info[1]}"
     (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / f"kernel._search-297.{tag}.nbi").write_bytes(b"")
-    assert not cache_is_cold(kernel, "_search")
+    (tmp_path / "sub" / f"kernel.search_slice-297.{tag}.nbi").write_bytes(b"")
+    assert not cache_is_cold(kernel, "search_slice")
     assert "compiling" not in run("solve", "--no-db", "3,3,123456708").output
 
 

@@ -197,7 +197,7 @@ def _interleave(monkeypatch):
         with lock:
             if not hasattr(self, "start_line"):
                 self.start_line = threading.Barrier(self.threads, timeout=30)
-        if int(w.state[kernel._S_HI]) == 0 and not args and not kw:
+        if int(w.state[kernel.S_HI]) == 0 and not args and not kw:
             self.start_line.wait()
         return take(self, w, *args, **kw)
 
@@ -376,13 +376,13 @@ def test_a_time_limit_is_looked_at_between_windows(monkeypatch):
     board = read_board_arg("6,5,9304781Q2==5=S=INLPKGMC6ERHJ=O").records[0].board
     s = Searcher(manhattan_heuristic(board.shape))
     s.solve(board, node_limit=1000, threads=2)  # the kernel loaded
-    search, starts = kernel._search, []
+    search, starts = kernel.search_slice, []
 
     def timed(*args):
         starts.append(time.perf_counter())
         return search(*args)
 
-    monkeypatch.setattr(kernel, "_search", timed)
+    monkeypatch.setattr(kernel, "search_slice", timed)
     t0 = time.perf_counter()
     res = s.solve(board, time_limit=0.5, threads=2)
     assert res.status == "limit"
@@ -394,14 +394,14 @@ def test_an_error_in_a_thread_reaches_the_caller(split, monkeypatch):
     s = Searcher(manhattan_heuristic(shape))
     dist, states = _sample(shape, 0, seed=1)
     s.solve(Board(shape, states[0]), threads=2)  # the kernel loaded
-    search = kernel._search
+    search = kernel.search_slice
 
     def broken(*args):
         if threading.current_thread() is not threading.main_thread():
             raise DatabaseError("t.h5: dataset x fails its block digest")
         return search(*args)
 
-    monkeypatch.setattr(kernel, "_search", broken)
+    monkeypatch.setattr(kernel, "search_slice", broken)
     with pytest.raises(DatabaseError, match="t.h5"):
         s.solve(Board(shape, states[0]), threads=2)
 
@@ -422,7 +422,7 @@ def test_expanded_nodes_are_counted(split, threads):
 
 def test_the_kernel_runs_without_the_gil():
     """What lets one board's threads, and a dask worker's threads, search at once."""
-    assert kernel._search.targetoptions.get("nogil") is True
+    assert kernel.search_slice.targetoptions.get("nogil") is True
 
 
 def test_every_array_a_search_thread_writes_lies_alone_on_its_cache_lines(tmp_path):

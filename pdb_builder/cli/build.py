@@ -9,7 +9,7 @@ import time
 import click
 
 from ..progress import PatternBars, on_terminal
-from .shared import EXIT_HELP, bytes_callback, check_db_dir_writable, format_table
+from .shared import EXIT_HELP, bytes_callback, check_db_dir_writable, db_dir_option, format_table
 
 
 @click.command(epilog=EXIT_HELP)
@@ -88,12 +88,7 @@ from .shared import EXIT_HELP, bytes_callback, check_db_dir_writable, format_tab
     show_default=True,
     help="With --collection: how many sample boards to draw.",
 )
-@click.option(
-    "--db-dir",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Database folder (default: $SLIDEPDB_DB_DIR or ./databases).",
-)
+@db_dir_option()
 def build(
     target,
     partitions,

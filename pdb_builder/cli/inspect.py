@@ -10,17 +10,12 @@ import click
 
 from ..errors import EXIT_INTERNAL
 from ..words import human_bytes
-from .shared import EXIT_HELP, format_table, goal_option, plot_option, size_option
+from .shared import EXIT_HELP, db_dir_option, format_table, goal_option, plot_option, size_option
 
 
 @click.command(epilog=EXIT_HELP)
 @click.argument("db", required=False, type=click.Path(dir_okay=False))
-@click.option(
-    "--db-dir",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Database folder (default: $SLIDEPDB_DB_DIR or ./databases).",
-)
+@db_dir_option()
 @click.option(
     "--problems",
     type=click.Path(dir_okay=False),

@@ -136,6 +136,14 @@ def goal_option(f):
     )(f)
 
 
+DB_DIR_HELP = "Database folder (default: $SLIDEPDB_DB_DIR or ./databases)."
+
+
+def db_dir_option(help: str = DB_DIR_HELP):
+    """``--db-dir``: the database folder every command reads or builds into."""
+    return click.option("--db-dir", type=click.Path(file_okay=False), default=None, help=help)
+
+
 def format_table(rows, headers) -> str:
     cols = [headers] + [[str(x) for x in r] for r in rows]
     widths = [max(len(r[i]) for r in cols) for i in range(len(headers))]

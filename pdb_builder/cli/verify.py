@@ -7,17 +7,12 @@ import sys
 import click
 
 from ..errors import EXIT_INTERNAL
-from .shared import EXIT_HELP
+from .shared import EXIT_HELP, db_dir_option
 
 
 @click.command(epilog=EXIT_HELP)
 @click.argument("dbs", nargs=-1, type=click.Path(dir_okay=False))
-@click.option(
-    "--db-dir",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Verify every database of this folder when no DB is named.",
-)
+@db_dir_option("Verify every database of this folder when no DB is named.")
 @click.option(
     "--samples",
     type=click.IntRange(min=1),

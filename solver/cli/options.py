@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from pdb_builder.cli.shared import goal_option, output_option, size_option  # noqa: F401 - the commands' shared options
+from pdb_builder.cli.shared import db_dir_option, goal_option, output_option, size_option  # noqa: F401 - the commands' shared options
 from pdb_builder.formats import read_board_arg
 from pdb_builder.words import plural
 
@@ -128,7 +128,7 @@ def warn_cold_kernels() -> None:
 
     from ..search import __file__ as search_init
 
-    if cache_is_cold(Path(search_init).with_name("kernel.py"), "_search"):
+    if cache_is_cold(Path(search_init).with_name("kernel.py"), "search_slice"):
         log.warning(
             "compiling the search kernels (once after install, about %s s; later runs load them from the cache)",
             COMPILE_SECONDS,
@@ -183,12 +183,7 @@ def solve_options(f):
             "report_path",
             "Per-board report: CSV if the name ends in .csv, else JSON lines.",
         ),
-        click.option(
-            "--db-dir",
-            type=click.Path(file_okay=False),
-            default=None,
-            help="Database folder (default: $SLIDEPDB_DB_DIR or ./databases).",
-        ),
+        db_dir_option(),
         click.option("--node-limit", type=click.IntRange(min=1), default=None, help="Nodes per board."),
         click.option(
             "--workers",

@@ -17,7 +17,7 @@ from pdb_builder.board import Board
 from pdb_builder.jitload import quick_load
 from pdb_builder.ranking import rank_kernel
 
-from ..search.kernel import _init_groups, _load_byte
+from ..search.kernel import init_groups, load_byte
 from ..search.limits import Budget
 from ..search.searcher import Searcher
 
@@ -148,7 +148,7 @@ def _beam(
                                     place[s] = f
                                 else:
                                     place[s] = lk_cellmap[j, kid_pos[nk, lk_slots[j, s]]]
-                            v = _load_byte(lk_full[j] + rank_kernel(place, lk_k[j], lk_w[j]))
+                            v = load_byte(lk_full[j] + rank_kernel(place, lk_k[j], lk_w[j]))
                             kid_gs[nk, g] += v - kid_lk[nk, j]
                             kid_lk[nk, j] = v
                         if kid_gs[nk, g] > est:
@@ -227,7 +227,7 @@ class Beam:
                 pos[cells[c]] = c
         self.cur_md[0] = sum(int(searcher.h.md[t, c]) for c, t in enumerate(cells) if t > 0)
         self.cur_pos[0, :] = pos
-        _init_groups(
+        init_groups(
             searcher.lk_full,
             pos,
             searcher.lk_k,

@@ -4,6 +4,14 @@ board in plain Python never loads numba).
 
 The kernel is not recursive (a cached recursive kernel segfaults when reloaded:
 numba issue 6061), is compiled once per argument type set and cached on disk.
+
+Its public face, what the searchers, the split search and the beam call: the slice of
+IDA* (:func:`search_slice`) and the root's set-up (:func:`init_root`,
+:func:`init_groups`), the reads the beam shares (:func:`load_byte`, :func:`parity_up`,
+:func:`lc_total`, :func:`goal_distance`), the state vector's indices (``S_*``,
+:data:`STATE_SIZE`) and a slice's statuses (:data:`FOUND`, :data:`ITERATION_DONE`,
+:data:`SLICE_SPENT`, :data:`WINDOW`, :data:`WINDOW2`).  Names with a leading
+underscore are its own.
 """
 
 from __future__ import annotations
@@ -23,44 +31,44 @@ SLICE_NODES = 2_000_000  # nodes per kernel call between time checks
 INF = 1 << 30
 
 # kernel status codes
-_FOUND = 1
-_ITERATION_DONE = 2
-_BUDGET = 3
-_WINDOW = 4  # the next node at the split depth lies past the thread's window
-_WINDOW2 = 5  # the next node at the second split depth, in a shared node, lies past the thread's window
+FOUND = 1
+ITERATION_DONE = 2
+SLICE_SPENT = 3
+WINDOW = 4  # the next node at the split depth lies past the thread's window
+WINDOW2 = 5  # the next node at the second split depth, in a shared node, lies past the thread's window
 
-# indices into the kernel's int64 state vector (_S_NODES: nodes generated; _S_EXPANDED:
-# nodes whose children were generated; _S_SKIP: the cell the root's blank came from,
+# indices into the kernel's int64 state vector (S_NODES: nodes generated; S_EXPANDED:
+# nodes whose children were generated; S_SKIP: the cell the root's blank came from,
 # never moved back to; -1 at the board's own root).  Split search (solver.search.threads):
-# the nodes at depth _S_SPLIT (0: no split) are numbered in the serial order
-# (_S_SEEN: how many met so far) and only those numbered in [_S_LO, _S_HI) are
-# searched; _S_UPPER_NODES and _S_UPPER_EXPANDED count the nodes above the split
+# the nodes at depth S_SPLIT (0: no split) are numbered in the serial order
+# (S_SEEN: how many met so far) and only those numbered in [S_LO, S_HI) are
+# searched; S_UPPER_NODES and S_UPPER_EXPANDED count the nodes above the split
 # depth, which every thread walks alike.  Within each node searched at the split depth
-# the nodes at depth _S_SPLIT2 (0: none) are numbered too (_S_SEEN2, from 0 again at
-# each; _S_ENTRY: the nodes generated when it was entered); in the node numbered
-# _S_SHARED, which several threads share, only those numbered in [_S_LO2, _S_HI2) are
+# the nodes at depth S_SPLIT2 (0: none) are numbered too (S_SEEN2, from 0 again at
+# each; S_ENTRY: the nodes generated when it was entered); in the node numbered
+# S_SHARED, which several threads share, only those numbered in [S_LO2, S_HI2) are
 # searched.  BPMX raises no estimate from below above the deeper of the two depths.
 (
-    _S_DEPTH,
-    _S_THRESH,
-    _S_NEXT,
-    _S_NODES,
-    _S_MD,
-    _S_LC,
-    _S_SKIP,
-    _S_EXPANDED,
-    _S_SPLIT,
-    _S_LO,
-    _S_HI,
-    _S_SEEN,
-    _S_UPPER_NODES,
-    _S_UPPER_EXPANDED,
-    _S_SPLIT2,
-    _S_LO2,
-    _S_HI2,
-    _S_SEEN2,
-    _S_SHARED,
-    _S_ENTRY,
+    S_DEPTH,
+    S_THRESH,
+    S_NEXT,
+    S_NODES,
+    S_MD,
+    S_LC,
+    S_SKIP,
+    S_EXPANDED,
+    S_SPLIT,
+    S_LO,
+    S_HI,
+    S_SEEN,
+    S_UPPER_NODES,
+    S_UPPER_EXPANDED,
+    S_SPLIT2,
+    S_LO2,
+    S_HI2,
+    S_SEEN2,
+    S_SHARED,
+    S_ENTRY,
 ) = range(20)
 STATE_SIZE = 20
 
@@ -92,7 +100,7 @@ def _line_conflicts(cells, keytab, start, step, length, buf):
 
 
 @nb.njit(cache=True, nogil=True)
-def _lc_total(cells, rowkey, colkey, width, height, lc_lines, buf):
+def lc_total(cells, rowkey, colkey, width, height, lc_lines, buf):
     total = 0
     for r in range(height):
         v = _line_conflicts(cells, rowkey, r * width, 1, width, buf)
@@ -132,7 +140,7 @@ def _init_ranks(pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, nlookups, lk_ra
 
 
 @nb.njit(cache=True, inline="always")
-def _goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells, key):
+def goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells, key):
     """Exact distance of the arrangement from the goal table, or -1 when absent."""
     for w in range(key.shape[0]):
         key[w] = 0
@@ -144,14 +152,14 @@ def _goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells,
 
 
 @nb.njit(cache=True, inline="always")
-def _parity_up(h, parity):
+def parity_up(h, parity):
     """``h`` rounded up to ``parity``: every solution length has the parity of the
     blank's distance from its goal cell (the grid is bipartite), so this stays admissible."""
     return h + ((h ^ parity) & 1)
 
 
 @intrinsic
-def _load_byte(typingctx, addr):
+def load_byte(typingctx, addr):
     """The unsigned byte at address ``addr`` (an int64 taken from a live array's
     ``ctypes.data`` plus an index inside it).  Reading the tables through their base
     addresses spares the kernel a switch over a tuple of arrays on every read."""
@@ -165,28 +173,26 @@ def _load_byte(typingctx, addr):
 
 
 @nb.njit(cache=True, nogil=True)
-def _init_groups(
-    lk_full, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups, lk_val, group_sum, place
-):
+def init_groups(lk_full, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups, lk_val, group_sum, place):
     """Each lookup's value (from its one-byte table, at base address ``lk_full[i]``)
     into ``lk_val`` and each group's sum into ``group_sum``."""
     group_sum[:] = 0
     for i in range(nlookups):
         k = _placement(i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, place)
-        v = _load_byte(lk_full[i] + rank_kernel(place, k, lk_w[i]))
+        v = load_byte(lk_full[i] + rank_kernel(place, k, lk_w[i]))
         lk_val[i] = v
         group_sum[lk_group[i]] += v
 
 
 @nb.njit(cache=True, nogil=True)
-def _init_root(
+def init_root(
     lk_full, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups, lk_rank, lk_used, lk_slotof, lk_val,
     group_sum, place
 ):  # fmt: skip
-    """:func:`_init_ranks` and :func:`_init_groups` at a search's root: one kernel for
+    """:func:`_init_ranks` and :func:`init_groups` at a search's root: one kernel for
     a process to load, not two."""
     _init_ranks(pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, nlookups, lk_rank, lk_used, lk_slotof, place)
-    _init_groups(lk_full, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups, lk_val, group_sum, place)
+    init_groups(lk_full, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups, lk_val, group_sum, place)
 
 
 @nb.njit(cache=True, inline="always")
@@ -213,9 +219,9 @@ def _child_values(root, tables, b, d, skip, stk_ci, stk_cv):
                 )
                 stk_ci[d, k, g] = r
                 if lk_pk[i]:  # two bits an entry: the value relative to this node's (packed.py)
-                    stk_cv[d, k, g] = decode(bits_at(_load_byte(lk_base[i] + (r >> 2)), r), lk_val[i])
+                    stk_cv[d, k, g] = decode(bits_at(load_byte(lk_base[i] + (r >> 2)), r), lk_val[i])
                 else:
-                    stk_cv[d, k, g] = _load_byte(lk_base[i] + r)
+                    stk_cv[d, k, g] = load_byte(lk_base[i] + r)
 
 
 @nb.njit(cache=True, inline="always")
@@ -295,7 +301,7 @@ def _retract(root, tables, b, c, stk_old, d1):
 
 
 @nb.njit(cache=True, nogil=True, _nrt=False)  # without the GIL: threads of one search, or of a dask worker, run at once
-def _search(root, tables, stack, state, budget, bpmx, goal, weight):
+def search_slice(root, tables, stack, state, budget, bpmx, goal, weight):
     """Run IDA* from the state vector for at most ``budget`` generated nodes.
 
     Its arrays come in four groups: ``root`` (the board and the incremental state of
@@ -323,35 +329,35 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
     nbr, ndeg, md, rowkey, colkey, width, height, use_lc, _, _, _, _, tile_lk, _, ngroups, bpar = tables
     stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_kh, stk_ci, stk_cv, stk_old, stk_cnt, path = stack
     gt_keys, gt_dist, gt_depth, gt_bits, gt_per, gt_codes, gt_cells, gt_key = goal
-    d = state[_S_DEPTH]
-    thresh = state[_S_THRESH]
-    nxt = state[_S_NEXT]
-    nodes = state[_S_NODES]
-    mdsum = state[_S_MD]
-    lcsum = state[_S_LC]
-    skip0 = state[_S_SKIP]
-    expanded = state[_S_EXPANDED]
-    split = state[_S_SPLIT]
-    lo = state[_S_LO]
-    hi = state[_S_HI]
-    seen = state[_S_SEEN]
-    upper_nodes = state[_S_UPPER_NODES]
-    upper_expanded = state[_S_UPPER_EXPANDED]
-    split2 = state[_S_SPLIT2]
-    lo2 = state[_S_LO2]
-    hi2 = state[_S_HI2]
-    seen2 = state[_S_SEEN2]
-    shared = state[_S_SHARED]
-    entry = state[_S_ENTRY]
+    d = state[S_DEPTH]
+    thresh = state[S_THRESH]
+    nxt = state[S_NEXT]
+    nodes = state[S_NODES]
+    mdsum = state[S_MD]
+    lcsum = state[S_LC]
+    skip0 = state[S_SKIP]
+    expanded = state[S_EXPANDED]
+    split = state[S_SPLIT]
+    lo = state[S_LO]
+    hi = state[S_HI]
+    seen = state[S_SEEN]
+    upper_nodes = state[S_UPPER_NODES]
+    upper_expanded = state[S_UPPER_EXPANDED]
+    split2 = state[S_SPLIT2]
+    lo2 = state[S_LO2]
+    hi2 = state[S_HI2]
+    seen2 = state[S_SEEN2]
+    shared = state[S_SHARED]
+    entry = state[S_ENTRY]
     walked = max(split, split2)  # above it every thread walks the nodes alike: no BPMX from below
     stop = nodes + budget
-    status = _ITERATION_DONE
+    status = ITERATION_DONE
     while True:
         b = stk_blank[d]
         goal_k = -1
         if stk_it[d] < 0:
             if nodes >= stop:
-                status = _BUDGET
+                status = SLICE_SPENT
                 break
             expanded += 1
             if d < split:
@@ -384,16 +390,16 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
                     if hm > h:
                         h = hm
                 if weight == 100:
-                    h = _parity_up(h, bpar[c])
+                    h = parity_up(h, bpar[c])
                 else:
                     h = (h * weight) // 100  # weighted search: inflated, so answers are not proven optimal
                 gt_e = -2
                 if gt_depth >= 0 and d + 1 + h <= thresh and thresh - (d + 1) <= gt_depth:
-                    gt_e = _goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells, gt_key)
+                    gt_e = goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells, gt_key)
                     if gt_e >= 0:
                         h = gt_e  # exact (and >= h, which is admissible)
                     elif gt_depth + 1 > h:
-                        h = _parity_up(gt_depth + 1, bpar[c])  # absent: farther than the table reaches
+                        h = parity_up(gt_depth + 1, bpar[c])  # absent: farther than the table reaches
                 if shown:
                     cells[c] = t
                     cells[b] = 0
@@ -434,7 +440,7 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
             k = goal_k  # descend into the goal (or the goal table's path) below
         elif stk_it[d] >= stk_n[d]:
             if d == 0:
-                status = _ITERATION_DONE
+                status = ITERATION_DONE
                 break
             # undo the move that led to depth d: the tile now on stk_blank[d-1] goes back
             pb = stk_blank[d - 1]
@@ -456,7 +462,7 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
         else:
             if d + 1 == split:  # a node at the split depth: searched only in this thread's window
                 if seen >= hi:
-                    status = _WINDOW
+                    status = WINDOW
                     break
                 seen += 1
                 if seen <= lo:
@@ -467,7 +473,7 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
             elif d + 1 == split2:  # a node at the second split depth: in a shared node, only in the window
                 if seen == shared:
                     if seen2 >= hi2:
-                        status = _WINDOW2
+                        status = WINDOW2
                         break
                     seen2 += 1
                     if seen2 <= lo2:
@@ -496,7 +502,7 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
                     cells[b2] = t2
                     cells[c2] = 0
                     if (
-                        _goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells, gt_key)
+                        goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells, gt_key)
                         == goal_e - 1
                     ):
                         pos[t2] = b2
@@ -508,19 +514,19 @@ def _search(root, tables, stack, state, budget, bpmx, goal, weight):
                         break
                     cells[c2] = t2
                     cells[b2] = 0
-            status = _FOUND
+            status = FOUND
             break
-    state[_S_DEPTH] = d
-    state[_S_NEXT] = nxt
-    state[_S_NODES] = nodes
-    state[_S_MD] = mdsum
-    state[_S_LC] = lcsum
-    state[_S_EXPANDED] = expanded
-    state[_S_SEEN] = seen
-    state[_S_UPPER_NODES] = upper_nodes
-    state[_S_UPPER_EXPANDED] = upper_expanded
-    state[_S_SEEN2] = seen2
-    state[_S_ENTRY] = entry
+    state[S_DEPTH] = d
+    state[S_NEXT] = nxt
+    state[S_NODES] = nodes
+    state[S_MD] = mdsum
+    state[S_LC] = lcsum
+    state[S_EXPANDED] = expanded
+    state[S_SEEN] = seen
+    state[S_UPPER_NODES] = upper_nodes
+    state[S_UPPER_EXPANDED] = upper_expanded
+    state[S_SEEN2] = seen2
+    state[S_ENTRY] = entry
     return status
 
 

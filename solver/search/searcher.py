@@ -179,7 +179,7 @@ class Searcher:
         group_sum = private(max(self.ngroups, 1))
         md = int(sum(self.h.md[t, c] for c, t in enumerate(board.cells) if t > 0))
         lc = (
-            int(K._lc_total(cells, self.h.rowkey, self.h.colkey, shape.width, shape.height, lc_lines, buf))
+            int(K.lc_total(cells, self.h.rowkey, self.h.colkey, shape.width, shape.height, lc_lines, buf))
             if self.h.use_lc
             else 0
         )
@@ -187,7 +187,7 @@ class Searcher:
         lk_rank = private(nl)
         lk_used = private(nl, np.uint64)
         lk_slotof = private((nl, 64))  # a table has at most 64 cells (one 64-bit mask)
-        K._init_root(
+        K.init_root(
             self.lk_full,
             pos,
             self.lk_k,
@@ -215,9 +215,9 @@ class Searcher:
         h0 = max([md + lc] + [int(v) for v in group_sum[: self.ngroups]])
         keys, dist, depth, bits, per, codes, gcells, key = self.goal
         if depth >= 0:
-            e = int(K._goal_distance(cells, keys, dist, bits, per, codes, gcells, key))
+            e = int(K.goal_distance(cells, keys, dist, bits, per, codes, gcells, key))
             h0 = max(h0, depth + 1) if e < 0 else e
-        h0 = int(K._parity_up.py_func(h0, int(self.bpar[board.blank])))  # plain Python: no kernel to load
+        h0 = int(K.parity_up.py_func(h0, int(self.bpar[board.blank])))  # plain Python: no kernel to load
         return Root(
             cells=cells,
             pos=pos,
@@ -345,25 +345,27 @@ class Searcher:
             if ceiling is not None and thresh >= ceiling:  # every iteration below the known answer ended
                 return result(None, thresh, nodes, expanded)
             start_iteration(st, board.blank, h0, thresh, stack, state)
-            state[K._S_NODES] = nodes
-            state[K._S_EXPANDED] = expanded
+            state[K.S_NODES] = nodes
+            state[K.S_EXPANDED] = expanded
             started = nodes
             began = (nodes, time.perf_counter())
             while not parallel:
                 budget = K.SLICE_NODES if alone or grows else min(K.SLICE_NODES, PARALLEL_AFTER)
                 if node_limit is not None:
-                    budget = min(budget, node_limit - int(state[K._S_NODES]))
+                    budget = min(budget, node_limit - int(state[K.S_NODES]))
                 status = (
-                    K._BUDGET if budget <= 0 else K._search(root, tables, stack, state, budget, bpmx, self.goal, weight)
+                    K.SLICE_SPENT
+                    if budget <= 0
+                    else K.search_slice(root, tables, stack, state, budget, bpmx, self.goal, weight)
                 )
                 raise_if_stopping()
-                nodes = int(state[K._S_NODES])
-                expanded = int(state[K._S_EXPANDED])
+                nodes = int(state[K.S_NODES])
+                expanded = int(state[K.S_EXPANDED])
                 if self.progress is not None:
                     self.progress.search(thresh, nodes)
-                if status == K._FOUND:
-                    return result(path_moves(self.letters, stack, int(state[K._S_DEPTH])), thresh, nodes, expanded)
-                if status == K._ITERATION_DONE:
+                if status == K.FOUND:
+                    return result(path_moves(self.letters, stack, int(state[K.S_DEPTH])), thresh, nodes, expanded)
+                if status == K.ITERATION_DONE:
                     break
                 if (node_limit is not None and nodes >= node_limit) or (
                     deadline is not None and time.perf_counter() >= deadline
@@ -377,7 +379,7 @@ class Searcher:
             if not parallel or last is None:
                 last = (stack.cnt.copy(), nodes - started)
             if not parallel:
-                nxt = int(state[K._S_NEXT])
+                nxt = int(state[K.S_NEXT])
                 # the next iterations on the split search once they are large, even on one thread:
                 # the threads granted while one runs join it
                 parallel = grows and nodes - started > PARALLEL_AFTER

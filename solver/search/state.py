@@ -149,9 +149,9 @@ def start_iteration(root: Root, blank: int, h0: int, thresh: int, stack: Stack, 
     stack.h[0] = h0
     stack.cnt[:] = 0  # nodes visited per depth
     state[:] = 0
-    state[K._S_THRESH] = thresh
-    state[K._S_NEXT] = K.INF
-    state[K._S_MD] = root.md
-    state[K._S_LC] = root.lc
-    state[K._S_SKIP] = -1
-    state[K._S_SPLIT] = split
+    state[K.S_THRESH] = thresh
+    state[K.S_NEXT] = K.INF
+    state[K.S_MD] = root.md
+    state[K.S_LC] = root.lc
+    state[K.S_SKIP] = -1
+    state[K.S_SPLIT] = split

@@ -3,7 +3,7 @@
 A search starts on one thread; when an iteration outgrows
 :data:`solver.search.searcher.PARALLEL_AFTER` nodes, :func:`run_iteration` searches it again
 from the root, and every later one, on ``threads`` threads.  Each thread runs the
-compiled kernel without the GIL (:func:`solver.search.kernel._search`) with arrays of
+compiled kernel without the GIL (:func:`solver.search.kernel.search_slice`) with arrays of
 its own: no lock and no allocation per node.
 
 The work is shared at a split depth (:func:`plan`, chosen from the nodes the last
@@ -94,7 +94,10 @@ def plan(counts, nodes: int, threads: int) -> tuple[int, int, int]:
 
 
 @dataclass
-class Outcome:
+class IterationEnd:
+    """How one iteration of the split search ended (a board's outcome is
+    :class:`solver.outcome.Outcome`)."""
+
     status: str  # "done" (iteration complete), "found" or "limit"
     nodes: int  # generated in this iteration (the nodes above the split depth once)
     expanded: int  # and expanded
@@ -123,13 +126,13 @@ class _Worker:
     def start(self, h0: int, thresh: int, split: int, split2: int) -> None:
         """A walk from the root."""
         start_iteration(self.st, self.board.blank, h0, thresh, self.stack, self.state, split)
-        self.state[self.K._S_SPLIT2] = split2
+        self.state[self.K.S_SPLIT2] = split2
 
     def restart(self, h0: int, thresh: int, split: int, split2: int) -> None:
         """Back to the root, to walk to an earlier node: what the walk so far generated
         is kept (its walk above the split depth counted in full, as the extra work it is)."""
         K, state = self.K, self.state
-        self.before = (self.before[0] + int(state[K._S_NODES]), self.before[1] + int(state[K._S_EXPANDED]))
+        self.before = (self.before[0] + int(state[K.S_NODES]), self.before[1] + int(state[K.S_EXPANDED]))
         self.cnt_before[split:] += self.stack.cnt[split:]
         self.st = self.searcher.root_state(self.board)  # the kernel left the arrays at the node it was in
         self.root = self.st.arrays()
@@ -139,9 +142,9 @@ class _Worker:
     def read(self) -> None:
         """Its counts after a kernel call."""
         K, state = self.K, self.state
-        self.nodes = self.before[0] + int(state[K._S_NODES])
-        self.expanded = self.before[1] + int(state[K._S_EXPANDED])
-        self.upper = (int(state[K._S_UPPER_NODES]), int(state[K._S_UPPER_EXPANDED]))
+        self.nodes = self.before[0] + int(state[K.S_NODES])
+        self.expanded = self.before[1] + int(state[K.S_EXPANDED])
+        self.upper = (int(state[K.S_UPPER_NODES]), int(state[K.S_UPPER_EXPANDED]))
 
 
 class _Shared:
@@ -210,38 +213,38 @@ class Iteration:
         K, state = self.K, w.state
         leaving = me >= self.share.granted
         with self.cond:
-            seen, depth, mine = int(state[K._S_SEEN]), int(state[K._S_DEPTH]), int(state[K._S_SHARED])
+            seen, depth, mine = int(state[K.S_SEEN]), int(state[K.S_DEPTH]), int(state[K.S_SHARED])
             inside = mine == seen and depth >= self.split  # in the node it shares
             for sh in self.shared:
                 if sh.number == mine == seen and not inside and sh.end is None:  # walked through it
-                    sh.end = int(state[K._S_SEEN2])
+                    sh.end = int(state[K.S_SEEN2])
             self.shared = [sh for sh in self.shared if sh.open()]
             if inside:
                 sh = next((sh for sh in self.shared if sh.number == seen), None)
                 if sh is not None:
                     self._give(w, sh)
                     return True
-                state[K._S_LO2] = state[K._S_HI2] = K.INF  # nothing more of it: walk through
-                if seen < state[K._S_HI]:
+                state[K.S_LO2] = state[K.S_HI2] = K.INF  # nothing more of it: walk through
+                if seen < state[K.S_HI]:
                     return True  # its own window goes on after it
             if self.shared:
                 sh = self.shared[0]
-                self.next = min(self.next, int(state[K._S_NEXT]))
+                self.next = min(self.next, int(state[K.S_NEXT]))
                 if self.node_limit is not None and self._left() < self._restart_cost(w):
                     self._limit()  # its walk above the split depth, counted once so far, would overrun the limit
                     return False
                 w.restart(self._h0(w), self.thresh, self.split, self.split2)
-                state[K._S_LO], state[K._S_HI], state[K._S_SHARED] = sh.number - 1, sh.number, sh.number
+                state[K.S_LO], state[K.S_HI], state[K.S_SHARED] = sh.number - 1, sh.number, sh.number
                 self._give(w, sh)
                 return True
             if finished:
                 return False
             if leaving:  # every number it took is searched: what it pruned bounds the next threshold
-                self.next = min(self.next, int(state[K._S_NEXT]))
+                self.next = min(self.next, int(state[K.S_NEXT]))
                 return False
-            state[K._S_LO] = self.taken
+            state[K.S_LO] = self.taken
             self.taken += self.window
-            state[K._S_HI] = self.taken
+            state[K.S_HI] = self.taken
             return True
 
     def _left(self) -> int:
@@ -255,31 +258,31 @@ class Iteration:
 
     def _give(self, w: _Worker, sh: _Shared) -> None:
         """The next window of the shared node ``sh`` to ``w``."""
-        w.state[self.K._S_LO2] = sh.taken
+        w.state[self.K.S_LO2] = sh.taken
         sh.taken += sh.window
-        w.state[self.K._S_HI2] = sh.taken
+        w.state[self.K.S_HI2] = sh.taken
 
     def _share(self, w: _Worker) -> None:
         """Share the node at the split depth that ``w`` is in, when it has held ``w``
         long.  Its windows hold about :data:`WINDOW_NODES` nodes at the rate ``w`` met
         its numbers so far; ``w`` keeps the first."""
         K, state = self.K, w.state
-        spent = int(state[K._S_NODES] - state[K._S_ENTRY])
+        spent = int(state[K.S_NODES] - state[K.S_ENTRY])
         if (
             not self.split2
-            or int(state[K._S_DEPTH]) < self.split
-            or state[K._S_SHARED] == state[K._S_SEEN]
+            or int(state[K.S_DEPTH]) < self.split
+            or state[K.S_SHARED] == state[K.S_SEEN]
             or spent < SHARE_AFTER
         ):
             return
-        seen2 = int(state[K._S_SEEN2])
+        seen2 = int(state[K.S_SEEN2])
         window = max(int(WINDOW_NODES * max(seen2, 1) / spent), 1)
-        first = seen2 - 1 if int(state[K._S_DEPTH]) >= self.split2 else seen2  # (in a node numbered seen2)
+        first = seen2 - 1 if int(state[K.S_DEPTH]) >= self.split2 else seen2  # (in a node numbered seen2)
         with self.cond:
-            state[K._S_SHARED] = state[K._S_SEEN]
-            state[K._S_LO2] = first
-            state[K._S_HI2] = first + window
-            self.shared.append(_Shared(int(state[K._S_SEEN]), first + window, window))
+            state[K.S_SHARED] = state[K.S_SEEN]
+            state[K.S_LO2] = first
+            state[K.S_HI2] = first + window
+            self.shared.append(_Shared(int(state[K.S_SEEN]), first + window, window))
             self.shared.sort(key=lambda sh: sh.number)
 
     def work(self, w: _Worker, me: int = 0) -> None:
@@ -342,7 +345,7 @@ class Iteration:
                         self._limit()
                         return
                     self.reserved += budget
-            status = K._search(w.root, self.tables, w.stack, w.state, budget, self.bpmx, w.goal, self.weight)
+            status = K.search_slice(w.root, self.tables, w.stack, w.state, budget, self.bpmx, w.goal, self.weight)
             raise_if_stopping()  # (work() hands it to the caller's thread and stops the others)
             with self.cond:  # (the state vector counts from the start of the thread's walk)
                 w.read()
@@ -350,19 +353,19 @@ class Iteration:
                     self.reserved -= budget
             if me == 0 and self.s.progress is not None:  # the caller's thread
                 self.s.progress.search(self.thresh, self.nodes_before + self.nodes())
-            if status == K._FOUND:
-                self._found(path_moves(self.s.letters, w.stack, int(w.state[K._S_DEPTH])))
+            if status == K.FOUND:
+                self._found(path_moves(self.s.letters, w.stack, int(w.state[K.S_DEPTH])))
                 return
-            if status == K._ITERATION_DONE:
+            if status == K.ITERATION_DONE:
                 with self.cond:
-                    self.next = min(self.next, int(w.state[K._S_NEXT]))
+                    self.next = min(self.next, int(w.state[K.S_NEXT]))
                 if self._take(w, finished=True, me=me):  # a shared node still has windows
                     continue
                 return
-            if status == K._WINDOW or status == K._WINDOW2:
+            if status == K.WINDOW or status == K.WINDOW2:
                 if not self._take(w, me=me):  # above a lowered grant
                     return
-            elif status == K._BUDGET:
+            elif status == K.SLICE_SPENT:
                 self._share(w)
             if self.deadline is not None and time.perf_counter() >= self.deadline:
                 self._limit()
@@ -419,4 +422,4 @@ def run_iteration(searcher, board, threads, thresh, weight, bpmx, deadline, node
         raise it.error
     nodes, expanded = it.nodes(), _once(it.workers, "expanded", 1)
     status = "found" if it.moves is not None else "limit" if it.limited else "done"
-    return Outcome(status, nodes, expanded, it.next, it.counts(), it.moves, it.most)
+    return IterationEnd(status, nodes, expanded, it.next, it.counts(), it.moves, it.most)
