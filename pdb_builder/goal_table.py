@@ -18,7 +18,7 @@ import numba as nb
 import numpy as np
 
 from .board import Shape
-from .jitload import quick_load
+from .jitload import load_cached
 
 
 def key_layout(shape: Shape) -> tuple[int, int, int]:
@@ -72,4 +72,4 @@ def find_key(keys, key):
     return -1
 
 
-quick_load(globals())  # cached kernels load without the compiler (pdb_builder/jitload.py)
+load_cached(globals())  # cached kernels load without the compiler (pdb_builder/jitload.py)

@@ -8,7 +8,7 @@ runtime its code calls (NRT), which is initialised here instead.  A cache miss
 compiles as usual, and numba's compiler refreshes both contexts itself before it
 compiles anything, so nothing that compiles goes without them.
 
-:func:`quick_load` applies this to the cached kernels of one module, and only where
+:func:`load_cached` applies this to the cached kernels of one module, and only where
 numba's cache has the shape this relies on (numba 0.59 to 0.68 do); elsewhere it
 leaves numba's own loading in place.
 """
@@ -27,7 +27,7 @@ def _load_without_refresh(cache, sig, target_context):
     # None when the guard swallowed an I/O error: the dispatcher then compiles
 
 
-def quick_load(namespace: dict) -> int:
+def load_cached(namespace: dict) -> int:
     """Make every cached numba dispatcher in ``namespace`` (a module's ``globals()``)
     load from its disk cache without the compiler's refresh; returns how many."""
     try:

@@ -30,7 +30,7 @@ import numpy as np
 from . import entries
 from .board import Shape
 from .entries import ENCODING, MAX_LOWERING, SLACK, UNSEEN  # noqa: F401 - the read side names them here too
-from .jitload import quick_load
+from .jitload import load_cached
 from .ranking import rank_delta, trailing_zeros, unrank_kernel, weights
 
 
@@ -117,4 +117,4 @@ def neighbour_ranks(shape: Shape, k: int, r: int) -> list[int]:
     return [int(x) for x in _neighbour_list(r, n, k, weights(n, k), nbr, ndeg)]
 
 
-quick_load(globals())  # cached kernels load without the compiler (pdb_builder/jitload.py)
+load_cached(globals())  # cached kernels load without the compiler (pdb_builder/jitload.py)

@@ -22,7 +22,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .entries import RANKING_NAME, RANKING_VERSION, num_placements, rank_py, unrank_py, weights  # noqa: F401 - re-exported
-from .jitload import quick_load
+from .jitload import load_cached
 
 # -- numba ----------------------------------------------------------------------------
 
@@ -221,4 +221,4 @@ def unrank_many(ranks, n, k, w):
     return out
 
 
-quick_load(globals())  # cached kernels load without the compiler (pdb_builder/jitload.py)
+load_cached(globals())  # cached kernels load without the compiler (pdb_builder/jitload.py)

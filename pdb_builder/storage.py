@@ -50,7 +50,7 @@ from .integrity import BLOCK_HASH, REBUILD_HINT, Guard, checksum_error, digests,
 MAGIC = "slidepdb"
 FORMAT_VERSION = 1
 OLDEST_SUPPORTED = 1
-LAYOUTS = ("contiguous", "compressed")
+STORAGE_LAYOUTS = ("contiguous", "compressed")
 DB_DIR_ENV = "SLIDEPDB_DB_DIR"
 REQUIRED_ROOT = (
     "magic",

@@ -38,8 +38,8 @@ ONE_MOVE = "1 0 2 3 4 5 6 7 8 9 10 11 12 13 14 15"
 # optionally with numba's own cache loading (its compiler's registries loaded first)
 RUN = (
     "import sys, pdb_builder.jitload as j; quick = int(sys.argv.pop(1)); "
-    "j.quick_load = j.quick_load if sys.argv.pop(1) == 'quick' else (lambda ns: 0); "
-    "import solver.search.first_nodes as q; q.QUICK_NODES = quick; from solver.cli import entry; entry()"
+    "j.load_cached = j.load_cached if sys.argv.pop(1) == 'quick' else (lambda ns: 0); "
+    "import solver.search.first_nodes as q; q.FIRST_NODES = quick; from solver.cli import entry; entry()"
 )
 # as after ``pip install``: Python keeps the bytecode of the modules it imports
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}

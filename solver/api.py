@@ -202,7 +202,9 @@ class SolverPool:
     instead of raising :class:`~pdb_builder.errors.DatabaseError` (``slidepdb run``)."""
 
     SEARCHERS = 8
-    LAYOUTS = 2  # in-memory layout searchers kept (tens of MB each; a batch rarely meets a layout twice running)
+    LAYOUT_SEARCHERS = (
+        2  # in-memory layout searchers kept (tens of MB each; a batch rarely meets a layout twice running)
+    )
 
     def __init__(
         self,
@@ -255,7 +257,7 @@ class SolverPool:
     def layout_searcher(self, shape, budget) -> Searcher | None:
         """Wall-aware Manhattan + linear conflicts + small tables of ``shape``'s exact
         layout built in memory (:func:`solver.fallback.ladder.layout_searcher`), the
-        :data:`LAYOUTS` most recently used kept; None when no partition fits or
+        :data:`LAYOUT_SEARCHERS` most recently used kept; None when no partition fits or
         ``budget`` ran out while building (then not kept)."""
         if shape in self._layouts:
             self._layouts.move_to_end(shape)
@@ -269,7 +271,7 @@ class SolverPool:
             searcher.python_first = self.python_first
             searcher.progress = self.progress
         self._layouts[shape] = searcher
-        while len(self._layouts) > self.LAYOUTS:
+        while len(self._layouts) > self.LAYOUT_SEARCHERS:
             self._layouts.popitem(last=False)
         return searcher
 

@@ -21,7 +21,7 @@ from pdb_builder.moves import check_moves
 from pdb_builder.patterns import named_partition
 from solver.cli import main
 from solver.search import tables
-from solver.search.first_nodes import QUICK_NODES, quick_search
+from solver.search.first_nodes import FIRST_NODES, first_nodes_search
 from solver.search.heuristic import manhattan_heuristic
 from solver.search.searcher import Searcher
 
@@ -76,9 +76,9 @@ def test_quick_search_is_optimal(shape, with_tables, tmp_path):
     answered = 0
     for moves in range(4, 25, 2):
         board = _walk(shape, moves, rng)
-        res = quick_search(s, board)
+        res = first_nodes_search(s, board)
         if isinstance(res, tuple):
-            assert res[1] == QUICK_NODES
+            assert res[1] == FIRST_NODES
             continue
         answered += 1
         assert res.status == "solved" and res.optimal and check_moves(board, res.moves).ok
@@ -99,7 +99,7 @@ def test_quick_search_reads_wall_free_tables_on_walled_boards(tmp_path):
         s = Searcher(h)
         for moves in (5, 9, 13):
             board = _walk(shape, moves, rng)
-            res = quick_search(s, board)
+            res = first_nodes_search(s, board)
             if not isinstance(res, tuple):
                 answered += 1
                 assert res.optimal and res.length == distance(shape, board.cells), board
@@ -107,16 +107,16 @@ def test_quick_search_reads_wall_free_tables_on_walled_boards(tmp_path):
 
 
 def test_handover_counts_the_quick_nodes(monkeypatch):
-    """A board past QUICK_NODES: the kernel finishes it, with the plain-Python nodes
-    counted; a node limit below QUICK_NODES stops it there with a lower bound."""
+    """A board past FIRST_NODES: the kernel finishes it, with the plain-Python nodes
+    counted; a node limit below FIRST_NODES stops it there with a lower bound."""
     shape = Shape.devquiz(3, 3)
     board = Board(shape, (8, 6, 7, 2, 5, 4, 3, 0, 1))  # 31 moves, the 3x3's deepest
     monkeypatch.setattr("solver.search.searcher.kernel_loaded", lambda: False)
     s = Searcher(manhattan_heuristic(shape))
     res = s.solve(board)
-    assert res.optimal and res.length == 31 and res.nodes > QUICK_NODES
-    stopped = s.solve(board, node_limit=QUICK_NODES // 2)
-    assert stopped.status == "limit" and stopped.nodes <= QUICK_NODES // 2 and 0 < stopped.lower_bound <= 31
+    assert res.optimal and res.length == 31 and res.nodes > FIRST_NODES
+    stopped = s.solve(board, node_limit=FIRST_NODES // 2)
+    assert stopped.status == "limit" and stopped.nodes <= FIRST_NODES // 2 and 0 < stopped.lower_bound <= 31
 
 
 def test_no_db_solve_loads_neither_numba_nor_h5py():
@@ -136,7 +136,7 @@ def test_no_db_solve_loads_neither_numba_nor_h5py():
 KERNEL_THEN_COMPILE = """
 import sys
 import solver.search.first_nodes as q
-q.QUICK_NODES = 0
+q.FIRST_NODES = 0
 from pdb_builder.formats import read_board_arg
 from solver.search.heuristic import manhattan_heuristic
 from solver.search.searcher import Searcher

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..board import Shape
 from ..goal_table import encode_board, find_key, key_layout
-from ..jitload import quick_load
+from ..jitload import load_cached
 from ..packed import compact_neighbours
 
 log = logging.getLogger("slidepdb.build")
@@ -182,4 +182,4 @@ def estimate_bytes(states: int, nwords: int) -> int:
     return states * (8 * nwords + 1) * 3
 
 
-quick_load(globals())  # cached kernels load without the compiler (pdb_builder/jitload.py)
+load_cached(globals())  # cached kernels load without the compiler (pdb_builder/jitload.py)

@@ -21,7 +21,7 @@ from ..cores import share_of
 from ..entries import ENCODING as PACKED_ENCODING
 from ..entries import RANKING_NAME, RANKING_VERSION
 from ..integrity import BLOCK_HASH, digests, sha256
-from ..storage import FORMAT_VERSION, LAYOUTS, MAGIC, REQUIRED_ROOT, open_database
+from ..storage import FORMAT_VERSION, MAGIC, REQUIRED_ROOT, STORAGE_LAYOUTS, open_database
 from .lowering import packed_table
 
 
@@ -70,7 +70,7 @@ def dataset(f: h5py.File, name: str, data: np.ndarray, layout: str):
         return f.create_dataset(
             name, data=data, chunks=(min(len(data), 1 << 20),), compression="gzip", shuffle=True, fletcher32=True
         )
-    raise ValueError(f"layout {layout!r}: expected one of {LAYOUTS}")
+    raise ValueError(f"layout {layout!r}: expected one of {STORAGE_LAYOUTS}")
 
 
 def write_pdb(

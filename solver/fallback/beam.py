@@ -14,7 +14,7 @@ import numba as nb
 import numpy as np
 
 from pdb_builder.board import Board
-from pdb_builder.jitload import quick_load
+from pdb_builder.jitload import load_cached
 from pdb_builder.ranking import rank_kernel
 
 from ..search.kernel import init_groups, load_byte
@@ -345,4 +345,4 @@ def beam_search(
     return beam.moves
 
 
-quick_load(globals())  # cached kernels load without the compiler (pdb_builder/jitload.py)
+load_cached(globals())  # cached kernels load without the compiler (pdb_builder/jitload.py)

@@ -40,7 +40,7 @@ import numba as nb
 import numpy as np
 
 from pdb_builder.board import MOVE_DELTA, OPPOSITE, WALL, Board, Shape
-from pdb_builder.jitload import quick_load
+from pdb_builder.jitload import load_cached
 from pdb_builder.packed import compact_neighbours
 from pdb_builder.solvability import decide
 
@@ -404,4 +404,4 @@ def staged_search(
     return None
 
 
-quick_load(globals())  # cached kernels load without the compiler (pdb_builder/jitload.py)
+load_cached(globals())  # cached kernels load without the compiler (pdb_builder/jitload.py)

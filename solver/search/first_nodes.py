@@ -2,8 +2,8 @@
 
 Importing numba and loading the cached IDA* kernel costs a process about half a
 second, more than many boards take to solve.  Until a search of this process has
-needed the kernel, :func:`quick_search` tries each board here first, for at most
-:data:`QUICK_NODES` nodes; a board that needs more goes to the kernel (which then
+needed the kernel, :func:`first_nodes_search` tries each board here first, for at most
+:data:`FIRST_NODES` nodes; a board that needs more goes to the kernel (which then
 stays loaded, so later boards go straight to it).
 
 The proof is the kernel's: IDA* on an admissible estimate, an answer reported
@@ -25,7 +25,7 @@ from pdb_builder.entries import rank_py, weights
 
 from .state import SearchResult
 
-QUICK_NODES = 1000  # nodes tried here before the kernel takes over (at most about 0.05 s)
+FIRST_NODES = 1000  # nodes tried here before the kernel takes over (at most about 0.05 s)
 
 
 def kernel_loaded() -> bool:
@@ -88,9 +88,9 @@ class _Estimate:
             self.val[i] = v
 
 
-def quick_search(searcher, board: Board, node_limit: int | None = None):
+def first_nodes_search(searcher, board: Board, node_limit: int | None = None):
     """IDA* for ``board`` on ``searcher``'s tables in plain Python: the
-    :class:`~solver.search.state.SearchResult` when it ends within :data:`QUICK_NODES` nodes
+    :class:`~solver.search.state.SearchResult` when it ends within :data:`FIRST_NODES` nodes
     (solved, or stopped by ``node_limit``), else (None, nodes spent, nodes expanded)."""
     t0 = time.perf_counter()
     nbr = [[int(searcher.nbr[c, j]) for j in range(int(searcher.ndeg[c]))] for c in range(searcher.shape.n)]
@@ -98,7 +98,7 @@ def quick_search(searcher, board: Board, node_limit: int | None = None):
     cells = list(board.cells)
     est = _Estimate(searcher, cells)
     h0 = est.value()
-    cap = QUICK_NODES if node_limit is None else min(QUICK_NODES, node_limit)
+    cap = FIRST_NODES if node_limit is None else min(FIRST_NODES, node_limit)
     nodes = expanded = 0
     path: list[str] = []
 

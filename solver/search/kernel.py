@@ -23,7 +23,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from pdb_builder.goal_table import find_key
-from pdb_builder.jitload import quick_load
+from pdb_builder.jitload import load_cached
 from pdb_builder.packed import bits_at, decode
 from pdb_builder.ranking import rank_delta, rank_kernel
 
@@ -530,4 +530,4 @@ def search_slice(root, tables, stack, state, budget, bpmx, goal, weight):
     return status
 
 
-quick_load(globals())  # cached kernels load without the compiler (pdb_builder/jitload.py)
+load_cached(globals())  # cached kernels load without the compiler (pdb_builder/jitload.py)

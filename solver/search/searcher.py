@@ -26,7 +26,7 @@ from pdb_builder.cores import Share, share_of
 from pdb_builder.entries import bits_at, root_value
 from pdb_builder.solvability import decide
 
-from .first_nodes import kernel_loaded, quick_search
+from .first_nodes import first_nodes_search, kernel_loaded
 from .heuristic import (
     MAX_LOOKUP_TILES,
     Heuristic,
@@ -249,7 +249,7 @@ class Searcher:
         the optimal length); only ``weight == 100`` can claim optimality.  Returns only
         once the tables it read have passed their checksums (:class:`TableReads`).
 
-        Until the kernel is loaded in this process, the first :data:`solver.search.first_nodes.QUICK_NODES`
+        Until the kernel is loaded in this process, the first :data:`solver.search.first_nodes.FIRST_NODES`
         nodes are searched in plain Python (:mod:`solver.search.first_nodes`); their nodes and time
         count against the limits.
 
@@ -273,7 +273,7 @@ class Searcher:
         if weight != 100:
             floor, ceiling = 0, None
         if weight == 100 and self.python_first and not kernel_loaded() and not floor and ceiling is None:
-            quick = quick_search(self, board, node_limit)
+            quick = first_nodes_search(self, board, node_limit)
             if not isinstance(quick, tuple):
                 return quick
             spent, spent_expanded = quick[1], quick[2]
