@@ -30,3 +30,72 @@ def flip_bit(path, dsname: str, at: int, mask: int = 0x01) -> None:
         b = fh.read(1)[0]
         fh.seek(where)
         fh.write(bytes([b ^ mask]))
+
+
+SLICE_SIZES = {(3, 3), (3, 4), (4, 3)}
+
+
+@pytest.fixture(scope="session")
+def devquiz_slice(tmp_path_factory):
+    """The first 3x3, 3x4 and 4x3 boards of the DevQuiz file, walled or not, in file order."""
+    lines = data_file("devquiz2011", "problems.txt").read_text().split("\n")
+    peer = data_file("devquiz2011", "peer_answers", "koron.txt").read_text().split("\n")
+    picked, per, theirs = [], {}, []
+    for k, line in enumerate(lines[2:]):
+        if not line:
+            continue
+        w, h, cells = line.split(",")
+        key = (int(w), int(h), "=" in cells)
+        if (key[0], key[1]) in SLICE_SIZES and per.get(key, 0) < 3:
+            per[key] = per.get(key, 0) + 1
+            picked.append(line)
+            theirs.append(peer[k])
+    d = tmp_path_factory.mktemp("slice")
+    f = d / "slice.txt"
+    f.write_text("\n".join([lines[0], str(len(picked))] + picked) + "\n")
+    (d / "koron-slice.txt").write_text("\n".join(theirs) + "\n")
+    return f
+
+
+def truth(rec) -> int:
+    """Optimal length by an independent search: bidirectional BFS (tests/naive.py)."""
+    from .naive import distance
+
+    return distance(rec.board.shape, rec.board.cells)
+
+
+def timeline(out) -> list[dict]:
+    """The rows of the timeline a run kept beside its answer file ``out``."""
+    import csv
+
+    from solver.run.files import RunFiles
+
+    with open(RunFiles(out).timeline, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.fixture
+def problems(tmp_path):
+    """A small DevQuiz-format file: seven boards of four 3x3 and 2x4 shapes, walled and
+    not, drawn by random walks, then one unsolvable board (line 10)."""
+    from pdb_builder.board import Shape
+
+    from .test_inspect import walk
+
+    shapes = [Shape.devquiz(3, 3), Shape.devquiz(3, 3, [4]), Shape.devquiz(2, 4), Shape.devquiz(3, 3, [1, 3])]
+    lines = ["99 99 99 99", "8"] + [walk(shapes[i % 4], seed=i) for i in range(7)] + ["3,3,213456780"]
+    f = tmp_path / "p.txt"
+    f.write_text("\n".join(lines) + "\n")
+    return f
+
+
+def bfs_lengths(records) -> dict[int, int]:
+    """Each solvable record's optimal length by a plain BFS (tests/naive.py); line 10 of
+    :func:`problems` is unsolvable."""
+    from .naive import bfs_distances
+
+    return {
+        r.index: bfs_distances(r.board.shape, start=r.board.cells)[r.board.shape.goal]
+        for r in records
+        if r.board is not None and r.index != 10
+    }

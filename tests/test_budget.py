@@ -1,0 +1,367 @@
+"""``slidepdb run --budget``: the rounds, the sittings a budget counts, the feed's last
+start, builds given up or stopped when the budget ends, the forecast and the order of
+a round's boards, and boards no pass started."""
+
+import json
+import time
+
+import pytest
+
+from pdb_builder.formats import read_file
+from pdb_builder.moves import check_moves
+from solver.outcome import Outcome
+from solver.run.files import RunFiles
+from solver.run.pipeline import run_pipeline
+from solver.run.plan import (
+    BUILD_RATE,
+    NOT_STARTED,
+    RESERVE,
+    RESERVE_MIN,
+    reserve_for,
+    round_boards,
+    round_limit,
+    worth_waiting_for,
+)
+from solver.run.timeline import Sittings
+
+from .conftest import timeline, truth
+
+
+def test_budget_rounds_prove_what_the_full_pass_left(devquiz_slice, tmp_path):
+    """--budget: rounds with doubled limits on the unproven boards, until none is left
+    (the last one what the budget has left);
+    a budget with no room for a board starts none.  Without a time limit the full pass's
+    is planned from the budget: half of what is left at its start at one limit a board
+    ((400 - 30 - the quick pass) / 2 / 18 boards, about 10 s; kept for later sittings),
+    at least 5 s."""
+    recs = read_file(str(devquiz_slice)).records
+    out = tmp_path / "a.txt"
+    # (no wall-free cuts: with them the rounds before the last prove every board of the slice)
+    kw = dict(
+        db_dir=tmp_path / "db",
+        memory_limit=8 << 20,
+        layout_memory=8 << 20,
+        workers=1,
+        quick_node_limit=1,
+        wall_free_count=0,
+    )
+    t0 = time.time()
+    res = run_pipeline(recs, out, time_limit=1.0, node_limit=300, budget=600, **kw)
+    assert res.rounds and time.time() - t0 < 600
+    assert all(o.extra.get("optimal") for o in res.outcomes.values())  # the slice's boards all fall in the rounds
+    first_full = [o for o in res.full.outcomes.values() if not o.extra.get("optimal")]
+    # round 1 tries the boards the full pass left whose forecast fits its limit
+    assert first_full and 1 <= res.rounds[0][2] <= len(first_full)
+    # round k at 2^k limits (a round whose boards all wait for a longer limit is not run)
+    assert all(limit == 2.0**k for k, limit, *_ in res.rounds) and res.rounds[0][0] == 1
+    answers = out.read_text().split("\n")[:-1]
+    assert [len(m) for m in answers] == [truth(r) for r in recs]
+    assert all(check_moves(r.board, m).ok for r, m in zip(recs, answers))
+    assert {"full", "retry"} <= {r["step"] for r in timeline(out)}  # (the quick pass proved nothing: one node)
+    none = run_pipeline(recs, tmp_path / "b.txt", node_limit=300, budget=1, **kw)
+    assert none.rounds == [] and not any(o.extra.get("optimal") for o in none.outcomes.values())  # none started
+    assert none.full_limit == 5.0
+    planned = run_pipeline(recs, tmp_path / "c.txt", node_limit=300, budget=400, **kw)
+    assert len(recs) == 18 and 8 < planned.full_limit <= round(370 / 36, 1)
+    assert Sittings.read(RunFiles(tmp_path / "c.txt").sittings).marks["limit"] == planned.full_limit
+    assert {o.extra["time_limit"] for o in planned.full.outcomes.values()} == {planned.full_limit}
+    # the last round: what the budget has left, when that is less than twice the round before;
+    # its boards start (a last round whose last start was the moment its limit was set started none)
+    assert all(limit == planned.full_limit * 2**k for k, limit, *_ in planned.rounds[:-1])
+    k, limit, tried = planned.rounds[-1][:3]
+    assert limit < planned.full_limit * 2**k and tried >= 1
+
+
+def test_a_resumed_budget_counts_earlier_sittings_and_skips_rounds_they_ran(devquiz_slice, tmp_path):
+    """--budget covers every sitting: a resume has what is left; a round's boards
+    journalled at that round's limit in an earlier sitting are not tried again."""
+    recs = read_file(str(devquiz_slice)).records
+    out = tmp_path / "a.txt"
+    kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, layout_memory=8 << 20, workers=1, quick_node_limit=1)
+    kw.update(time_limit=1.0, node_limit=300)
+    unproven = []
+
+    def kill_in_round_one(o):
+        if o.extra.get("time_limit") == 1.0 and not o.extra.get("optimal"):
+            unproven.append(o.index)
+        if o.extra.get("time_limit") == 2.0:
+            raise KeyboardInterrupt
+
+    first = run_pipeline(recs, out, budget=600, on_outcome=kill_in_round_one, **kw)
+    assert first.interrupted and unproven and len(Sittings.read(RunFiles(out).sittings).spans) == 1
+    spent = RunFiles(out).sittings
+    real = spent.read_text()
+    spent.write_text("1000.0 1001000.0\n" + real)  # an earlier sitting that spent the whole budget
+    spent_all = run_pipeline(recs, out, budget=600, resume=True, **kw)
+    assert spent_all.rounds == [] and spent_all.earlier[0] == 2 and spent_all.earlier[1] > 10**6
+    assert ("earlier sittings", "2 (the budget counts them)") == spent_all.phase_rows(1.0)[-1][:2]
+    spent.write_text(real)
+    again = run_pipeline(recs, out, budget=600, resume=True, **kw)
+    # the board round 1 had before the kill is skipped (others may wait for a longer limit)
+    assert again.rounds[0][:2] == (1, 2.0) and again.rounds[0][2] <= len(unproven) - 1
+    assert all(o.extra.get("optimal") for o in again.outcomes.values())
+    spans = Sittings.read(RunFiles(out).sittings).spans
+    assert len(spans) == 2 and spans[0][0] == float(real.split()[0]) and spans[1][0] >= spans[0][1]
+
+
+def test_the_automatic_budget_gives_the_rounds_the_time_the_passes_took(devquiz_slice, tmp_path):
+    """budget="auto" (the command's default): the running time at the end of the full
+    pass is recorded once; the rounds may run until twice that.  An earlier sitting of
+    1000 s leaves them about 1000 s, so they prove every board the full pass left."""
+    recs = read_file(str(devquiz_slice)).records
+    out = tmp_path / "a.txt"
+    kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, layout_memory=8 << 20, workers=1, quick_node_limit=1)
+    kw.update(time_limit=1.0, node_limit=300)
+    RunFiles(out).sittings.write_text("1000.0 2000.0\n")
+    t0 = time.time()
+    res = run_pipeline(recs, out, budget="auto", resume=True, **kw)
+    passes = Sittings.read(RunFiles(out).sittings).marks["passes"]
+    assert 1000 < passes < 1000 + time.time() - t0
+    assert res.rounds and all(o.extra.get("optimal") for o in res.outcomes.values())
+    again = run_pipeline(recs, out, budget="auto", resume=True, **kw)  # nothing left: no round, the record kept
+    sittings = Sittings.read(RunFiles(out).sittings)
+    assert again.rounds == [] and sittings.marks["passes"] == passes and len(sittings.spans) == 3
+    with pytest.raises(ValueError, match="budget 'soon'"):
+        run_pipeline(recs, out, budget="soon", resume=True, **kw)
+
+
+def test_the_automatic_disk_limit_is_half_the_free_space_kept_across_sittings(devquiz_slice, tmp_path, monkeypatch):
+    import shutil
+    from collections import namedtuple
+
+    import solver.run.builds as builds
+
+    usage = namedtuple("usage", "total used free")
+    free = [8 << 30]
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(100 << 30, 0, free[0]))
+    db = tmp_path / "not" / "made"
+    assert builds.auto_disk_limit(db) == 4 << 30  # an empty folder (not made yet): half the free space
+    recs = [r for r in read_file(str(devquiz_slice)).records if not r.board.shape.walls][:2]
+    out = tmp_path / "a.txt"
+    kw = dict(db_dir=db, memory_limit=8 << 20, workers=1, disk_limit="auto", budget=None)
+    run_pipeline(recs, out, **kw)
+    assert Sittings.read(RunFiles(out).sittings).marks["disk"] == 4 << 30
+    held = builds.disk_used(db)
+    assert 0 < held and builds.auto_disk_limit(db) == held + (4 << 30)
+    free[0] = 2 << 30  # the disk filled up meanwhile: a resumed run keeps the first sitting's limit
+    run_pipeline(recs, out, resume=True, **kw)
+    assert Sittings.read(RunFiles(out).sittings).marks["disk"] == 4 << 30
+
+
+def test_sittings_count_running_time_across_kills(tmp_path):
+    sit = Sittings(RunFiles(tmp_path / "a.txt").sittings, [[0.0, 100.0], [500.0, 530.0], [900.0, 900.0]])
+    assert sit.spent_before == 130.0
+    assert [sit.running(t) for t in (50.0, 510.0, 950.0)] == [50.0, 110.0, 180.0]
+    sit.cover([140.0, 520.0])  # a board journalled after its sitting's last write
+    assert sit.spans[0][1] == 140.0 and sit.spans[1][1] == 530.0 and sit.running(901.0) == 171.0
+
+
+def test_a_feed_starts_nothing_after_its_last_start(devquiz_slice):
+    from solver.run.feed import Feed
+
+    recs = read_file(str(devquiz_slice)).records[:3]
+    assert Feed(recs, last_start=time.time() - 1).take() == ([], True)
+    got, ended = Feed(recs, last_start=time.time() + 60).take()
+    assert [r.index for r in got] == [r.index for r in recs] and ended
+
+
+def test_boards_stop_waiting_for_builds_by_what_boards_take_not_by_their_limit(devquiz_slice):
+    """1000 boards wait on a build, 2 at a time, 1000 s to the last start: at their
+    5 s limit they could not all start (2500 s), but nothing is given up before a board
+    has shown what one takes, nor while the boards that ended say 0.5 s (250 s); at
+    about 10 s a board the build is given up and the boards go."""
+    from dataclasses import replace
+
+    from solver.run.feed import Feed, Job
+
+    rec = read_file(str(devquiz_slice)).records[0]
+    recs = [replace(rec, index=i) for i in range(1000)]
+    job = Job(lambda: None, (), recs)
+    feed = Feed(recs, [job], last_start=time.time() + 1000, board_seconds=5.0)
+    assert [x for x in feed.take()[0]] == [job]
+    assert feed.board_estimate(2) is None and feed.give_up(2, [job]) == []
+    feed.ended(0.5)
+    feed.ended(0.5)
+    assert feed.board_estimate(2) == 0.5 and feed.give_up(2, [job]) == []
+    for _ in range(18):
+        feed.ended(11.0)
+    assert feed.board_estimate(2) == pytest.approx(9.95)  # (2 x 0.5 + 18 x 11) / 20
+    assert feed.give_up(2, [job]) == [job]
+    assert len(feed.take()[0]) == 1000  # they wait no more
+    late = Feed(recs, [job], last_start=time.time() + 1.0, board_seconds=5.0)
+    time.sleep(0.15)  # past the tenth of its time to the last start it spends learning
+    assert late.board_estimate(2) == 5.0 and late.give_up(2, [job]) == [job]
+
+
+def test_boards_given_up_on_their_builds_start_each_once(devquiz_slice):
+    """Give up builds not yet started while boards that need none wait beside them:
+    every board is handed out exactly once (none twice: a second search of a board
+    would stand in for the better outcome merged from the first; none lost)."""
+    from dataclasses import replace
+
+    from solver.run.feed import Feed, Job
+
+    rec = read_file(str(devquiz_slice)).records[0]
+    recs = [replace(rec, index=i) for i in range(60)]
+    jobs = [Job(lambda: None, (), [r]) for r in recs[::3]]  # every third board waits on a build of its own
+    feed = Feed(recs, jobs, last_start=time.time() + 1.0, board_seconds=5.0)
+    time.sleep(0.15)  # past the tenth of its time to the last start it spends learning
+    assert feed.give_up(2, []) == []  # none running: nothing to stop, the waiting boards go
+    got, ended = feed.take()
+    assert sorted(r.index for r in got) == list(range(60)) and ended
+
+
+def _slow_build(*args, threads, **kw):
+    """A build of ten minutes that stops when its grant says so, as the BFS does."""
+    from pdb_builder.cores import BuildStopped
+
+    for _ in range(60_000):
+        if threads.stopped:
+            raise BuildStopped
+        time.sleep(0.01)
+
+
+def test_a_budget_ends_the_run_with_builds_in_flight(devquiz_slice, tmp_path, monkeypatch):
+    """Builds that would take ten minutes under a 20-second budget: the boards stop
+    waiting for them while they can still all start (18 boards, 2 at a time, 0.75 s
+    each: about 11 s in) and are answered without their tables, the builds running
+    then are told to stop and named, and the run ends with its answer file, report and
+    timeline written."""
+    import solver.run.builds as builds
+    import solver.run.plan as plan
+
+    monkeypatch.setattr(plan, "RESERVE", 1.0)
+    monkeypatch.setattr(builds, "build_pdb", _slow_build)  # the forked workers see it too
+    recs = read_file(str(devquiz_slice)).records
+    t0 = time.perf_counter()
+    kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, quick_limit=0.5, workers=2, budget=20)
+    res = run_pipeline(recs, tmp_path / "a.txt", **kw)
+    took = time.perf_counter() - t0
+    assert took < 60, took  # not the builds' ten minutes
+    assert res.failed_builds and all("BuildStopped" in text for _, _, text in res.failed_builds)
+    answers = (tmp_path / "a.txt").read_text().splitlines()
+    assert not res.interrupted and len(answers) == len(recs) and res.timeline.exists()
+    # every board waited on a build that never ended: those answered stopped waiting in time
+    answered = [(r, m) for r, m in zip(recs, answers) if m]
+    assert answered and all(check_moves(r.board, m).ok for r, m in answered)
+
+
+def test_a_proof_forecast_follows_the_iterations_and_goes_with_the_lower_bound(monkeypatch):
+    """The rounds' forecast: the next iteration is the last completed one times the
+    growth the last two show (or the run's typical growth), the proof of an answer g
+    moves above the bound g / 2 such iterations, at the rate the search ran; an
+    iteration a limit stopped counts at least 1.5 times what it searched.  When two
+    attempts are merged, the cost record is the one of the attempt that reached the
+    higher bound."""
+    from solver.outcome import better
+    from solver.run.forecast import GROWTH, proof_seconds, typical_growth
+
+    def attempt(lower_bound, length, iterations=(), unfinished=None, optimal=False):
+        extra = {"length": length, "lower_bound": lower_bound, "optimal": optimal, "h0": 30, "moves": "x" * length}
+        extra.update(iterations=[list(i) for i in iterations])
+        if unfinished:
+            extra["unfinished"] = list(unfinished)
+        return Outcome(0, "b", "solved", None, extra)
+
+    import solver.run.forecast as forecast
+
+    slow = attempt(44, 46, [(40, 1000, 1.0), (42, 5000, 5.0)])  # 1,000 nodes/s: a kernel's load, not a search
+    assert proof_seconds(slow) == pytest.approx(25_000 / forecast.MIN_RATE)
+    monkeypatch.setattr(forecast, "MIN_RATE", 0.0)  # small numbers below
+    shows = attempt(44, 48, [(40, 1000, 1.0), (42, 5000, 5.0)])  # 1,000 nodes/s, growth 5
+    assert proof_seconds(shows) == pytest.approx((25_000 + 125_000) / 1000)  # iterations 44 and 46
+    assert proof_seconds(attempt(44, 46, shows.extra["iterations"])) == pytest.approx(25.0)
+    one = attempt(42, 46, [(40, 800, 1.0)])  # no growth of its own: the run's
+    assert proof_seconds(one, typical=3.0) == pytest.approx((2400 + 7200) / 800)
+    assert typical_growth([shows, one]) == 5.0 and typical_growth([one]) == GROWTH
+    stopped = attempt(42, 44, [(40, 1000, 1.0)], unfinished=(42, 9000, 9.0))  # more than 5x the last already
+    assert proof_seconds(stopped) == pytest.approx(13_500 / 1000)
+    assert proof_seconds(attempt(44, 44)) == 0.0 and proof_seconds(attempt(40, 44)) is None  # nothing recorded
+    assert proof_seconds(Outcome(0, "b", "limit", None, {"lower_bound": 40, "length": None})) is None
+    later = attempt(46, 48, [(44, 30_000, 20.0)])
+    assert better(shows, later).extra["iterations"] == later.extra["iterations"]
+    assert better(later, shows).extra["iterations"] == later.extra["iterations"]  # either order
+    kept = better(stopped, attempt(42, 46, [(40, 1000, 1.0)]))  # the same bound: the one that searched more of it
+    assert kept.extra["length"] == 44 and kept.extra["unfinished"] == [42, 9000, 9.0]
+
+
+def test_a_round_waits_only_for_builds_no_longer_than_its_searches():
+    """A round's boards wait for their builds: a build is planned only when it takes (at
+    BUILD_RATE) no longer than the round's searches of the boards it serves."""
+    from types import SimpleNamespace as Plan
+
+    small = Plan(entries=int(10 * BUILD_RATE), boards=1)  # 10 s of BFS for one board
+    shared = Plan(entries=int(30 * BUILD_RATE), boards=3)
+    large = Plan(entries=int(700 * BUILD_RATE), boards=1)
+    assert worth_waiting_for([small, shared, large], 12.0) == [small, shared]
+    assert worth_waiting_for([small, shared, large], 9.0) == []
+    assert worth_waiting_for([large], 768.0) == [large]
+
+
+def test_the_last_round_spends_what_the_budget_has_left_on_the_boards_that_waited():
+    """A round starts the boards whose forecast proof fits its limit, cheapest first, and
+    whose limit grows by a quarter at least; a board whose forecast is over it waits for a
+    later round.  In the last round (what the budget has left, no later round) the boards
+    that waited start after the others, cheapest forecast first."""
+    from types import SimpleNamespace as Rec
+
+    def tried(index, limit):
+        return Outcome(index, "b", "solved", None, {"length": 80, "lower_bound": 76, "time_limit": limit})
+
+    final = {1: tried(1, 10.0), 2: tried(2, 10.0), 3: tried(3, 160.0), 4: tried(4, 40.0), 5: tried(5, 10.0)}
+    forecast = {1: 30.0, 2: 900.0, 3: 100.0, 4: 5000.0, 5: 20.0}
+    unproven = [Rec(index=i) for i in final]
+    order = [r.index for r in round_boards(unproven, final, forecast, 180.0, last=False)]
+    assert order == [5, 1]  # 2 and 4 wait for a longer limit; 3 had 160 s (180 is not a quarter more)
+    order = [r.index for r in round_boards(unproven, final, forecast, 180.0, last=True)]
+    assert order == [5, 1, 2, 4]  # the last round: those that waited too, cheapest forecast first
+    assert [r.index for r in round_boards(unproven, final, forecast, 45.0, last=True)] == [5, 1, 2]
+    # the last round's boards can start: the latest start of a board given its limit is
+    # seconds after the limit is set, not the moment itself (which started none)
+    now, deadline = 1000.0, 1000.0 + 600.0
+    assert round_limit(10.0, 3, deadline, 1.5, now) == (80.0, False)
+    limit, last = round_limit(10.0, 6, deadline, 1.5, now)
+    assert last and limit < 640.0 and deadline - RESERVE - 1.5 * limit >= now + 10.0
+    # a short budget keeps back less: a 60 s budget 6 s, not 30 (its last round 3 s to start)
+    assert reserve_for(60.0) == 6.0 and reserve_for(20.0) == RESERVE_MIN and reserve_for(3600.0) == RESERVE
+    now, deadline = 1000.0, 1040.0
+    limit, last = round_limit(5.0, 3, deadline, 1.5, now, reserve_for(60.0))  # 40 s would not fit
+    assert last and limit == (40.0 - 6.0 - 3.0) / 1.5
+
+
+def test_the_timeline_never_counts_a_board_down_for_a_later_try_that_found_less(devquiz_slice, tmp_path):
+    from solver.run.timeline import timeline_rows
+
+    rec = read_file(str(devquiz_slice)).records[0]
+    files = RunFiles(tmp_path / "a.txt")
+    board, t = str(rec.board), time.time()
+    tries = [
+        {"index": rec.index, "board": board, "status": "solved", "optimal": True, "ended": t},
+        {"index": rec.index, "board": board, "status": "limit", "optimal": False, "ended": t + 1},
+    ]
+    files.journal.write_text("".join(json.dumps(d) + "\n" for d in tries))
+    rows = timeline_rows([rec], files)
+    assert [(r["proven"], r["answered"]) for r in rows] == [(1, 1), (1, 1)]
+
+
+def test_a_board_no_pass_started_is_still_counted_unanswered(devquiz_slice, tmp_path):
+    """A budget too short for a pass to reach a board still accounts for it (report,
+    summary, exit code): its quick pass's outcome when the full pass never started it,
+    else ``limit`` with no answer and the reason; no board drops out of the count."""
+    recs = read_file(str(devquiz_slice)).records
+    kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, layout_memory=8 << 20, workers=1, node_limit=300)
+    none = run_pipeline(recs, tmp_path / "a.txt", budget=1, quick_node_limit=1, **kw)
+    assert sorted(none.outcomes) == sorted(r.index for r in recs)
+    assert {(o.status, o.error) for o in none.outcomes.values()} == {("limit", NOT_STARTED)}
+    assert all(o.extra["size"] == r.board.shape.size_text for r, o in zip(recs, none.outcomes.values()))
+    assert (tmp_path / "a.txt").read_text() == "\n" * len(recs)
+    # the quick pass tries the boards (one node each); the full pass's last start (the
+    # reserve, 5 s of a 17 s budget, and 3.2 limits of 5 s before the budget's end) has
+    # passed when it begins
+    t0 = time.time()
+    quick = run_pipeline(recs, tmp_path / "b.txt", budget=17, quick_limit=1.0, quick_node_limit=1, **kw)
+    assert time.time() - t0 < 17
+    assert sorted(quick.outcomes) == sorted(r.index for r in recs)
+    assert not quick.full.outcomes and all(o.status == "limit" for o in quick.outcomes.values())
+    tried = [o for o in quick.outcomes.values() if o.error != NOT_STARTED]
+    assert tried and all(o is quick.quick.outcomes[o.index] for o in tried)
