@@ -122,4 +122,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from benchdata import run_keeping_tables
+
+    raise SystemExit(run_keeping_tables(main))

@@ -47,4 +47,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from benchdata import run_keeping_tables
+
+    sys.exit(run_keeping_tables(main))

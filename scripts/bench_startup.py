@@ -139,4 +139,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    from benchdata import run_keeping_tables
+
+    sys.exit(run_keeping_tables(main))

@@ -199,4 +199,6 @@ def independent(work, searchers, counts) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from benchdata import run_keeping_tables
+
+    sys.exit(run_keeping_tables(main))
