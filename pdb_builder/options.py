@@ -21,9 +21,10 @@ def parse_bytes(text: str) -> int:
         value = float(num)
     except ValueError:
         raise ValueError(f"{text!r}: expected a size such as 4G or 500M") from None
-    if not math.isfinite(value) or value <= 0 or int(value * UNITS[unit]) < 1:
+    count = int(value * UNITS[unit]) if math.isfinite(value) else 0
+    if count < 1:
         raise ValueError(f"{text!r}: must be positive")
-    return int(value * UNITS[unit])
+    return count
 
 
 def byte_count(name: str, value) -> int:

@@ -24,7 +24,7 @@ from pdb_builder.moves import check_moves
 from pdb_builder.options import one_of, positive_number
 from pdb_builder.solvability import decide
 
-from .outcome import STATUS_EXIT, Known, Outcome, certificate, search_cost, settle_by_bound, stated_length_clash
+from .outcome import Known, Outcome, certificate, exit_code, search_cost, settle_by_bound, stated_length_clash
 from .search.heuristic import manhattan_heuristic
 from .search.limits import Budget, interrupt_if_stopping
 from .search.searcher import Searcher
@@ -84,8 +84,7 @@ class Result:
     @property
     def exit_code(self) -> int:
         """The code ``slidepdb solve`` exits with for this board."""
-        code = STATUS_EXIT[self.status]
-        return max(code, STATUS_EXIT["error"]) if self.contradiction else code
+        return exit_code(self.status, self.contradiction)
 
 
 def _record(board: str | Board, goal: str) -> Record:
@@ -202,9 +201,7 @@ class SolverPool:
     instead of raising :class:`~pdb_builder.errors.DatabaseError` (``slidepdb run``)."""
 
     SEARCHERS = 8
-    LAYOUT_SEARCHERS = (
-        2  # in-memory layout searchers kept (tens of MB each; a batch rarely meets a layout twice running)
-    )
+    LAYOUT_SEARCHERS = 2  # kept in memory (tens of MB each; a batch rarely meets a layout twice running)
 
     def __init__(
         self,

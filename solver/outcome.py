@@ -29,6 +29,12 @@ STATUS_EXIT = {
 }
 
 
+def exit_code(status: str, contradiction: str | None = None) -> int:
+    """A board's exit code: its status's, and at least 1 where a contradiction stands."""
+    code = STATUS_EXIT[status]
+    return max(code, EXIT_INTERNAL) if contradiction else code
+
+
 @dataclass
 class Outcome:
     """What happened to one board; ``as_json`` is the ``--json`` record."""
@@ -41,8 +47,7 @@ class Outcome:
 
     @property
     def exit_code(self) -> int:
-        code = STATUS_EXIT[self.status]
-        return max(code, EXIT_INTERNAL) if self.extra.get("contradiction") else code
+        return exit_code(self.status, self.extra.get("contradiction"))
 
     def as_json(self) -> dict:
         out = {"index": self.index, "board": self.board, "status": self.status, "error": self.error}

@@ -96,6 +96,7 @@ def write_pdb(
     Returns the path, the stats, and the seconds spent producing the tables."""
     path = Path(path)
     share = share_of(threads)
+    tell = on_step or (lambda i, what, seconds: None)
     stats = []
     packed_ids = []
     t0 = time.perf_counter()
@@ -108,9 +109,8 @@ def write_pdb(
                 ds.attrs["cells"] = len(shape.free_cells)
                 t_step = time.perf_counter()
                 seal(f, f"tables/{i}", table, share.granted)
-                if on_step is not None:
-                    on_step(i, "checksummed", time.perf_counter() - t_step)
-                    t_step = time.perf_counter()
+                tell(i, "checksummed", time.perf_counter() - t_step)
+                t_step = time.perf_counter()
                 ds.attrs["mean"] = float(st.mean)
                 ds.attrs["max"] = int(st.max)
                 ds.attrs["histogram"] = np.array(st.histogram, dtype=np.int64)
@@ -124,8 +124,7 @@ def write_pdb(
                     pds.attrs["max-lowering"] = lowering
                     packed_ids.append(i)
                     del pk
-                    if on_step is not None:
-                        on_step(i, "two-bit copy made and checked", time.perf_counter() - t_step)
+                    tell(i, "two-bit copy made and checked", time.perf_counter() - t_step)
                 stats.append(st)
                 del table
                 f.flush()
@@ -150,8 +149,7 @@ def write_pdb(
         # re-open and verify before publishing (memory-mapped: the checksums stream through the page cache)
         t_step = time.perf_counter()
         open_database(tmp, verify=True, mmap=True, _final=path, threads=share.granted)
-        if on_step is not None:
-            on_step(None, "file verified", time.perf_counter() - t_step)
+        tell(None, "file verified", time.perf_counter() - t_step)
     return path, stats, seconds
 
 

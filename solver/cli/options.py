@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from pdb_builder.cli.shared import db_dir_option, goal_option, output_option, size_option  # noqa: F401 - the commands' shared options
+from pdb_builder.cli.shared import db_dir_option, output_option
 from pdb_builder.formats import read_board_arg
 from pdb_builder.words import plural
 

@@ -13,20 +13,20 @@ from pdb_builder.cli.shared import (
     bytes_callback,
     check_db_dir_writable,
     format_table,
+    goal_option,
     output_option,
     plot_option,
+    size_option,
 )
 from pdb_builder.words import plural
 
 from .options import (
     Seconds,
     capped,
-    goal_option,
     load_boards,
     log,
     read_compare_files,
     refuse_clobbering,
-    size_option,
     solve_options,
     warn_cold_kernels,
     warn_missing_db_dir,

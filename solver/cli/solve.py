@@ -7,18 +7,16 @@ import sys
 
 import click
 
-from pdb_builder.cli.shared import EXIT_HELP, output_option
+from pdb_builder.cli.shared import EXIT_HELP, goal_option, output_option, size_option
 from pdb_builder.words import plural
 
 from .options import (
     Seconds,
     capped,
-    goal_option,
     json_option,
     load_boards,
     read_compare_files,
     refuse_clobbering,
-    size_option,
     solve_options,
     warn_cold_kernels,
     warn_missing_db_dir,
