@@ -44,6 +44,7 @@ def test_budget_rounds_prove_what_the_full_pass_left(devquiz_slice, tmp_path):
         workers=1,
         quick_node_limit=1,
         wall_free_count=0,
+        answers_first=False,  # the subject: the passes and rounds after the answer pass
     )
     t0 = time.time()
     res = run_pipeline(recs, out, time_limit=1.0, node_limit=300, budget=600, **kw)
@@ -78,7 +79,7 @@ def test_a_resumed_budget_counts_earlier_sittings_and_skips_rounds_they_ran(devq
     recs = read_file(str(devquiz_slice)).records
     out = tmp_path / "a.txt"
     kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, layout_memory=8 << 20, workers=1, quick_node_limit=1)
-    kw.update(time_limit=1.0, node_limit=300)
+    kw.update(time_limit=1.0, node_limit=300, answers_first=False)
     unproven = []
 
     def kill_in_round_one(o):
@@ -234,7 +235,7 @@ def test_a_budget_ends_the_run_with_builds_in_flight(devquiz_slice, tmp_path, mo
     monkeypatch.setattr(builds, "build_pdb", _slow_build)  # the forked workers see it too
     recs = read_file(str(devquiz_slice)).records
     t0 = time.perf_counter()
-    kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, quick_limit=0.5, workers=2, budget=20)
+    kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, quick_limit=0.5, workers=2, budget=20, answers_first=False)
     res = run_pipeline(recs, tmp_path / "a.txt", **kw)
     took = time.perf_counter() - t0
     assert took < 60, took  # not the builds' ten minutes
@@ -350,6 +351,7 @@ def test_a_board_no_pass_started_is_still_counted_unanswered(devquiz_slice, tmp_
     else ``limit`` with no answer and the reason; no board drops out of the count."""
     recs = read_file(str(devquiz_slice)).records
     kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, layout_memory=8 << 20, workers=1, node_limit=300)
+    kw.update(answers_first=False)  # (the answer pass answers every board of the slice: tests/test_answers_first.py)
     none = run_pipeline(recs, tmp_path / "a.txt", budget=1, quick_node_limit=1, **kw)
     assert sorted(none.outcomes) == sorted(r.index for r in recs)
     assert {(o.status, o.error) for o in none.outcomes.values()} == {("limit", NOT_STARTED)}

@@ -115,11 +115,17 @@ from .report import finish_run, human_solved, progressive, reopened_text
     default="auto",
     show_default=True,
     help="Wall-clock time for the run, builds included (4h, 90m, seconds), every sitting together "
-    "(with --resume: what earlier sittings left): after the full pass, "
+    "(with --resume: what earlier sittings left): first every board an answer (a short search on the "
+    "tables there are, then the fallback), then builds sized to the time left and proofs; after the full pass, "
     "rounds on the boards left unanswered or unproven (those first, then the smallest gap), each "
     "with twice the time and node limits, one more exact-layout partition and patterns twice as "
     "large, boards started while they can still end in time. auto: the rounds get at most the "
     "running time the run had at the end of its full pass; none: no rounds.",
+)
+@click.option(
+    "--proofs-first",
+    is_flag=True,
+    help="Under a --budget in seconds, build and prove before every board has an answer (no answer pass).",
 )
 @plot_option(
     "--plot",
@@ -143,6 +149,7 @@ def run(
     no_build,
     retry,
     budget,
+    proofs_first,
     plot_png,
     as_json,
     resume,
@@ -160,7 +167,10 @@ def run(
     goal, a numeric or benchmark line --goal (default korf) and --size.
 
     \b
-    1. wall-free databases for each size the file holds (kept when present);
+    0. with --budget in seconds: every board an answer first (a short search on
+       the tables there are, then the fallback), smallest boards first;
+    1. wall-free databases for each size the file holds (kept when present),
+       under a budget sized to the time left;
     2. a quick pass: every board, optimal search, --quick-limit seconds each;
     3. for walled boards it did not prove: the database of their exact layout
        (within --disk-limit);
@@ -170,7 +180,7 @@ def run(
        report: per size, move budget, --compare files; ANSWERS.timeline.csv, the
        boards proven against the run's running time (--plot draws it).
     Kill it at any moment: --resume continues where it stopped.  The journals
-    beside ANSWERS (.quick.jsonl, .progress.jsonl) stay as the per-board record;
+    beside ANSWERS (.answer.jsonl, .quick.jsonl, .progress.jsonl) stay as the per-board record;
     ANSWERS.sittings holds each sitting's start and end (--budget covers them all).
     """
     from ..run.pipeline import run_pipeline
@@ -237,6 +247,7 @@ def run(
         on_build=on_build,
         retry=retry,
         budget=budget,
+        answers_first=not proofs_first,
         on_outcome=(shown := progressive(boards, as_json, human)),
     )
     shown.close()
@@ -251,10 +262,12 @@ def run(
     extra = [("time (s)", format_table(phases, ["step", "what", "seconds"]))]
     if res.skipped_builds:
         extra.append(("", f"{len(res.skipped_builds)} layout databases not built: over --disk-limit"))
-    from ..run.builds import STOPPED
+    from ..run.builds import LATE, STOPPED
 
     for key, name, error in res.failed_builds:
-        if error.startswith(tuple(kind.__name__ for kind in STOPPED)):
+        if error.startswith(LATE):
+            extra.append(("", f"build given up: {key} {name}: {error}; its boards were solved without it"))
+        elif error.startswith(tuple(kind.__name__ for kind in STOPPED)):
             extra.append(("", f"build stopped: {key} {name}: the time budget ran out before it ended"))
         else:
             extra.append(("", f"build failed: {key} {name}: {error} (its boards were solved without it)"))

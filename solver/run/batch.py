@@ -64,6 +64,9 @@ def run_batch(
     known=None,
 ) -> BatchResult:
     """Solve every record; ``on_outcome(outcome)`` is called as each board finishes.
+    ``time_limit``: seconds a board, or a callable that decides each board's as it
+    starts (``time_limit(record)``, with a ``given`` dict and ``ended(seconds)`` told as each
+    ends: :class:`solver.run.answer.AnswerLimit`).
 
     With ``out_path``, finished boards go to a journal beside it at once (so a kill
     loses nothing, and ``resume`` skips them), and the answer file is written
@@ -101,7 +104,8 @@ def run_batch(
         if on_outcome:
             on_outcome(out)
     todo = [r for r in records if r.index not in done]
-    feed = Feed(todo, jobs, last_start, job_memory, board_seconds=time_limit)
+    given = getattr(time_limit, "given", None)  # a limit decided as each board starts: what each had
+    feed = Feed(todo, jobs, last_start, job_memory, board_seconds=None if given is not None else time_limit)
     pools = Pools(db_dir, use_db, threads, go_on, grow)
     if scheduler is not None:
         outcomes = dask_outcomes(feed, pools, time_limit, node_limit, fallback, scheduler, known)
@@ -111,12 +115,15 @@ def run_batch(
     try:
         for out in outcomes:
             tried = time_limit
+            if given is not None:
+                tried = given.get(out.index, 0.0)
+                time_limit.ended(out.extra.get("seconds"))
             # the earlier outcome of a board solved again, or this batch's own (a board
             # handed out twice; the journalled boards are never handed out): the better one stands
             before = earlier.pop(out.index, None) or result.outcomes.get(out.index)
             if before is not None:
                 had = before.extra.get("time_limit", 0)
-                tried = None if had is None or time_limit is None else max(had, time_limit)
+                tried = None if had is None or tried is None else max(had, tried)
                 out = better(before, out)
             out.extra["time_limit"] = tried  # the largest this board has had (None: none)
             out.extra["ended"] = round(time.time(), 3)  # wall clock: solver/run/timeline.py

@@ -22,11 +22,13 @@ from pdb_builder.make.building import BuildReport, build_pdb, default_partition,
 from pdb_builder.patterns import num_placements
 from pdb_builder.storage import database_files, default_db_dir, pdb_filename
 
+from .answer import BEHIND
 from .feed import Abandoned, Job
 
 log = logging.getLogger("slidepdb.run")
 
 STOPPED = (Abandoned, BuildStopped)  # a build stopped at the end of the budget, not failed
+LATE = "it fell behind its forecast"  # a build given up early (Builds.forecast)
 
 LAYOUT_MEMORY = 512 << 20  # per pattern BFS of an exact-layout database: small, quick tables
 # the share of the machine's memory the builds running side by side may hold at once
@@ -45,6 +47,7 @@ class Plan:
     partitions: list = field(default_factory=list)  # one file each, one build job each
     records: list = field(default_factory=list)  # the boards that want them
     started: float = 0.0  # perf_counter() when its build began
+    give_up_at: float | None = None  # wall clock: given up if still running then (Builds.forecast)
 
     @property
     def bytes(self) -> int:
@@ -200,6 +203,9 @@ class Builds:
         self.res, self.db_dir, self.disk_limit = res, db_dir, disk_limit
         self.sittings, self.on_build = sittings, on_build
         self.used = 0  # bytes in the database folder, counted on as each build starts
+        # seconds a build of so many entries is expected to take (None: none is given up
+        # for being late; else one still running at BEHIND times it is: solver.run.answer)
+        self.forecast = None
 
     def jobs(self, plans) -> list[Job]:
         self.used = disk_used(self.db_dir)
@@ -207,24 +213,25 @@ class Builds:
         for p in plans:
             for part in p.partitions:
                 one = Plan(p.shape, p.role, p.boards, _entries(p.shape, [part]), [part], p.records)
-                out.append(
-                    Job(
-                        build_partition,
-                        (p.shape, part, self.db_dir),
-                        p.records,
-                        part.bfs_memory(len(p.shape.free_cells)),
-                        functools.partial(self.begin, one),
-                        functools.partial(self.done, one),
-                    )
+                job = Job(
+                    build_partition,
+                    (p.shape, part, self.db_dir),
+                    p.records,
+                    part.bfs_memory(len(p.shape.free_cells)),
+                    done=functools.partial(self.done, one),
                 )
+                job.begin = functools.partial(self.begin, one, job)
+                out.append(job)
         return out
 
-    def begin(self, plan: Plan) -> bool:
+    def begin(self, plan: Plan, job: Job | None = None) -> bool:
         if self.disk_limit is not None and self.used + plan.bytes > self.disk_limit:
             self.res.skipped_builds.append(plan)
             return False
         self.used += plan.bytes
         plan.started = time.perf_counter()
+        if self.forecast is not None and job is not None:
+            plan.give_up_at = job.give_up_at = time.time() + BEHIND * self.forecast(plan.entries)
         if self.on_build:
             self.on_build(plan)
         return True
@@ -234,7 +241,11 @@ class Builds:
         self.sittings.touch()
         if error is not None:  # one build never stops a run: its boards go on
             name, text = plan.partitions[0].name, f"{type(error).__name__}: {error}"
-            if isinstance(error, STOPPED):
+            if isinstance(error, STOPPED) and plan.give_up_at is not None and time.time() >= plan.give_up_at:
+                ran, planned = time.perf_counter() - plan.started, self.forecast(plan.entries)
+                text = f"{LATE}: {ran:.0f} s, forecast {planned:.0f} s"
+                log.warning("%s %s: build given up, %s", plan.shape.key, name, text)
+            elif isinstance(error, STOPPED):
                 log.warning("%s %s: build %s", plan.shape.key, name, error)
             else:
                 log.warning("%s %s: build failed (%s); its boards are solved without it", plan.shape.key, name, text)

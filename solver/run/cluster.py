@@ -33,7 +33,7 @@ from ..api import solve_record
 from ..outcome import Outcome
 from .feed import Feed
 from .lanes import Lanes, lane_share
-from .slots import Pools, _drive
+from .slots import Pools, _drive, limit_of, with_cpu_share
 
 log = logging.getLogger("slidepdb")
 
@@ -142,8 +142,11 @@ def _dask_solve(rec: Record, pools: Pools, time_limit, node_limit, fallback, kno
     pool = made[pools]
     fixed = None if pools.grow and pools.threads == 1 else pools.threads
     return _in_lane(
-        lambda threads: solve_record(
-            rec, pool, time_limit=time_limit, node_limit=node_limit, fallback=fallback, threads=threads, known=known
+        lambda threads: with_cpu_share(
+            time.thread_time,
+            lambda: solve_record(
+                rec, pool, time_limit=time_limit, node_limit=node_limit, fallback=fallback, threads=threads, known=known
+            ),
         ),
         job=False,
         fixed=fixed,
@@ -304,7 +307,7 @@ def dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, sc
                 _dask_solve,
                 rec,
                 pools=pools,
-                time_limit=time_limit,
+                time_limit=limit_of(time_limit, rec),
                 node_limit=node_limit,
                 fallback=fallback,
                 known=known.get(rec.index),

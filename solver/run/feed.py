@@ -23,7 +23,8 @@ class Job:
     ``records`` wait until it is done; ``memory``: the bytes it may hold while it runs.
     In the caller's thread: ``begin()`` as a slot is given to it (False: skipped, its
     records go on at once), ``done(value, error)`` when it ends (``error``: the
-    exception it raised, or None)."""
+    exception it raised, or None).  ``give_up_at``: wall clock (set by ``begin``) after
+    which it is stopped and its records go on without it (None: never)."""
 
     fn: Callable
     args: tuple
@@ -31,6 +32,7 @@ class Job:
     memory: int = 0
     begin: Callable[[], bool] = lambda: True
     done: Callable[[object, BaseException | None], None] = lambda value, error: None
+    give_up_at: float | None = None
 
 
 class Feed:
@@ -156,17 +158,21 @@ class Feed:
         return self.board_seconds
 
     def give_up(self, slots: int, running) -> list:
-        """When the records waiting on jobs could no longer all start by ``last_start``
-        (``slots`` at a time, :meth:`board_estimate` each) if they waited longer: they
-        wait no more, the jobs not started are dropped, and ``running`` (the jobs
-        running) are returned, to be stopped.  Otherwise nothing is done and nothing
-        returned."""
+        """The running jobs to stop, their records no longer waiting on them: those past
+        their ``give_up_at`` (each returned once); and when the records waiting on jobs
+        could no longer all start by ``last_start`` (``slots`` at a time,
+        :meth:`board_estimate` each) if they waited longer, every job: the records wait
+        no more, the jobs not started are dropped, and ``running`` are returned."""
+        now = time.time()
+        late = [j for j in running if j.give_up_at is not None and now > j.give_up_at and id(j) not in self._released]
+        for job in late:
+            self._release(job)
         if self.last_start is None or not self._waiting:
-            return []
+            return late
         each = self.board_estimate(slots)
         rounds = -(-len(self._waiting) // max(slots, 1))
-        if each is None or time.time() + rounds * each < self.last_start:
-            return []
+        if each is None or now + rounds * each < self.last_start:
+            return late
         dropped = [item[3] for item in self._heap if isinstance(item[3], Job)]
         self._heap = [item for item in self._heap if not isinstance(item[3], Job)]
         heapq.heapify(self._heap)

@@ -1,7 +1,8 @@
 """Every file a run keeps beside its answer file, named in one place.
 
-For an answer file ``ANSWERS`` (``--out``): ``ANSWERS.quick.jsonl`` (the quick
-pass's journal, ``slidepdb run``), ``ANSWERS.progress.jsonl`` (the journal of a
+For an answer file ``ANSWERS`` (``--out``): ``ANSWERS.answer.jsonl`` and
+``ANSWERS.quick.jsonl`` (the journals of the answer pass and the quick pass,
+``slidepdb run``), ``ANSWERS.progress.jsonl`` (the journal of a
 batch or of the full pass and its rounds), ``ANSWERS.sittings`` (each sitting's
 start and end, and the figures a run planned once: :class:`solver.run.timeline.Sittings`)
 and ``ANSWERS.timeline.csv`` (the proven count against running time).
@@ -18,6 +19,10 @@ class RunFiles:
 
     def _beside(self, suffix: str) -> Path:
         return self.answers.with_name(self.answers.name + suffix)
+
+    @property
+    def answer_journal(self) -> Path:
+        return self._beside(".answer.jsonl")
 
     @property
     def quick_journal(self) -> Path:
@@ -39,6 +44,7 @@ class RunFiles:
         """Every file kept beside the answer file, by what it is."""
         return {
             "journal": self.journal,
+            "answer journal": self.answer_journal,
             "quick journal": self.quick_journal,
             "sittings": self.sittings,
             "timeline": self.timeline,

@@ -97,7 +97,24 @@ import time
 from pdb_builder.words import plural
 
 from ..api import check_record
-from ..outcome import Known, Outcome
+from ..outcome import Outcome, better
+from .answer import (
+    ANSWER_FLOOR,
+    ANSWER_GROWTH,
+    ANSWER_MAX,
+    ANSWER_MIN,
+    ANSWER_SHARE,
+    ANSWER_STEPS,
+    BUILD_SHARE,
+    LATE_SHARE,
+    AnswerLimit,
+    entries_in,
+    known_for_full_pass,
+    machine_share,
+    plans_within,
+    shrunk_plans,
+    unanswered,
+)
 from .batch import BOARD_SPAN, QUICK_SPAN, run_batch, write_answers
 from .builds import (
     AUTO_DISK,
@@ -138,8 +155,12 @@ log = logging.getLogger("slidepdb.run")
 def journalled_outcomes(records, files: RunFiles) -> dict[int, Outcome]:
     """What the journals of an unfinished run hold: the quick pass's finished boards
     (its limits go on to the full pass) and the full pass's outcomes."""
-    out = {i: o for i, o in read_journal(files.quick_journal, records).items() if o.status != "limit"}
-    out.update(read_journal(files.journal, records))
+    out = {i: o for i, o in read_journal(files.answer_journal, records).items() if o.status != "limit"}
+    for i, o in read_journal(files.quick_journal, records).items():
+        if o.status != "limit":
+            out[i] = better(out[i], o) if i in out else o
+    for i, o in read_journal(files.journal, records).items():
+        out[i] = better(out[i], o) if i in out else o
     return out
 
 
@@ -155,7 +176,7 @@ class Run:
 
     def __init__(self, records, files: RunFiles, opts: RunOptions):
         self.records, self.files, self.opts = records, files, opts
-        for j in (files.quick_journal, files.journal):
+        for j in (files.answer_journal, files.quick_journal, files.journal):
             refuse_unless_resume(j, opts.resume)
         self.res = RunResult()
         self.sittings = Sittings.begin(files.sittings, opts.resume)
@@ -169,10 +190,20 @@ class Run:
             disk_limit = int(marks.get("disk") or self.sittings.mark("disk", auto_disk_limit(opts.db_dir)))
         self.builds = Builds(self.res, opts.db_dir, disk_limit, self.sittings, opts.on_build)
         self.final: dict[int, Outcome] = {}  # each board's outcome that stands
-        self.bounds: dict[int, Known] = {}  # the lower bounds the quick pass proved of the boards it left
+        self.best: dict[int, Outcome] = {}  # the best each board has had in any pass (solver.outcome.better)
+        self.slots = opts.workers if opts.scheduler is None else cluster_threads(opts.scheduler)
+        self.rate = BUILD_RATE  # entries a build makes a thread-second, scaled by what the answer pass measures
+
+    def keep(self, o: Outcome) -> Outcome:
+        """``o`` held with the board's earlier outcomes: the better one (which stands)."""
+        was = self.best.get(o.index)
+        self.best[o.index] = o if was is None or was is o else better(was, o)
+        return self.best[o.index]
 
     def seen(self, o: Outcome) -> None:
-        """A final outcome: the sitting touched, the caller told."""
+        """A final outcome: kept with the board's earlier ones, the sitting touched, the
+        caller told of what stands."""
+        o = self.keep(o)
         self.sittings.touch()
         if self.opts.on_outcome:
             self.opts.on_outcome(o)
@@ -180,6 +211,7 @@ class Run:
     def go(self) -> RunResult:
         res = self.res
         try:
+            self.answer_pass()
             self.quick_pass()
             rest, again = self.full_pass()
             if not res.interrupted:
@@ -188,6 +220,7 @@ class Run:
             res.interrupted = True
         if not res.outcomes:  # interrupted early: whatever the journals hold
             res.outcomes = journalled_outcomes(self.records, self.files)
+        res.outcomes.update(self.best)  # what stands of each board the passes saw (the answer pass's answers too)
         if not res.interrupted:
             self.account_for_every_board()
         failed, files = res.failed_outputs, self.files
@@ -209,10 +242,9 @@ class Run:
         last start: its quick pass's outcome (the full pass never reached it), or, never
         started at all, what checking it says (invalid, unsolvable) or a ``limit``
         outcome that says so; the report and summary count it unanswered."""
-        quick = self.res.quick.outcomes if self.res.quick else {}
         for rec in self.records:
             if rec.index not in self.res.outcomes:
-                self.res.outcomes[rec.index] = quick.get(rec.index) or _not_started(rec)
+                self.res.outcomes[rec.index] = _not_started(rec)
 
     def last_start(self, limit: float, span: float = BOARD_SPAN) -> float | None:
         """Under a budget in seconds: when a board given ``limit`` seconds (``span``
@@ -245,9 +277,78 @@ class Run:
             known=known,
         )
 
+    def answer_pass(self) -> None:
+        """Under a budget in seconds (with the fallback): every board an answer before
+        any build, smallest boards first, each a short optimal search on the tables
+        there are and then the fallback (:mod:`solver.run.answer`); the boards left
+        unanswered again with longer limits.  Proven boards (and rejected ones) are
+        final; the others go on to the quick pass with their answers."""
+        o = self.opts
+        if self.deadline is None or not o.fallback or not o.answers_first:
+            return
+
+        def answer_seen(out: Outcome):
+            out = self.keep(out)
+            if out.status != "limit" and (out.extra.get("optimal") or out.status != "solved"):
+                self.final[out.index] = out
+            self.seen(out)
+
+        order = sorted(self.records, key=lambda r: (len(r.board.shape.free_cells) if r.board else 0, r.index))
+        todo, share, grown = order, ANSWER_SHARE, {}
+        t0, steps = time.perf_counter(), 0
+        for step in range(ANSWER_STEPS):
+            now, end = time.time(), self.deadline - self.reserve
+            least = min((grown.get(r.index, ANSWER_FLOOR) for r in todo), default=ANSWER_FLOOR)
+            if now + BOARD_SPAN * least > end:
+                break
+            limit = AnswerLimit(
+                now + share * (end - now), len(todo), self.slots, ANSWER_MIN, ANSWER_MAX, end, ANSWER_FLOOR, grown
+            )
+            batch = self.batch(
+                todo,
+                self.files.answer_journal,
+                limit,
+                o.node_limit,
+                fallback=True,
+                on_outcome=answer_seen,
+                retried=[r.index for r in todo] if step else [],
+                last_start=end - BOARD_SPAN * least,
+            )
+            steps += 1
+            if batch.interrupted:
+                raise KeyboardInterrupt
+            todo = [r for r in order if unanswered(self.best.get(r.index))]
+            if not todo:
+                break
+            # each board left again with the limit it had, grown (one the step did not reach: as before)
+            grown = {
+                r.index: ANSWER_GROWTH * limit.given[r.index] if r.index in limit.given else grown[r.index]
+                for r in todo
+                if r.index in limit.given or r.index in grown
+            }
+            todo.sort(key=lambda r: grown.get(r.index, 0.0))  # the shortest first: the most answers soonest
+            share = LATE_SHARE
+        answered = sum(1 for i in (r.index for r in order) if self.best.get(i) and self.best[i].status == "solved")
+        proven = sum(1 for o in self.best.values() if o.extra.get("optimal"))
+        self.res.answer = (len(order), answered, proven, time.perf_counter() - t0, steps)
+        self.rate = BUILD_RATE * machine_share(self.best.values())
+        self.builds.forecast = self.build_seconds
+
+    def build_seconds(self, entries: int) -> float:
+        """What a build of ``entries`` is expected to take on the slots, at the rate this
+        machine shows now."""
+        return entries / (self.rate * self.slots)
+
+    def build_room(self) -> float | None:
+        """Under a budget in seconds, the entries builds can make in
+        :data:`~solver.run.answer.BUILD_SHARE` of the time left (None: no budget)."""
+        if self.deadline is None:
+            return None
+        return entries_in(BUILD_SHARE * (self.deadline - self.reserve - time.time()), self.rate, self.slots)
+
     def quick_pass(self) -> None:
-        """Every board, each size's as soon as its wall-free database is built: proven
-        boards are final; rejected ones (invalid, unsolvable) too."""
+        """Every board not final yet, each size's as soon as its wall-free database is
+        built: proven boards are final; rejected ones (invalid, unsolvable) too."""
         o = self.opts
 
         def quick_seen(out: Outcome):
@@ -255,13 +356,21 @@ class Run:
                 self.final[out.index] = out
                 self.seen(out)
             else:
-                known = Known.of(out)
-                if known is not None:
-                    self.bounds[out.index] = known
+                self.keep(out)
                 self.sittings.touch()
 
+        todo = [r for r in self.records if r.index not in self.final]
         caps = [x for x in (o.node_limit, o.quick_node_limit) if x is not None]
-        plans = plan_first(self.records, o.db_dir, o.memory_limit, o.layout_memory, o.layout_count) if o.build else []
+        plans, room = [], self.build_room()
+        if o.build:
+
+            def plan_of(recs, memory):
+                return plan_first(recs, o.db_dir, memory, min(memory, o.layout_memory), o.layout_count)
+
+            if room is None:
+                plans = plan_of(todo, o.memory_limit)
+            else:  # smaller patterns where the largest would not end in time
+                plans = shrunk_plans(plan_of, todo, room, o.memory_limit, o.layout_memory >> 3)
         # the boards whose tables are there first, then the largest wall-free build first:
         # the longest builds start at once, the small sizes' builds and boards fill the
         # other slots meanwhile, and no slot waits idle on a large build at the end; then
@@ -269,7 +378,7 @@ class Run:
         sign = {"wall-free": -1, "layout": 1}
         cost = {r.index: (p.role == "layout", sign[p.role] * p.entries) for p in plans for r in p.records}
         self.res.quick = self.batch(
-            sorted(self.records, key=lambda r: (r.index in cost, cost.get(r.index, (0, 0)))),
+            sorted(todo, key=lambda r: (r.index in cost, cost.get(r.index, (0, 0)))),
             self.files.quick_journal,
             o.quick_limit,
             min(caps, default=None),
@@ -277,6 +386,7 @@ class Run:
             on_outcome=quick_seen,
             plans=plans,
             last_start=self.last_start(o.quick_limit, QUICK_SPAN),
+            known=known_of({r.index: self.best[r.index] for r in todo if r.index in self.best}),
         )
         if self.res.quick.interrupted:
             raise KeyboardInterrupt
@@ -307,6 +417,9 @@ class Run:
         if o.build:  # the wall-free cuts first: each board's order below is its layout's cost
             plans = plan_wall_free_cuts(todo, o.db_dir, o.layout_memory, o.wall_free_count)
             plans += plan_layouts(todo, o.db_dir, o.layout_memory, o.layout_count)
+            room = self.build_room()
+            if room is not None:  # those that end in time, the cheapest a board first
+                plans = plans_within(plans, room)
         if not again:  # the boards whose tables are there first, then the cheapest layout build a board
             cost = {r.index: p.entries / p.boards for p in plans for r in p.records}
             rest.sort(key=lambda r: cost.get(r.index, 0))
@@ -314,9 +427,8 @@ class Run:
         if time_limit is None:
             time_limit = self.sittings.marks.get("limit")  # planned in an earlier sitting
         if time_limit is None and self.deadline is not None:
-            slots = o.workers if o.scheduler is None else cluster_threads(o.scheduler)
-            building = sum(p.entries for p in plans) / BUILD_RATE  # thread-seconds the builds take from the slots
-            planned = full_pass_limit(self.deadline, todo, slots, building, reserve=self.reserve)
+            building = sum(p.entries for p in plans) / self.rate  # thread-seconds the builds take from the slots
+            planned = full_pass_limit(self.deadline, todo, self.slots, building, reserve=self.reserve)
             time_limit = self.sittings.mark("limit", planned)
         if time_limit is None:
             time_limit = DEFAULT_TIME_LIMIT
@@ -331,9 +443,12 @@ class Run:
             plans=plans,
             retried=list(again),
             last_start=self.last_start(time_limit),
-            known={**self.bounds, **known_of(again)},
+            known={
+                **{r.index: k for r in rest if (k := known_for_full_pass(self.best.get(r.index))) is not None},
+                **known_of(again),
+            },
         )
-        final.update(res.full.outcomes)
+        final.update({i: self.best.get(i, x) for i, x in res.full.outcomes.items()})
         res.outcomes = final
         res.interrupted = res.full.interrupted
         return rest, again
@@ -373,7 +488,7 @@ class Run:
             last_start = self.last_start(limit, span)  # a board started later might outlast the budget
             count = min(MAX_LAYOUT_PARTITIONS, o.layout_count + k)
             plans = plan_layouts(todo, o.db_dir, min(o.memory_limit, o.layout_memory << k), count) if o.build else []
-            plans = worth_waiting_for(plans, limit)
+            plans = worth_waiting_for(plans, limit, self.rate)
             t0, began = time.perf_counter(), time.time()
             nodes = None if o.node_limit is None else o.node_limit * 2**k
             batch = self.batch(
@@ -391,7 +506,7 @@ class Run:
             tried = [x for x in batch.outcomes.values() if x.extra.get("ended", 0) >= began]  # the rest never started
             gained = sum(bool(x.extra.get("optimal")) for x in tried)  # all were unproven
             res.rounds.append((k, limit, len(tried), gained, time.perf_counter() - t0))
-            final.update(batch.outcomes)
+            final.update({i: self.best.get(i, x) for i, x in batch.outcomes.items()})
             res.interrupted = batch.interrupted
 
 

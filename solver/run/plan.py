@@ -51,7 +51,9 @@ class RunOptions:
     :data:`RETRY_MODES`, the full-pass boards to solve again; ``budget``: seconds for
     the run (every sitting together), ``"auto"`` or None (no rounds); ``disk_limit``:
     bytes, None (none) or ``"auto"`` (:func:`~solver.run.builds.auto_disk_limit` at the
-    first sitting, kept for the later ones); ``on_outcome`` sees each final outcome,
+    first sitting, kept for the later ones); ``answers_first``: under a budget in
+    seconds, the answer pass before any build (:mod:`solver.run.answer`); ``on_outcome``
+    sees each final outcome,
     ``on_build`` each build as it is planned (Plan) and finished (BuildReport)."""
 
     db_dir: object = None
@@ -74,6 +76,7 @@ class RunOptions:
     quick_node_limit: int | None = None
     retry: str | None = None
     budget: float | str | None = None
+    answers_first: bool = True
 
     def __post_init__(self):
         if self.retry not in (None, *RETRY_MODES):
@@ -89,6 +92,7 @@ class RunResult:
     skipped_builds: list[Plan] = field(default_factory=list)  # over the disk limit
     failed_builds: list[tuple[str, str, str]] = field(default_factory=list)  # (shape key, partition, error)
     build_seconds: float = 0.0
+    answer: tuple | None = None  # the answer pass: (boards, answered, proven, seconds, steps)
     quick: BatchResult | None = None
     full: BatchResult | None = None
     left_out: set[int] = field(default_factory=set)
@@ -105,6 +109,18 @@ class RunResult:
         q, f = self.quick, self.full
         proven = sum(1 for o in (q.outcomes.values() if q else []) if o.extra.get("optimal"))
         return [
+            *(
+                [
+                    (
+                        "answer pass",
+                        f"{plural(self.answer[0], 'board')}, {self.answer[1]} answered, {self.answer[2]} proven"
+                        + (f" ({self.answer[4]} steps)" if self.answer[4] > 1 else ""),
+                        f"{self.answer[3]:.1f}",
+                    )
+                ]
+                if self.answer
+                else []
+            ),
             (
                 "builds",
                 f"{len(self.builds)} ({sum(1 for b in self.builds if b.status != 'skipped')} new)",
@@ -139,11 +155,11 @@ def known_of(outcomes: dict[int, Outcome]) -> dict[int, Known]:
     return {i: known for i, o in outcomes.items() if (known := Known.of(o)) is not None}
 
 
-def worth_waiting_for(plans, limit: float) -> list:
-    """The builds of ``plans`` that take (at :data:`BUILD_RATE`) no longer than the
-    searches of the boards they serve at ``limit`` seconds each: a round's boards wait
-    for their builds, and a longer build costs more than any proof it might bring."""
-    return [p for p in plans if p.entries / BUILD_RATE <= limit * p.boards]
+def worth_waiting_for(plans, limit: float, rate: float = BUILD_RATE) -> list:
+    """The builds of ``plans`` that take (at ``rate`` entries a thread-second) no longer
+    than the searches of the boards they serve at ``limit`` seconds each: a round's boards
+    wait for their builds, and a longer build costs more than any proof it might bring."""
+    return [p for p in plans if p.entries / rate <= limit * p.boards]
 
 
 def not_started_text(count: int, budget: float, none: bool) -> str:

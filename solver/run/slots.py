@@ -75,9 +75,36 @@ def _worker_solve(rec: Record, time_limit, node_limit, fallback, known=None, lan
     """A board in a worker: its optimal search on the threads its lane grants (one unless
     slots are idle: :meth:`Lanes.share`)."""
     threads = None if lane is None else _lane_share(lane)
-    return solve_record(
-        rec, _WORKER_POOL, time_limit=time_limit, node_limit=node_limit, fallback=fallback, threads=threads, known=known
+    return with_cpu_share(
+        time.process_time,
+        lambda: solve_record(
+            rec,
+            _WORKER_POOL,
+            time_limit=time_limit,
+            node_limit=node_limit,
+            fallback=fallback,
+            threads=threads,
+            known=known,
+        ),
     )
+
+
+def with_cpu_share(clock, solve) -> Outcome:
+    """``solve()``'s outcome with ``cpu_share``: the part of a core its process (or thread:
+    ``clock``) had while it ran, when it ran on one thread: under 1 on a machine whose
+    cores other programs use too (:func:`solver.run.answer.machine_share`)."""
+    wall, cpu = time.perf_counter(), clock()
+    out = solve()
+    wall = time.perf_counter() - wall
+    if wall > 0 and "threads" not in out.extra:
+        out.extra["cpu_share"] = round(min(1.0, (clock() - cpu) / wall), 3)
+    return out
+
+
+def limit_of(time_limit, rec):
+    """A board's time limit: ``time_limit``, or what it says for ``rec`` when it decides
+    each board's as it starts (:class:`solver.run.answer.AnswerLimit`)."""
+    return time_limit(rec) if callable(time_limit) else time_limit
 
 
 def _warm_up() -> None:
@@ -222,7 +249,7 @@ def _local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, 
                     yield solve_record(
                         item,
                         pool,
-                        time_limit=time_limit,
+                        time_limit=limit_of(time_limit, item),
                         node_limit=node_limit,
                         fallback=fallback,
                         known=known.get(item.index),
@@ -236,7 +263,7 @@ def _local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, 
         stopped = yield from _drive(
             feed,
             lambda rec, lane: ex.submit(
-                _worker_solve, rec, time_limit, node_limit, fallback, known.get(rec.index), lane
+                _worker_solve, rec, limit_of(time_limit, rec), node_limit, fallback, known.get(rec.index), lane
             ),
             lambda job, lane: ex.submit(_worker_job, job.fn, job.args, lane),
             lambda pending: wait(pending, timeout=0.2, return_when=FIRST_COMPLETED).done,

@@ -140,7 +140,7 @@ def timeline_rows(records, files: RunFiles) -> list[dict]:
     boards: dict[str, int] = {}
     for s in size_of.values():
         boards[s] = boards.get(s, 0) + 1
-    journals = [("quick", files.quick_journal), ("full", files.journal)]
+    journals = [("answer", files.answer_journal), ("quick", files.quick_journal), ("full", files.journal)]
     events = sorted((e for step, j in journals for e in _events(j, step, records)), key=lambda e: e[0])
     sittings = Sittings.read(files.sittings)
     sittings.cover(e[0] for e in events)
@@ -156,8 +156,8 @@ def timeline_rows(records, files: RunFiles) -> list[dict]:
         if step == "full":
             step = "retry" if i in seen_full else "full"
             seen_full.add(i)
-        if step == "quick" and rec.get("status") == "limit":
-            continue  # the quick pass's unfinished boards go on to the full pass
+        if step in ("answer", "quick") and rec.get("status") == "limit":
+            continue  # unfinished boards go on to the next pass
         was = best.get(i, (False, False))
         now = (rec.get("status") == "solved", bool(rec.get("optimal")))
         if not rec.get("contradiction"):  # else the tables or a search are wrong: as journalled

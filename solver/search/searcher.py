@@ -40,6 +40,7 @@ from .limits import raise_if_stopping
 from .state import Root, SearchResult, new_stack, path_moves, private, start_iteration
 
 MAX_DEPTH = 1000  # deepest path the kernel keeps; longer thresholds stop as a limit
+FIRST_SLICE = 20_000  # nodes of a search's first slice under a time limit, before its speed is known
 PARALLEL_AFTER = 200_000  # with threads: nodes of an iteration searched serially before it splits
 # what an iteration on n threads is counted to go, n times this times one thread's speed, when
 # a search whose threads may grow weighs starting its iteration again on them (restart_pays)
@@ -88,6 +89,17 @@ def neighbour_arrays(shape):
                 letters[c, ndeg[c]] = m
                 ndeg[c] += 1
     return nbr, ndeg, letters
+
+
+def slice_within(nodes: int, elapsed: float, left: float) -> int:
+    """Nodes for the next slice of a search with ``left`` seconds to its time limit,
+    having visited ``nodes`` in ``elapsed`` seconds: what it visits in the time left at
+    that speed (a tenth more, at least :data:`FIRST_SLICE`), so that a limit of a
+    fraction of a second is looked at within a slice of it, not after a whole
+    :data:`~solver.search.kernel.SLICE_NODES` (a fifth of a second and more)."""
+    if nodes <= 0 or elapsed <= 0:
+        return FIRST_SLICE
+    return max(FIRST_SLICE, int(1.1 * nodes / elapsed * max(left, 0.0)))
 
 
 class Searcher:
@@ -351,6 +363,8 @@ class Searcher:
             began = (nodes, time.perf_counter())
             while not parallel:
                 budget = K.SLICE_NODES if alone or grows else min(K.SLICE_NODES, PARALLEL_AFTER)
+                if deadline is not None:  # a short limit is looked at often enough to hold
+                    budget = min(budget, slice_within(nodes, time.perf_counter() - t0, deadline - time.perf_counter()))
                 if node_limit is not None:
                     budget = min(budget, node_limit - int(state[K.S_NODES]))
                 status = (

@@ -1,0 +1,170 @@
+"""Answers first: what ``slidepdb run`` does under a budget in seconds before it builds
+anything, and how it sizes its builds to the time left and to the speed it measures.
+
+The answer pass (:meth:`solver.run.pipeline.Run.answer_pass`) gives every board a
+short optimal search on the tables already there, then the fallback (a valid answer
+when the search does not end), smallest boards first.  Each board's time limit is
+decided as it starts (:class:`AnswerLimit`): what lets the boards not yet started
+share the pass's part of the budget, so boards that end early leave more to those
+after them.  The boards it leaves unanswered go again with :data:`ANSWER_GROWTH`
+times the limit, up to :data:`ANSWER_STEPS` steps, before any build.
+
+Builds then get what the budget has left, at the speed this machine shows now:
+:func:`machine_share` (the part of a core each board's process had while it ran,
+under 1 when other programs take cores too) scales :data:`~solver.run.plan.BUILD_RATE`,
+and :func:`shrunk_plans` and :func:`plans_within` keep the builds (and size the
+wall-free patterns) that end within :data:`BUILD_SHARE` of the time left.  A build running :data:`BEHIND` times
+longer than its forecast is given up (:attr:`solver.run.feed.Job.give_up_at`).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+from pdb_builder.errors import BoardError
+
+from ..outcome import Known
+from .batch import BOARD_SPAN
+
+ANSWER_SHARE = 0.4  # of the time left at the answer pass's start: what its first step may take
+ANSWER_MIN = 0.25  # seconds: the first step's limit at least (a walled board's tables built in memory
+# and its search on them end in about this on the DevQuiz sizes; at 0.05 s most fail and go again)
+ANSWER_MAX = 1.0  # ... and at most: more goes to proofs on the tables the builds bring
+ANSWER_GROWTH = 4  # each later step gives the boards still unanswered this many times their limit
+ANSWER_FLOOR = 0.05  # ... and where the time left is short, down to this
+RECENT = 20  # the boards ended last whose seconds the first step's limit follows
+LATE_SHARE = 0.5  # of the time left at its start: what a later step may take
+ANSWER_STEPS = 4
+BUILD_SHARE = 0.5  # of the time left after the answer pass: what the builds of a pass may take
+BEHIND = 2.0  # a build still running at this many times its forecast is given up
+MIN_SAMPLES = 3  # boards that tell the machine's speed before it is believed
+
+
+class AnswerLimit:
+    """A time limit decided as each board starts (a callable for
+    :func:`solver.run.batch.run_batch`): what lets the ``boards`` not yet started
+    share ``slots`` until ``ends_at`` (wall clock), and never more than lets a board end
+    by ``hard_end``.  Until ``slots`` boards have ended, each is counted at
+    :data:`~solver.run.batch.BOARD_SPAN` limits, between ``low`` and ``high``; then the
+    limit follows what the last :data:`RECENT` boards took (:meth:`ended`): scaled by
+    the seconds a board has over the seconds they took (at most halved or doubled at
+    once), between ``floor`` and ``high``.  ``fixed``: boards whose limit is given
+    (index -> seconds).  ``given``: each board's limit (index -> seconds)."""
+
+    def __init__(
+        self,
+        ends_at: float,
+        boards: int,
+        slots: int,
+        low: float,
+        high: float,
+        hard_end: float,
+        floor: float | None = None,
+        fixed: dict | None = None,
+    ):
+        self.fixed = fixed or {}  # index -> a board's own limit (a later step's: what it had, grown)
+        self.ends_at, self.left, self.slots = ends_at, boards, max(slots, 1)
+        self.low, self.high, self.hard_end = low, high, hard_end
+        self.floor = low if floor is None else floor
+        self.given: dict[int, float] = {}
+        self.recent: list[float] = []  # seconds of the last boards ended
+        self.limit: float | None = None  # the last limit given
+
+    def __call__(self, rec) -> float:
+        now = time.time()
+        if rec.index in self.fixed:
+            limit = min(self.fixed[rec.index], max((self.hard_end - now) / BOARD_SPAN, 0.01))
+            self.left -= 1
+            self.given[rec.index] = round(limit, 3)
+            return limit
+        each = (self.ends_at - now) * self.slots / max(self.left, 1)  # seconds a board not started has
+        if len(self.recent) < self.slots or self.limit is None:
+            limit = min(self.high, max(self.low, each / BOARD_SPAN))
+        else:
+            took = max(sum(self.recent) / len(self.recent), 1e-3)
+            scale = min(2.0, max(0.5, each / took))
+            limit = min(self.high, max(self.floor, self.limit * scale))
+        self.limit = limit
+        limit = min(limit, max((self.hard_end - now) / BOARD_SPAN, 0.01))
+        self.left -= 1
+        self.given[rec.index] = round(limit, 3)
+        return limit
+
+    def ended(self, seconds: float | None) -> None:
+        """A board ended after ``seconds`` (its record's ``seconds``)."""
+        self.recent = [*self.recent, seconds or 0.0][-RECENT:]
+
+    @property
+    def most(self) -> float:
+        """The largest limit given (``low`` when none was)."""
+        return max(self.given.values(), default=self.low)
+
+
+POOR_ANSWER = 1.2  # an answer longer than this times the lower bound (and 2 moves) gets the full pass's fallback
+
+
+def known_for_full_pass(o):
+    """What the full pass starts ``o``'s board from (:class:`~solver.outcome.Known`): with
+    its answer (the search is for the proof alone, no fallback) unless that answer is
+    over :data:`POOR_ANSWER` times the lower bound, which the fallback on the tables the
+    builds brought most likely shortens (the shorter of the two is kept)."""
+    known = Known.of(o)
+    if known is not None and known.answer is not None and known.answer > POOR_ANSWER * known.lower_bound + 2:
+        return known._replace(answer=None)
+    return known
+
+
+def unanswered(o) -> bool:
+    """A board with no answer yet that a longer search could answer (not rejected)."""
+    return o is None or o.status in ("limit", "error")
+
+
+def machine_share(outcomes) -> float:
+    """The median part of a core each board's process had while it ran one thread
+    (``cpu_share``, :func:`solver.run.slots.with_cpu_share`), 1 when fewer than
+    :data:`MIN_SAMPLES` boards tell it: about 2/3 on a 2-core machine where a third
+    program keeps a core busy."""
+    shares = [o.extra["cpu_share"] for o in outcomes if "cpu_share" in o.extra and (o.extra.get("seconds") or 0) > 0.02]
+    if len(shares) < MIN_SAMPLES:
+        return 1.0
+    return max(0.1, statistics.median(shares))
+
+
+def entries_in(seconds: float, rate: float, slots: int) -> float:
+    """The entries builds make in ``seconds`` at ``rate`` entries a thread-second on ``slots`` threads."""
+    return max(seconds, 0.0) * rate * max(slots, 1)
+
+
+def shrunk_plans(plan_of, records, can: float, memory_limit: int, floor: int) -> list:
+    """``plan_of(records, memory)`` (a list of :class:`~solver.run.builds.Plan`) made to
+    hold ``can`` entries in all: the largest plan re-planned for its boards at half its
+    memory (smaller patterns: a weaker but quicker table) while they hold more, down to
+    ``floor`` or the smallest patterns its size allows; one that cannot shrink then is
+    left out."""
+    plans = [(p, memory_limit) for p in plan_of(records, memory_limit)]
+    while plans and sum(p.entries for p, _ in plans) > can:
+        k = max(range(len(plans)), key=lambda i: plans[i][0].entries)
+        p, memory = plans[k]
+        smaller = None
+        if memory // 2 >= floor:
+            try:
+                smaller = plan_of(p.records, memory // 2)
+            except BoardError:  # a size whose patterns cannot be that small
+                smaller = None
+        if smaller is None or sum(q.entries for q in smaller) >= p.entries:
+            del plans[k]
+        else:
+            plans[k : k + 1] = [(q, memory // 2) for q in smaller]
+    return [p for p, _ in plans]
+
+
+def plans_within(plans, can: float) -> list:
+    """The plans of ``plans`` that fit ``can`` entries in all, taken in their order (one
+    that would not fit is passed over)."""
+    out, total = [], 0
+    for p in plans:
+        if total + p.entries <= can:
+            out.append(p)
+            total += p.entries
+    return out

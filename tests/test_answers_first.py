@@ -1,0 +1,189 @@
+"""``slidepdb run --budget``: every board answered before builds and proofs; builds
+sized to the time left and given up when they fall behind; the answered count never
+falls as the budget grows; a busy machine costs proofs, not answers."""
+
+import subprocess
+import sys
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from pdb_builder.formats import read_file
+from pdb_builder.moves import check_moves
+from solver.cli import main
+from solver.outcome import Outcome
+from solver.run.answer import BEHIND, AnswerLimit, machine_share, plans_within, shrunk_plans
+from solver.run.builds import LATE, Plan
+from solver.run.feed import Feed, Job
+from solver.run.pipeline import run_pipeline
+
+from .conftest import data_file
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory):
+    """A small DevQuiz file: the first two boards of each of 3x3, 4x4 (walled and not),
+    and the first three 5x5 and walled 6x6 boards, which a second of search on no
+    tables answers but seldom proves."""
+    lines = data_file("devquiz2011", "problems.txt").read_text().split("\n")
+    per, picked = {}, []
+    want = {("3", "3", False): 2, ("4", "4", False): 2, ("4", "4", True): 2, ("5", "5", False): 3, ("6", "6", True): 3}
+    for line in lines[2:]:
+        if not line:
+            continue
+        w, h, cells = line.split(",")
+        key = (w, h, "=" in cells)
+        if per.get(key, 0) < want.get(key, 0):
+            per[key] = per.get(key, 0) + 1
+            picked.append(line)
+    f = tmp_path_factory.mktemp("mixed") / "mixed.txt"
+    f.write_text("\n".join([lines[0], str(len(picked)), *picked]) + "\n")
+    return f
+
+
+def answered(path, recs) -> int:
+    """Lines of an answer file whose moves reach their board's goal (each simulated)."""
+    lines = path.read_text().split("\n")[: len(recs)]
+    return sum(1 for r, m in zip(recs, lines) if m and check_moves(r.board, m).ok)
+
+
+def test_a_budget_too_short_for_any_build_answers_every_board(mixed, tmp_path, monkeypatch):
+    """At a build rate so slow that no build fits, a 40 s budget still answers every
+    board of a mixed file (most proven by the answer pass), builds nothing, exits 0."""
+    import solver.run.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "BUILD_RATE", 1.0)  # entries a thread-second: nothing fits
+    recs = read_file(str(mixed)).records
+    out, db = tmp_path / "a.txt", tmp_path / "db"
+    t0 = time.time()
+    r = CliRunner().invoke(
+        main, ["run", str(mixed), "--out", str(out), "--db-dir", str(db), "--budget", "40s", "--workers", "2"]
+    )
+    assert r.exit_code == 0, r.output
+    assert time.time() - t0 < 40 + 5
+    assert answered(out, recs) == len(recs)
+    assert not list(db.glob("*.h5")) and "answer pass" in r.output
+
+
+def _slow_build(*args, threads, **kw):
+    """A build of ten minutes that stops when its grant says so, as the BFS does."""
+    from pdb_builder.cores import BuildStopped
+
+    for _ in range(60_000):
+        if threads.stopped:
+            raise BuildStopped
+        time.sleep(0.01)
+
+
+def test_a_build_slower_than_its_forecast_is_given_up_early(mixed, tmp_path, monkeypatch):
+    """A build that never ends (forecast: about a second at a high build rate) is given
+    up at BEHIND times its forecast, long before the budget's end, named as given up,
+    and its boards are answered from the tables there are."""
+    import solver.run.builds as builds
+    import solver.run.pipeline as pipeline
+
+    monkeypatch.setattr(builds, "build_pdb", _slow_build)  # the forked workers see it too
+    monkeypatch.setattr(pipeline, "BUILD_RATE", 30e6)
+    recs = [r for r in read_file(str(mixed)).records if r.board.shape.size_text in ("5x5", "6x6")]
+    kw = dict(db_dir=tmp_path / "db", memory_limit=512 << 20, workers=2, budget=30)
+    res = run_pipeline(recs, tmp_path / "a.txt", **kw)
+    late = [text for _, _, text in res.failed_builds if text.startswith(LATE)]
+    assert late, res.failed_builds
+    for text in late:
+        ran, forecast = (float(x.split()[0]) for x in text[len(LATE) + 2 :].split(", forecast "))
+        assert ran <= BEHIND * forecast + 3 and ran < 15, text
+    # the others: stopped as the boards waiting on them went on, or at the budget's end
+    assert all("BuildStopped" in text for _, _, text in res.failed_builds if text not in late)
+    assert all(o.status == "solved" for o in res.outcomes.values())
+    assert answered(tmp_path / "a.txt", recs) == len(recs)
+
+
+def test_the_answered_count_never_falls_as_the_budget_grows(mixed, tmp_path):
+    recs = read_file(str(mixed)).records
+    counts = []
+    for budget in (8, 16, 32):
+        out = tmp_path / f"{budget}.txt"
+        run_pipeline(recs, out, db_dir=tmp_path / f"db{budget}", memory_limit=512 << 20, workers=2, budget=budget)
+        counts.append(answered(out, recs))
+    assert counts == sorted(counts) and counts[-1] == len(recs), counts
+
+
+def test_a_busy_neighbour_costs_proofs_not_answers(mixed, tmp_path):
+    """A second program spinning on a core beside the run: the budget is kept and every
+    board answered."""
+    recs = read_file(str(mixed)).records
+    spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        t0 = time.time()
+        res = run_pipeline(recs, tmp_path / "a.txt", db_dir=tmp_path / "db", memory_limit=512 << 20, workers=2, budget=30)
+        took = time.time() - t0
+    finally:
+        spin.kill()
+    assert took < 30 + 3, took
+    assert answered(tmp_path / "a.txt", recs) == len(recs)
+    assert res.answer is not None and res.answer[1] == len(recs)
+
+
+# -- the parts, without processes -----------------------------------------------------------
+
+
+class _Rec:
+    def __init__(self, index):
+        self.index = index
+
+
+def test_an_answer_limit_shares_what_is_left_among_the_boards_not_started():
+    """Ten boards, 2 slots, 32 s: 32 * 2 / (10 * 3.2) = 2 s each, capped at ``high``;
+    boards that ended early leave more to the later ones; never past the hard end."""
+    now = time.time()
+    lim = AnswerLimit(now + 32, 10, 2, low=0.05, high=1.5, hard_end=now + 100)
+    assert lim(_Rec(0)) == 1.5
+    lim = AnswerLimit(now + 16, 10, 2, low=0.05, high=5, hard_end=now + 100)
+    first = lim(_Rec(0))
+    assert first == pytest.approx(1.0, rel=0.01)
+    lim.left = 1  # the others ended at once: the last board gets the rest
+    assert lim(_Rec(1)) == pytest.approx(5, rel=0.01) and lim.given == {0: round(first, 3), 1: 5}
+    short = AnswerLimit(now + 16, 1, 2, low=1.0, high=5, hard_end=now + 0.32)
+    assert short(_Rec(0)) == pytest.approx(0.1, rel=0.05)  # a board started now ends by the hard end
+    assert lim.most == 5
+
+
+def test_the_machine_share_is_the_median_core_share_of_the_boards():
+    def o(share, seconds=1.0):
+        return Outcome(0, "", "solved", None, {"cpu_share": share, "seconds": seconds})
+
+    assert machine_share([o(0.6), o(0.7), o(0.65)]) == 0.65
+    assert machine_share([o(0.5), o(0.5)]) == 1.0  # too few to tell
+    assert machine_share([o(0.5, 0.001)] * 5) == 1.0  # too short to tell
+
+
+def test_shrunk_plans_halve_the_largest_patterns_until_they_fit():
+    """A plan of 4 entries a byte of memory and one of 2, 400 entries in all: the larger
+    halved first (its boards re-planned), then the larger of the two again, and so on;
+    a plan that cannot shrink (the floor) is left out."""
+    made = []
+
+    def plan_of(recs, memory):
+        made.append((tuple(recs), memory))
+        return [Plan(None, "wall-free", 1, k * memory, records=[k]) for k in recs]
+
+    out = shrunk_plans(plan_of, [4, 2], 400, 1024, 16)
+    assert sorted(p.entries for p in out) == [128, 256] and sum(p.entries for p in out) <= 400
+    assert made[1] == ((4,), 512)  # the largest first
+    assert [p.entries for p in shrunk_plans(plan_of, [4, 2], 400, 1024, 512)] == []  # floor 512: none fits
+    assert [p.entries for p in plans_within([Plan(None, "layout", 1, n) for n in (300, 200, 100)], 400)] == [300, 100]
+
+
+def test_a_feed_gives_up_a_job_past_its_give_up_time_once():
+    recs = [_Rec(0), _Rec(1)]
+    job = Job(print, (), [recs[0]])
+    feed = Feed(recs, [job])
+    items, _ = feed.take()
+    assert job in items and recs[0] not in items
+    assert feed.give_up(2, [job]) == []  # no give-up time: never late
+    job.give_up_at = time.time() - 1
+    assert feed.give_up(2, [job]) == [job]
+    assert feed.give_up(2, [job]) == []  # once
+    items, _ = feed.take()
+    assert recs[0] in items  # its record goes on without it
