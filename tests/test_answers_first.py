@@ -5,6 +5,7 @@ falls as the budget grows; a busy machine costs proofs, not answers."""
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
@@ -94,7 +95,7 @@ def test_a_build_slower_than_its_forecast_is_given_up_early(mixed, tmp_path, mon
         ran, forecast = (float(x.split()[0]) for x in text[len(LATE) + 2 :].split(", forecast "))
         assert ran <= BEHIND * forecast + 3 and ran < 15, text
     # the others: stopped as the boards waiting on them went on, or at the budget's end
-    assert all("BuildStopped" in text for _, _, text in res.failed_builds if text not in late)
+    assert all(text.startswith(("BuildStopped", "Abandoned")) for _, _, text in res.failed_builds if text not in late)
     assert all(o.status == "solved" for o in res.outcomes.values())
     assert answered(tmp_path / "a.txt", recs) == len(recs)
 
@@ -116,7 +117,9 @@ def test_a_busy_neighbour_costs_proofs_not_answers(mixed, tmp_path):
     spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         t0 = time.time()
-        res = run_pipeline(recs, tmp_path / "a.txt", db_dir=tmp_path / "db", memory_limit=512 << 20, workers=2, budget=30)
+        res = run_pipeline(
+            recs, tmp_path / "a.txt", db_dir=tmp_path / "db", memory_limit=512 << 20, workers=2, budget=30
+        )
         took = time.time() - t0
     finally:
         spin.kill()
@@ -166,12 +169,12 @@ def test_shrunk_plans_halve_the_largest_patterns_until_they_fit():
 
     def plan_of(recs, memory):
         made.append((tuple(recs), memory))
-        return [Plan(None, "wall-free", 1, k * memory, records=[k]) for k in recs]
+        return [Plan(SimpleNamespace(key=f"s{k}"), "wall-free", 1, k * memory, records=[k]) for k in recs]
 
-    out = shrunk_plans(plan_of, [4, 2], 400, 1024, 16)
+    out = shrunk_plans(plan_of([4, 2], 1024), plan_of, 400, 1024, 16)
     assert sorted(p.entries for p in out) == [128, 256] and sum(p.entries for p in out) <= 400
     assert made[1] == ((4,), 512)  # the largest first
-    assert [p.entries for p in shrunk_plans(plan_of, [4, 2], 400, 1024, 512)] == []  # floor 512: none fits
+    assert shrunk_plans(plan_of([4, 2], 1024), plan_of, 400, 1024, 512) == []  # floor 512: none fits
     assert [p.entries for p in plans_within([Plan(None, "layout", 1, n) for n in (300, 200, 100)], 400)] == [300, 100]
 
 

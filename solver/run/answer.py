@@ -27,17 +27,19 @@ from pdb_builder.errors import BoardError
 from ..outcome import Known
 from .batch import BOARD_SPAN
 
-ANSWER_SHARE = 0.4  # of the time left at the answer pass's start: what its first step may take
-ANSWER_MIN = 0.25  # seconds: the first step's limit at least (a walled board's tables built in memory
-# and its search on them end in about this on the DevQuiz sizes; at 0.05 s most fail and go again)
-ANSWER_MAX = 1.0  # ... and at most: more goes to proofs on the tables the builds bring
+ANSWER_SHARE = 0.15  # of the time left at the answer pass's start: what its first step may take
+ANSWER_MIN = 0.05  # seconds: the first step's limit at least, before the boards show what they take
+# (the fallback's first beam and its polishing answer most DevQuiz boards in a tenth of a second)
+ANSWER_MAX = 0.25  # ... and at most: proofs are cheaper on the tables the builds bring (on 16 cores
+# and the whole DevQuiz file, a limit of up to 1 s took 6 of 8 minutes and left no time to build)
 ANSWER_GROWTH = 4  # each later step gives the boards still unanswered this many times their limit
-ANSWER_FLOOR = 0.05  # ... and where the time left is short, down to this
+ANSWER_FLOOR = 0.05  # ... and after that, where the time left is short, down to this
 RECENT = 20  # the boards ended last whose seconds the first step's limit follows
 LATE_SHARE = 0.5  # of the time left at its start: what a later step may take
 ANSWER_STEPS = 4
 BUILD_SHARE = 0.5  # of the time left after the answer pass: what the builds of a pass may take
 BEHIND = 2.0  # a build still running at this many times its forecast is given up
+BUILD_START = 5.0  # seconds a build takes besides its BFS (its kernels loaded, its file written and verified)
 MIN_SAMPLES = 3  # boards that tell the machine's speed before it is believed
 
 
@@ -136,27 +138,57 @@ def entries_in(seconds: float, rate: float, slots: int) -> float:
     return max(seconds, 0.0) * rate * max(slots, 1)
 
 
-def shrunk_plans(plan_of, records, can: float, memory_limit: int, floor: int) -> list:
-    """``plan_of(records, memory)`` (a list of :class:`~solver.run.builds.Plan`) made to
-    hold ``can`` entries in all: the largest plan re-planned for its boards at half its
+def shrunk_plans(plans, plan_of, can: float, memory_limit: int, floor: int) -> list:
+    """``plans`` (:class:`~solver.run.builds.Plan` made by ``plan_of(records, memory_limit)``)
+    made to hold ``can`` entries in all: the largest plan re-planned for its boards at half its
     memory (smaller patterns: a weaker but quicker table) while they hold more, down to
-    ``floor`` or the smallest patterns its size allows; one that cannot shrink then is
-    left out."""
-    plans = [(p, memory_limit) for p in plan_of(records, memory_limit)]
+    ``floor`` or the smallest patterns its size allows (one that cannot shrink then is
+    left out); then those that serve the most boards grown back at twice their memory
+    while all still fit."""
+    plans = [(p, memory_limit) for p in plans]
     while plans and sum(p.entries for p, _ in plans) > can:
         k = max(range(len(plans)), key=lambda i: plans[i][0].entries)
         p, memory = plans[k]
-        smaller = None
-        if memory // 2 >= floor:
-            try:
-                smaller = plan_of(p.records, memory // 2)
-            except BoardError:  # a size whose patterns cannot be that small
-                smaller = None
-        if smaller is None or sum(q.entries for q in smaller) >= p.entries:
+        memory //= 2
+        try:
+            smaller = plan_of(p.records, memory) if memory >= floor else None
+        except BoardError:  # a size whose patterns cannot be that small
+            smaller = None
+        if smaller is None:
             del plans[k]
+        elif sum(q.entries for q in smaller) < p.entries:
+            plans[k : k + 1] = [(q, memory) for q in smaller]
+        else:  # the same patterns at half the memory: halved again next
+            plans[k] = (p, memory)
+    total, grew = sum(p.entries for p, _ in plans), True
+    while grew:  # then the plans that serve the most boards larger again while all still fit
+        grew = False
+        for k in sorted(range(len(plans)), key=lambda i: -plans[i][0].boards):
+            p, memory = plans[k]
+            if memory * 2 > memory_limit:
+                continue
+            try:
+                larger = plan_of(p.records, memory * 2)
+            except BoardError:
+                continue
+            more = sum(q.entries for q in larger) - p.entries
+            if len(larger) == 1 and total + more <= can:
+                plans[k], total, grew = (larger[0], memory * 2), total + more, True
+    return merged([p for p, _ in plans])
+
+
+def merged(plans) -> list:
+    """``plans`` with those that build the same files (boards re-planned apart that
+    share a size) made one, serving the boards of both."""
+    out: dict = {}
+    for p in plans:
+        key = (p.shape.key, tuple(part.name for part in p.partitions))
+        if key in out:
+            out[key].records += [r for r in p.records if r not in out[key].records]
+            out[key].boards = len(out[key].records)
         else:
-            plans[k : k + 1] = [(q, memory // 2) for q in smaller]
-    return [p for p, _ in plans]
+            out[key] = p
+    return list(out.values())
 
 
 def plans_within(plans, can: float) -> list:

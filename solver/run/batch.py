@@ -62,6 +62,7 @@ def run_batch(
     search_progress=None,
     go_on: bool = False,
     known=None,
+    patient=(),
 ) -> BatchResult:
     """Solve every record; ``on_outcome(outcome)`` is called as each board finishes.
     ``time_limit``: seconds a board, or a callable that decides each board's as it
@@ -88,7 +89,8 @@ def run_batch(
     ``go_on``: a table file that cannot be read is left out and the boards solved
     without it (:class:`~solver.api.SolverPool`), instead of stopping the batch.
     ``known``: index -> :class:`~solver.outcome.Known`, what earlier attempts at a
-    board proved and found (:func:`~solver.api.solve_record`)."""
+    board proved and found (:func:`~solver.api.solve_record`).  ``patient``: indices of
+    records that have answers already: they wait for their jobs to the last start (:class:`Feed`)."""
     t0 = time.perf_counter()
     if journal is None and out_path:
         journal = RunFiles(out_path).journal
@@ -105,7 +107,9 @@ def run_batch(
             on_outcome(out)
     todo = [r for r in records if r.index not in done]
     given = getattr(time_limit, "given", None)  # a limit decided as each board starts: what each had
-    feed = Feed(todo, jobs, last_start, job_memory, board_seconds=None if given is not None else time_limit)
+    feed = Feed(
+        todo, jobs, last_start, job_memory, board_seconds=None if given is not None else time_limit, patient=patient
+    )
     pools = Pools(db_dir, use_db, threads, go_on, grow)
     if scheduler is not None:
         outcomes = dask_outcomes(feed, pools, time_limit, node_limit, fallback, scheduler, known)

@@ -46,7 +46,8 @@ class Feed:
     After ``last_start`` (wall clock) nothing more is handed out and the feed ends;
     with ``board_seconds`` (what a record is expected to take before any has ended: its
     time limit) the records still waiting on jobs stop waiting once they would
-    otherwise not all start in time (:meth:`give_up`)."""
+    otherwise not all start in time (:meth:`give_up`), except ``patient`` (indices of
+    records with answers already: they wait for their jobs, given up only when late)."""
 
     def __init__(
         self,
@@ -55,7 +56,9 @@ class Feed:
         last_start: float | None = None,
         memory_cap: int | None = None,
         board_seconds: float | None = None,
+        patient=(),
     ):
+        self.patient = set(patient)  # indices of records that wait for their jobs up to the last start
         self.last_start = last_start  # wall clock (time.time()) after which no record starts: the feed ends
         self.memory_cap = memory_cap
         self.max_jobs: int | None = None  # jobs running at once at most (None: any number)
@@ -160,25 +163,31 @@ class Feed:
     def give_up(self, slots: int, running) -> list:
         """The running jobs to stop, their records no longer waiting on them: those past
         their ``give_up_at`` (each returned once); and when the records waiting on jobs
-        could no longer all start by ``last_start`` (``slots`` at a time,
-        :meth:`board_estimate` each) if they waited longer, every job: the records wait
-        no more, the jobs not started are dropped, and ``running`` are returned."""
+        that are not ``patient`` could no longer all start by ``last_start`` (``slots`` at
+        a time, :meth:`board_estimate` each) if they waited longer, the jobs they wait
+        on: those not started are dropped, the running ones returned (each once)."""
         now = time.time()
         late = [j for j in running if j.give_up_at is not None and now > j.give_up_at and id(j) not in self._released]
         for job in late:
             self._release(job)
-        if self.last_start is None or not self._waiting:
+        urgent = {i for i in self._waiting if i not in self.patient}
+        if self.last_start is None or not urgent:
             return late
         each = self.board_estimate(slots)
-        rounds = -(-len(self._waiting) // max(slots, 1))
+        rounds = -(-len(urgent) // max(slots, 1))
         if each is None or now + rounds * each < self.last_start:
             return late
-        dropped = [item[3] for item in self._heap if isinstance(item[3], Job)]
-        self._heap = [item for item in self._heap if not isinstance(item[3], Job)]
+
+        def waited_on(job) -> bool:
+            return any(r.index in urgent for r in job.records)
+
+        dropped = [item[3] for item in self._heap if isinstance(item[3], Job) and waited_on(item[3])]
+        self._heap = [item for item in self._heap if not (isinstance(item[3], Job) and waited_on(item[3]))]
         heapq.heapify(self._heap)
-        for job in dropped + list(running):  # their records onto the heap, each once
+        stopped = [j for j in running if waited_on(j) and id(j) not in self._released]
+        for job in dropped + stopped:  # their records onto the heap, each once
             self._release(job)
-        return list(running)
+        return late + stopped
 
     def abandon(self, job: Job) -> None:
         """``job`` was stopped unfinished (past ``last_start``: nothing waits on it)."""

@@ -106,6 +106,7 @@ from .answer import (
     ANSWER_SHARE,
     ANSWER_STEPS,
     BUILD_SHARE,
+    BUILD_START,
     LATE_SHARE,
     AnswerLimit,
     entries_in,
@@ -275,6 +276,8 @@ class Run:
             last_start=last_start,
             go_on=True,  # a table that cannot be read: its boards go on without it
             known=known,
+            # boards with answers wait for their builds to the last start
+            patient=[r.index for r in recs if not unanswered(self.best.get(r.index))],
         )
 
     def answer_pass(self) -> None:
@@ -336,8 +339,8 @@ class Run:
 
     def build_seconds(self, entries: int) -> float:
         """What a build of ``entries`` is expected to take on the slots, at the rate this
-        machine shows now."""
-        return entries / (self.rate * self.slots)
+        machine shows now, and :data:`~solver.run.answer.BUILD_START` to start and publish."""
+        return BUILD_START + entries / (self.rate * self.slots)
 
     def build_room(self) -> float | None:
         """Under a budget in seconds, the entries builds can make in
@@ -361,24 +364,34 @@ class Run:
 
         todo = [r for r in self.records if r.index not in self.final]
         caps = [x for x in (o.node_limit, o.quick_node_limit) if x is not None]
-        plans, room = [], self.build_room()
+        plans, lacking, room = [], set(), self.build_room()
         if o.build:
 
             def plan_of(recs, memory):
                 return plan_first(recs, o.db_dir, memory, min(memory, o.layout_memory), o.layout_count)
 
-            if room is None:
-                plans = plan_of(todo, o.memory_limit)
-            else:  # smaller patterns where the largest would not end in time
-                plans = shrunk_plans(plan_of, todo, room, o.memory_limit, o.layout_memory >> 3)
+            plans = plan_of(todo, o.memory_limit)
+            lacking = {r.index for p in plans for r in p.records}  # boards of shapes without tables
+            if room is not None:  # smaller patterns where the largest would not end in time
+                plans = shrunk_plans(plans, plan_of, room, o.memory_limit, o.layout_memory >> 3)
+                log.warning(
+                    "%s planned (%s entries) for %s; %s without tables in the time left",
+                    plural(sum(len(p.partitions) for p in plans), "build"),
+                    f"{sum(p.entries for p in plans):,}",
+                    plural(sum(p.boards for p in plans), "board"),
+                    plural(len(lacking) - sum(p.boards for p in plans), "board"),
+                )
         # the boards whose tables are there first, then the largest wall-free build first:
         # the longest builds start at once, the small sizes' builds and boards fill the
         # other slots meanwhile, and no slot waits idle on a large build at the end; then
-        # the exact layouts, the cheapest first (most boards served soonest)
+        # the exact layouts, the cheapest first (most boards served soonest); last the
+        # boards whose tables no build brings in time (answered already: a proof on
+        # Manhattan distance alone is the least likely)
         sign = {"wall-free": -1, "layout": 1}
-        cost = {r.index: (p.role == "layout", sign[p.role] * p.entries) for p in plans for r in p.records}
+        cost = {r.index: (1, p.role == "layout", sign[p.role] * p.entries) for p in plans for r in p.records}
+        order = sorted(todo, key=lambda r: cost.get(r.index, (2 if r.index in lacking else 0, 0, 0)))
         self.res.quick = self.batch(
-            sorted(todo, key=lambda r: (r.index in cost, cost.get(r.index, (0, 0)))),
+            order,
             self.files.quick_journal,
             o.quick_limit,
             min(caps, default=None),
