@@ -1,4 +1,5 @@
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -99,3 +100,13 @@ def bfs_lengths(records) -> dict[int, int]:
         for r in records
         if r.board is not None and r.index != 10
     }
+
+
+def slow_build(*args, threads, **kw):
+    """A build of ten minutes that stops when its grant says so, as the BFS does."""
+    from pdb_builder.cores import BuildStopped
+
+    for _ in range(60_000):
+        if threads.stopped:
+            raise BuildStopped
+        time.sleep(0.01)

@@ -19,7 +19,7 @@ from solver.run.builds import LATE, Plan
 from solver.run.feed import Feed, Job
 from solver.run.pipeline import run_pipeline
 
-from .conftest import data_file
+from .conftest import data_file, slow_build
 
 
 @pytest.fixture(scope="module")
@@ -67,16 +67,6 @@ def test_a_budget_too_short_for_any_build_answers_every_board(mixed, tmp_path, m
     assert not list(db.glob("*.h5")) and "answer pass" in r.output
 
 
-def _slow_build(*args, threads, **kw):
-    """A build of ten minutes that stops when its grant says so, as the BFS does."""
-    from pdb_builder.cores import BuildStopped
-
-    for _ in range(60_000):
-        if threads.stopped:
-            raise BuildStopped
-        time.sleep(0.01)
-
-
 def test_a_build_slower_than_its_forecast_is_given_up_early(mixed, tmp_path, monkeypatch):
     """A build that never ends (forecast: about a second at a high build rate) is given
     up at BEHIND times its forecast, long before the budget's end, named as given up,
@@ -84,7 +74,7 @@ def test_a_build_slower_than_its_forecast_is_given_up_early(mixed, tmp_path, mon
     import solver.run.builds as builds
     import solver.run.pipeline as pipeline
 
-    monkeypatch.setattr(builds, "build_pdb", _slow_build)  # the forked workers see it too
+    monkeypatch.setattr(builds, "build_pdb", slow_build)  # the forked workers see it too
     monkeypatch.setattr(pipeline, "BUILD_RATE", 30e6)
     recs = [r for r in read_file(str(mixed)).records if r.board.shape.size_text in ("5x5", "6x6")]
     kw = dict(db_dir=tmp_path / "db", memory_limit=512 << 20, workers=2, budget=30)
@@ -149,7 +139,6 @@ def test_an_answer_limit_shares_what_is_left_among_the_boards_not_started():
     assert lim(_Rec(1)) == pytest.approx(5, rel=0.01) and lim.given == {0: round(first, 3), 1: 5}
     short = AnswerLimit(now + 16, 1, 2, low=1.0, high=5, hard_end=now + 0.32)
     assert short(_Rec(0)) == pytest.approx(0.1, rel=0.05)  # a board started now ends by the hard end
-    assert lim.most == 5
 
 
 def test_the_machine_share_is_the_median_core_share_of_the_boards():
@@ -190,3 +179,21 @@ def test_a_feed_gives_up_a_job_past_its_give_up_time_once():
     assert feed.give_up(2, [job]) == []  # once
     items, _ = feed.take()
     assert recs[0] in items  # its record goes on without it
+
+
+def test_the_timeline_counts_a_board_proven_by_one_try_s_answer_and_another_s_bound(tmp_path):
+    """The answer pass answers a board in 50 moves (bound 40); the quick pass proves the
+    bound 50 without an answer: the board stands proven from then on, as the report says."""
+    import json
+
+    from solver.run.files import RunFiles
+    from solver.run.timeline import timeline_rows
+
+    rec = read_file(str(data_file("devquiz2011", "problems.txt"))).records[0]
+    files, board, t = RunFiles(tmp_path / "a.txt"), str(rec.board), time.time()
+    answer = {"index": rec.index, "board": board, "status": "solved", "length": 50, "lower_bound": 40, "ended": t}
+    quick = {"index": rec.index, "board": board, "status": "limit", "length": None, "lower_bound": 50, "ended": t + 1}
+    files.answer_journal.write_text(json.dumps(answer) + "\n")
+    files.quick_journal.write_text(json.dumps(quick) + "\n")
+    rows = timeline_rows([rec], files)
+    assert [(r["step"], r["answered"], r["proven"]) for r in rows] == [("answer", 1, 0), ("quick", 1, 1)]

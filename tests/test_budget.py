@@ -24,7 +24,7 @@ from solver.run.plan import (
 )
 from solver.run.timeline import Sittings
 
-from .conftest import timeline, truth
+from .conftest import slow_build, timeline, truth
 
 
 def test_budget_rounds_prove_what_the_full_pass_left(devquiz_slice, tmp_path):
@@ -212,16 +212,6 @@ def test_boards_given_up_on_their_builds_start_each_once(devquiz_slice):
     assert sorted(r.index for r in got) == list(range(60)) and ended
 
 
-def _slow_build(*args, threads, **kw):
-    """A build of ten minutes that stops when its grant says so, as the BFS does."""
-    from pdb_builder.cores import BuildStopped
-
-    for _ in range(60_000):
-        if threads.stopped:
-            raise BuildStopped
-        time.sleep(0.01)
-
-
 def test_a_budget_ends_the_run_with_builds_in_flight(devquiz_slice, tmp_path, monkeypatch):
     """Builds that would take ten minutes under a 20-second budget: the boards stop
     waiting for them while they can still all start (18 boards, 2 at a time, 0.75 s
@@ -232,7 +222,7 @@ def test_a_budget_ends_the_run_with_builds_in_flight(devquiz_slice, tmp_path, mo
     import solver.run.plan as plan
 
     monkeypatch.setattr(plan, "RESERVE", 1.0)
-    monkeypatch.setattr(builds, "build_pdb", _slow_build)  # the forked workers see it too
+    monkeypatch.setattr(builds, "build_pdb", slow_build)  # the forked workers see it too
     recs = read_file(str(devquiz_slice)).records
     t0 = time.perf_counter()
     kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, quick_limit=0.5, workers=2, budget=20, answers_first=False)

@@ -35,8 +35,8 @@ ANSWER_MAX = 0.25  # ... and at most: proofs are cheaper on the tables the build
 ANSWER_GROWTH = 4  # each later step gives the boards still unanswered this many times their limit
 ANSWER_FLOOR = 0.05  # ... and after that, where the time left is short, down to this
 RECENT = 20  # the boards ended last whose seconds the first step's limit follows
-LATE_SHARE = 0.5  # of the time left at its start: what a later step may take
-ANSWER_STEPS = 4
+LATE_SHARE = 0.5  # of the time left at its start: what a later step may give the boards no step reached
+ANSWER_STEPS = 6  # 0.05 s to 51 s a board: a walled 6x6 ring can take the fallback over 10 s
 BUILD_SHARE = 0.5  # of the time left after the answer pass: what the builds of a pass may take
 BEHIND = 2.0  # a build still running at this many times its forecast is given up
 BUILD_START = 5.0  # seconds a build takes besides its BFS (its kernels loaded, its file written and verified)
@@ -96,11 +96,6 @@ class AnswerLimit:
     def ended(self, seconds: float | None) -> None:
         """A board ended after ``seconds`` (its record's ``seconds``)."""
         self.recent = [*self.recent, seconds or 0.0][-RECENT:]
-
-    @property
-    def most(self) -> float:
-        """The largest limit given (``low`` when none was)."""
-        return max(self.given.values(), default=self.low)
 
 
 POOR_ANSWER = 1.2  # an answer longer than this times the lower bound (and 2 moves) gets the full pass's fallback

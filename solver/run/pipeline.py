@@ -1,5 +1,14 @@
 """``slidepdb run``: a whole problem file from one command.
 
+0. **Answers first** (with a budget in seconds, unless ``answers_first`` is off): every
+   board a short optimal search on the tables already there, then the fallback, smallest
+   boards first, each board's limit decided as it starts from what the boards before it
+   took (:mod:`solver.run.answer`); the boards left unanswered again at four times their
+   limit, before any build.  Proven boards are final; the others keep their answers and
+   go on for the proof alone.  The builds below are then sized to what the budget has
+   left at the speed the answer pass measured (smaller patterns where the largest would
+   not end in time), a build that falls behind its forecast is given up, and boards with
+   answers wait for their builds up to their pass's last start.
 1. **Wall-free databases**: one per board size of the file (and goal), the size's
    default partition under ``memory_limit``; sizes that already have one are kept.
    Where every board of a size is walled and the databases of their exact layouts

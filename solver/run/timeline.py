@@ -145,6 +145,8 @@ def timeline_rows(records, files: RunFiles) -> list[dict]:
     sittings = Sittings.read(files.sittings)
     sittings.cover(e[0] for e in events)
     best: dict[int, tuple[bool, bool]] = {}  # index -> (answered, optimal)
+    bounds: dict[int, int] = {}  # index -> the largest lower bound journalled
+    shortest: dict[int, int] = {}  # index -> the shortest answer journalled
     proven = answered = 0
     size_proven = dict.fromkeys(boards, 0)
     rows = []
@@ -156,10 +158,16 @@ def timeline_rows(records, files: RunFiles) -> list[dict]:
         if step == "full":
             step = "retry" if i in seen_full else "full"
             seen_full.add(i)
-        if step in ("answer", "quick") and rec.get("status") == "limit":
+        bound, length = rec.get("lower_bound"), rec.get("length") if rec.get("status") == "solved" else None
+        bounds[i] = max(bounds.get(i) or 0, bound or 0)
+        if length is not None:
+            shortest[i] = min(shortest.get(i, length), length)
+        # proven by the answer of one try and the lower bound of another (solver.outcome.better)
+        by_bound = shortest.get(i) is not None and shortest[i] == bounds[i]
+        if step in ("answer", "quick") and rec.get("status") == "limit" and not by_bound:
             continue  # unfinished boards go on to the next pass
         was = best.get(i, (False, False))
-        now = (rec.get("status") == "solved", bool(rec.get("optimal")))
+        now = (rec.get("status") == "solved" or by_bound, bool(rec.get("optimal")) or by_bound)
         if not rec.get("contradiction"):  # else the tables or a search are wrong: as journalled
             now = max(was, now)  # a later try that found less never stands (solver.outcome.better)
         best[i] = now
