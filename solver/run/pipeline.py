@@ -210,13 +210,14 @@ class Run:
         self.best[o.index] = o if was is None or was is o else better(was, o)
         return self.best[o.index]
 
-    def seen(self, o: Outcome) -> None:
+    def seen(self, o: Outcome) -> Outcome:
         """A final outcome: kept with the board's earlier ones, the sitting touched, the
-        caller told of what stands."""
+        caller told of what stands (returned)."""
         o = self.keep(o)
         self.sittings.touch()
         if self.opts.on_outcome:
             self.opts.on_outcome(o)
+        return o
 
     def go(self) -> RunResult:
         res = self.res
@@ -300,10 +301,9 @@ class Run:
             return
 
         def answer_seen(out: Outcome):
-            out = self.keep(out)
+            out = self.seen(out)
             if out.status != "limit" and (out.extra.get("optimal") or out.status != "solved"):
                 self.final[out.index] = out
-            self.seen(out)
 
         order = sorted(self.records, key=lambda r: (len(r.board.shape.free_cells) if r.board else 0, r.index))
         todo, share, grown = order, ANSWER_SHARE, {}
