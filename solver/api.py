@@ -24,6 +24,7 @@ from pdb_builder.moves import check_moves
 from pdb_builder.options import one_of, positive_number
 from pdb_builder.solvability import decide
 
+from .fallback import SHORTER
 from .outcome import Known, Outcome, certificate, exit_code, search_cost, settle_by_bound, stated_length_clash
 from .search.heuristic import manhattan_heuristic
 from .search.limits import Budget, interrupt_if_stopping
@@ -34,6 +35,7 @@ log = logging.getLogger("slidepdb.solve")
 
 LAYOUT_AFTER = 1.0  # seconds of Manhattan search on a walled board no table serves before its layout's tables
 LAYOUT_AFTER_NODES = 20_000_000  # ... or nodes, whichever comes first
+SHORTER_PROOF = 0.25  # of its limits: a board's optimal search when it looks for a shorter answer (SHORTER)
 RETRY_SHARE = 0.25  # of its time limit, the least a board searches again after a table it read failed
 
 
@@ -278,7 +280,7 @@ def solve_record(
     pool: SolverPool,
     time_limit: float | None = None,
     node_limit: int | None = None,
-    fallback: bool = True,
+    fallback: bool | str = True,
     threads=None,
     known: Known | None = None,
 ) -> Outcome:
@@ -292,14 +294,19 @@ def solve_record(
     where their answer would be proven (:meth:`~solver.search.searcher.Searcher.solve`'s
     ``floor`` and ``ceiling``); with an answer known there is no fallback, every
     second goes to the proof, and the caller keeps the better of the two outcomes
-    (:func:`solver.outcome.better`)."""
+    (:func:`solver.outcome.better`); unless ``fallback`` is
+    :data:`~solver.fallback.SHORTER`: the proof gets :data:`SHORTER_PROOF` of the
+    limits, then :func:`solver.fallback.ladder.shorter_search` looks for an answer
+    shorter than the known one (the outcome a ``limit`` when it finds none)."""
     checked = check_record(rec)
     if checked.status != "valid":
         return checked
     began = time.perf_counter()
     try:
-        if known is not None and known.answer is not None:
+        if known is not None and known.answer is not None and fallback != SHORTER:
             fallback = False
+        elif fallback == SHORTER and (known is None or known.answer is None):
+            fallback = True  # nothing to be shorter than: the fallback's own steps
         threads = pool.threads if threads is None else threads
         return _solve_valid(rec, pool, time_limit, node_limit, fallback, threads, known)
     except DatabaseError as exc:
@@ -333,18 +340,25 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     board = rec.board
     t0 = time.perf_counter()
     searcher = pool.searcher(board)
-    result, layout = optimal_search(board, searcher, pool, time_limit, node_limit, threads, known)
+    shorter = fallback == SHORTER
+    share = SHORTER_PROOF if shorter else 1.0  # of the limits, for the optimal search
+    proof = (_scaled(time_limit, share), _scaled(node_limit, share))
+    result, layout = optimal_search(board, searcher, pool, *proof, threads, known)
     nodes, bound = result.nodes, result.lower_bound
     moves = result.moves
     how = None
-    if result.status != "solved" and fallback and (time_limit is not None or node_limit is not None):
-        from .fallback.ladder import fallback_search  # (beams, staged search: compiled kernels, loaded when needed)
+    limited = time_limit is not None or node_limit is not None
+    if result.status != "solved" and fallback and limited and not (shorter and bound >= known.answer):
+        from .fallback.ladder import fallback_search, shorter_search  # (compiled kernels, loaded when needed)
 
         if isinstance(threads, Share):
             threads.release()  # the fallback runs on one thread: the batch may give the others to other items
         if pool.progress is not None:
             pool.progress.phase("fallback (a valid answer, not proven)")
-        moves, how, more = fallback_search(searcher, board, time_limit, node_limit, bound, layout=layout)
+        if shorter:  # a board with an answer: weighted IDA* for a shorter one
+            moves, how, more = shorter_search(searcher, board, time_limit, node_limit, known.answer)
+        else:
+            moves, how, more = fallback_search(searcher, board, time_limit, node_limit, bound, layout=layout)
         nodes += more
         searcher.reads.wait()  # nothing reported before the tables read have passed their checksums
     extra = {
@@ -372,9 +386,8 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
         extra["expected_length"] = rec.expected_length
     if moves is None:
         extra.update(moves=None, length=None, optimal=False)
-        return Outcome(
-            rec.index, str(board), "limit", f"limit reached before an answer; lower bound {extra['lower_bound']}", extra
-        )
+        what = f"no answer shorter than {known.answer} moves" if shorter else "limit reached before an answer"
+        return Outcome(rec.index, str(board), "limit", f"{what}; lower bound {extra['lower_bound']}", extra)
     mc = check_moves(board, moves)
     if not mc.ok:  # never print an answer that does not simulate to the goal
         return Outcome(rec.index, str(board), "error", f"internal error: solver answer rejected: {mc.reason}", extra)
@@ -431,6 +444,13 @@ def optimal_search(
     second.threads = max(first.threads, second.threads)
     second.seconds += first.seconds
     return second, layout
+
+
+def _scaled(limit, share):
+    """``share`` of a time limit (seconds) or a node limit (a count, at least 1); None stays None."""
+    if limit is None or share == 1.0:
+        return limit
+    return max(int(limit * share), 1) if isinstance(limit, int) else limit * share
 
 
 def _least(limit, cap):

@@ -197,3 +197,86 @@ def test_the_timeline_counts_a_board_proven_by_one_try_s_answer_and_another_s_bo
     files.quick_journal.write_text(json.dumps(quick) + "\n")
     rows = timeline_rows([rec], files)
     assert [(r["step"], r["answered"], r["proven"]) for r in rows] == [("answer", 1, 0), ("quick", 1, 1)]
+
+
+def test_a_shorter_search_beats_a_long_answer_and_never_the_optimum():
+    """``fallback=SHORTER`` on the first wall-free 3x4 and 4x3 DevQuiz boards of 25
+    moves or more (optimal lengths by bidirectional BFS), each known answer 12 moves
+    over the optimum: answers shorter than the known one that simulate to the goal and
+    are no shorter than the optimum; told the optimum itself, nothing shorter (a
+    limit that says so, or the proof)."""
+    from solver.api import SolverPool, solve_record
+    from solver.fallback import SHORTER
+    from solver.outcome import Known
+
+    from .conftest import truth
+
+    recs = read_file(str(data_file("devquiz2011", "problems.txt"))).records
+    recs = [r for r in recs if r.board.shape.size_text in ("3x4", "4x3") and not r.board.shape.walls][:12]
+    pool = SolverPool(use_db=False)
+    shortened = 0
+    for rec in recs:
+        best = truth(rec)
+        if best < 25:
+            continue
+        o = solve_record(rec, pool, None, 10_000, SHORTER, known=Known(0, best + 12))
+        if o.status == "solved":
+            assert check_moves(rec.board, o.extra["moves"]).ok
+            assert best <= o.extra["length"] < best + 12
+            shortened += "weighted IDA*" in o.extra.get("fallback", "")
+        else:
+            assert o.status == "limit" and "no answer shorter than" in o.error
+        o = solve_record(rec, pool, None, 10_000, SHORTER, known=Known(0, best))
+        assert o.status == "limit" and "no answer shorter than" in o.error or o.extra["optimal"]
+    assert shortened >= 4
+
+
+def test_the_answers_longest_over_their_bounds_are_shortened_until_they_would_fit():
+    """``to_shorten`` takes the unproven answers longest over their lower bounds until
+    their excess covers twice the moves over the limits; ``over_limits`` adds up the
+    directions over."""
+    from solver.run.answer import over_limits, to_shorten
+
+    def out(i, moves, bound, optimal=False):
+        return Outcome(
+            i, "", "solved", None, {"moves": moves, "length": len(moves), "lower_bound": bound, "optimal": optimal}
+        )
+
+    outs = {1: out(1, "L" * 10, 2), 2: out(2, "R" * 6, 4), 3: out(3, "U" * 30, 0, True), 4: out(4, "D" * 9, 3)}
+    assert over_limits(outs.values(), (100, 100, 100, 100)) == 0
+    assert over_limits(outs.values(), (5, 5, 100, 5)) == 5 + 1 + 4
+    assert over_limits(outs.values(), None) == 0
+    assert to_shorten(outs, 4) == [1]  # 8 over its bound covers 2 x 4
+    assert to_shorten(outs, 5) == [1, 4]  # the proven board never
+    assert to_shorten(outs, 5, tried={1}) == [4, 2]
+
+
+def test_a_run_over_the_move_limits_shortens_answers_before_it_builds(mixed, tmp_path):
+    """Move limits far below what any answers take: the answer pass searches the
+    unproven boards again for shorter answers; what it journals again for a board is
+    never longer than the board's first answer (the better of the two is kept), always
+    simulates to the goal, and some boards get shorter ones."""
+    import json
+
+    from solver.run.files import RunFiles
+
+    recs = read_file(str(mixed)).records
+    out = tmp_path / "a.txt"
+    res = run_pipeline(
+        recs, out, db_dir=tmp_path / "db", memory_limit=512 << 20, workers=2, budget=30, limits=(1, 1, 1, 1)
+    )
+    tries = {}
+    for line in RunFiles(out).answer_journal.read_text().splitlines():
+        d = json.loads(line)
+        tries.setdefault(d["index"], []).append(d)
+    board = {r.index: r.board for r in recs}
+    shortened = 0
+    for i, (first, *later) in tries.items():
+        if first["status"] != "solved" or first["optimal"]:
+            continue
+        for d in later:
+            assert d["status"] == "solved" and d["length"] <= first["length"]
+            assert check_moves(board[i], d["moves"]).ok
+        shortened += any(d["length"] < first["length"] for d in later)
+        assert res.outcomes[i].extra["length"] <= min(d["length"] for d in [first, *later])
+    assert shortened, tries

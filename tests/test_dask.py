@@ -177,7 +177,10 @@ def test_a_dask_build_nothing_waits_on_is_stopped(devquiz_slice, tmp_path):
     cluster_args = dict(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None)
     with distributed.LocalCluster(**cluster_args) as cluster, distributed.Client(cluster) as client:
         t0 = time.time()
-        feed = Feed(recs, [Job(_build_until_stopped, (60,), [recs[0]])], last_start=t0 + 3)
+        # the board waiting on it has an answer (patient): it waits for the build, which the
+        # other boards' times alone would otherwise give up before the last start
+        job = Job(_build_until_stopped, (60,), [recs[0]])
+        feed = Feed(recs, [job], last_start=t0 + 3, patient=[recs[0].index])
         out = {o.index: o for o in dask_outcomes(feed, Pools(tmp_path / "none"), 5.0, None, True, client)}
         assert _STOPPED.wait(10) and time.time() - t0 < 20
     assert sorted(out) == [r.index for r in recs[1:]]  # the board that waited on it never started

@@ -6,3 +6,5 @@ steps and shares), ``beam`` (beam search), ``staged`` (tile groups placed in tur
 come from :func:`pdb_builder.api.layout_tables`; nothing here imports
 :mod:`pdb_builder.make` (tested).
 """
+
+SHORTER = "shorter"  # a fallback mode (``fallback=SHORTER``): a board with an answer looks for a shorter one

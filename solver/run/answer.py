@@ -24,7 +24,9 @@ import time
 
 from pdb_builder.errors import BoardError
 
-from ..outcome import Known
+from ..fallback import SHORTER
+from ..outcome import Known, Outcome
+from .answers import totals
 from .batch import BOARD_SPAN
 
 ANSWER_SHARE = 0.15  # of the time left at the answer pass's start: what its first step may take
@@ -41,6 +43,11 @@ BUILD_SHARE = 0.5  # of the time left after the answer pass: what the builds of 
 BEHIND = 2.0  # a build still running at this many times its forecast is given up
 BUILD_START = 5.0  # seconds a build takes besides its BFS (its kernels loaded, its file written and verified)
 MIN_SAMPLES = 3  # boards that tell the machine's speed before it is believed
+SHORTEN_LIMIT = 0.25  # seconds a board whose answer is shortened (0.06 s proof, weighted IDA*, polishing)
+SHORTEN_COVER = 2.0  # boards shortened at once: the longest over their lower bound until their
+# excess adds to this many times the moves the answers are over the file's limits
+SHORTEN_SHARE = 0.25  # of the time left: what one shortening step may take
+SHORTEN_STEPS = 3  # shortening steps at most (each takes the next boards)
 
 
 class AnswerLimit:
@@ -195,3 +202,126 @@ def plans_within(plans, can: float) -> list:
             out.append(p)
             total += p.entries
     return out
+
+
+def answer_pass(run) -> None:
+    """Under a budget in seconds (with the fallback): every board of ``run`` (a
+    :class:`solver.run.pipeline.Run`) an answer before any build, smallest boards
+    first, each a short optimal search on the tables there are and then the fallback;
+    the boards left unanswered again with longer limits; then, where the answers are
+    over the file's move limits, the answers longest over their lower bounds shortened
+    (:func:`shorten`).  Proven boards (and rejected ones) are final; the others go on
+    to the quick pass with their answers."""
+    o = run.opts
+    if run.deadline is None or not o.fallback or not o.answers_first:
+        return
+
+    def answer_seen(out: Outcome):
+        out = run.seen(out)
+        if out.status != "limit" and (out.extra.get("optimal") or out.status != "solved"):
+            run.final[out.index] = out
+
+    order = sorted(run.records, key=lambda r: (len(r.board.shape.free_cells) if r.board else 0, r.index))
+    todo, share, grown = order, ANSWER_SHARE, {}
+    t0, steps = time.perf_counter(), 0
+    for step in range(ANSWER_STEPS):
+        now, end = time.time(), run.deadline - run.reserve
+        least = min((grown.get(r.index, ANSWER_FLOOR) for r in todo), default=ANSWER_FLOOR)
+        if now + BOARD_SPAN * least > end:
+            break
+        limit = AnswerLimit(
+            now + share * (end - now), len(todo), run.slots, ANSWER_MIN, ANSWER_MAX, end, ANSWER_FLOOR, grown
+        )
+        batch = run.batch(
+            todo,
+            run.files.answer_journal,
+            limit,
+            o.node_limit,
+            fallback=True,
+            on_outcome=answer_seen,
+            retried=[r.index for r in todo] if step else [],
+            last_start=end - BOARD_SPAN * least,
+        )
+        steps += 1
+        if batch.interrupted:
+            raise KeyboardInterrupt
+        todo = [r for r in order if unanswered(run.best.get(r.index))]
+        if not todo:
+            break
+        # each board left again with the limit it had, grown (one the step did not reach: as before)
+        grown = {
+            r.index: ANSWER_GROWTH * limit.given[r.index] if r.index in limit.given else grown[r.index]
+            for r in todo
+            if r.index in limit.given or r.index in grown
+        }
+        todo.sort(key=lambda r: grown.get(r.index, 0.0))  # the shortest first: the most answers soonest
+        share = LATE_SHARE
+    steps += shorten(run, order, answer_seen)
+    answered = sum(1 for i in (r.index for r in order) if run.best.get(i) and run.best[i].status == "solved")
+    proven = sum(1 for x in run.best.values() if x.extra.get("optimal"))
+    run.res.answer = (len(order), answered, proven, time.perf_counter() - t0, steps)
+    run.rate *= machine_share(run.best.values())  # the build rate, at the speed the boards had
+    run.builds.forecast = run.build_seconds
+
+
+def over_limits(outcomes, limits) -> int:
+    """How many moves the answers of ``outcomes`` are over ``limits`` (L, R, U, D), the
+    directions over added up (0: they fit, or there are no limits)."""
+    if limits is None:
+        return 0
+    use = totals(x.extra.get("moves") for x in outcomes if x.status == "solved")
+    return sum(max(0, u - int(lim)) for u, lim in zip(use, limits))
+
+
+def to_shorten(outcomes: dict, excess: int, tried=()) -> list[int]:
+    """Indices of the unproven answers of ``outcomes`` (index -> outcome) longest over
+    their lower bounds first, not in ``tried``, until their excess over their bounds
+    adds to :data:`SHORTEN_COVER` times ``excess``."""
+    gaps = sorted(
+        (
+            (x.extra["length"] - (x.extra.get("lower_bound") or 0), i)
+            for i, x in outcomes.items()
+            if x.status == "solved" and not x.extra.get("optimal") and i not in tried
+        ),
+        reverse=True,
+    )
+    out, cover = [], 0
+    for gap, i in gaps:
+        if cover >= SHORTEN_COVER * excess or gap <= 0:
+            break
+        out.append(i)
+        cover += gap
+    return out
+
+
+def shorten(run, order, on_outcome) -> int:
+    """While the answers are over the file's move limits (the DevQuiz file's first line)
+    and the time left allows: the unproven answers longest over their lower bounds
+    searched again for shorter ones (:func:`to_shorten`, ``fallback=SHORTER``:
+    :func:`solver.fallback.ladder.shorter_search`), :data:`SHORTEN_LIMIT` seconds each,
+    a step taking at most :data:`SHORTEN_SHARE` of the time left.  Returns the steps."""
+    limits, tried, steps = run.opts.limits, set(), 0
+    for _ in range(SHORTEN_STEPS):
+        mine = {r.index: run.best[r.index] for r in order if r.index in run.best}
+        excess = over_limits(mine.values(), limits)
+        todo = to_shorten(mine, excess, tried) if excess else []
+        now, end = time.time(), run.deadline - run.reserve
+        if not todo or now + BOARD_SPAN * SHORTEN_LIMIT > end:
+            break
+        recs = {r.index: r for r in order}
+        batch = run.batch(
+            [recs[i] for i in todo],
+            run.files.answer_journal,
+            SHORTEN_LIMIT,
+            run.opts.node_limit,
+            fallback=SHORTER,
+            on_outcome=on_outcome,
+            retried=todo,
+            last_start=min(end - BOARD_SPAN * SHORTEN_LIMIT, now + SHORTEN_SHARE * (end - now)),
+            known={i: Known.of(mine[i]) for i in todo},
+        )
+        steps += 1
+        tried.update(todo)
+        if batch.interrupted:
+            raise KeyboardInterrupt
+    return steps

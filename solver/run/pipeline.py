@@ -1,101 +1,37 @@
-"""``slidepdb run``: a whole problem file from one command.
+"""``slidepdb run``: a whole problem file from one command (:class:`Run`, one sitting).
 
-0. **Answers first** (with a budget in seconds, unless ``answers_first`` is off): every
-   board a short optimal search on the tables already there, then the fallback, smallest
-   boards first, each board's limit decided as it starts from what the boards before it
-   took (:mod:`solver.run.answer`); the boards left unanswered again at four times their
-   limit, before any build.  Proven boards are final; the others keep their answers and
-   go on for the proof alone.  The builds below are then sized to what the budget has
-   left at the speed the answer pass measured (smaller patterns where the largest would
-   not end in time), a build that falls behind its forecast is given up, and boards with
-   answers wait for their builds up to their pass's last start.
-1. **Wall-free databases**: one per board size of the file (and goal), the size's
-   default partition under ``memory_limit``; sizes that already have one are kept.
-   Where every board of a size is walled and the databases of their exact layouts
-   (step 3) hold no more entries, those instead (:func:`~solver.run.builds.plan_first`).
-2. **Quick pass**: every board, optimal search only, ``quick_limit`` seconds each,
-   on the wall-free tables (walls as fixed home tiles), Manhattan and the goal
-   tables found.  It runs alongside step 1, the largest wall-free build first, then
-   the cheapest layouts: a size's (a layout's) boards start as soon as its database
-   is published.
-3. **Exact layouts where they pay**: for each walled board the quick pass did not
-   prove, the database of its exact wall layout (small patterns: ``layout_memory``
-   per pattern BFS; ``layout_count`` of them, disjoint ways to cut the same
-   tiles, whose sums the solver maxes), while the database folder stays under
-   ``disk_limit``.  A retry with a larger ``layout_count`` builds the ones a layout lacks.
-   And for their sizes, ``wall_free_count`` wall-free cuts of the same small pattern
-   sizes (:func:`~solver.run.builds.plan_wall_free_cuts`): each serves every board
-   of its size, and the solver maxes them with the layout's sums.
-   A build that fails (full disk, memory, a damaged file in the way) is logged and
-   listed in the report; its boards are solved with the tables there are.
-4. **Full pass**: those boards again with ``time_limit`` and the weighted fallback,
-   so each gets an answer, with its proven lower bound when not optimal.  Without a
-   ``time_limit``, :data:`DEFAULT_TIME_LIMIT`; with a budget in seconds, what lets
-   the full pass take :data:`FULL_PASS_SHARE` of the time left at its start (a board
-   takes about one limit on average, :data:`MIN_TIME_LIMIT` to the default; planned
-   once, kept across sittings).  A board's search starts at the lower bound the quick
-   pass proved (:class:`~solver.outcome.Known`): the iterations below it are not
-   searched again.  The full pass always runs to its end.  It runs
-   alongside step 3: boards that need no build start at once, the others as soon
-   as their layout's database is published, the cheapest layout first.
-5. With a budget (``--budget``, wall-clock seconds for the run, builds included,
-   every sitting together: a resumed run has what the earlier sittings left,
-   :class:`solver.run.timeline.Sittings`; ``"auto"``, the command's default: twice the
-   running time at the end of the full pass, so the rounds take at most as long as
-   everything before them):
-   rounds on the full pass's boards left unanswered or unproven, those first, then
-   the cheapest proof forecast from the iterations their last search completed
-   (:mod:`solver.run.forecast`): round k gives each board 2^k times
-   ``time_limit`` (and ``node_limit``; the last round, what the budget has left),
-   asks for ``layout_count + k`` exact-layout partitions (at most
-   :data:`MAX_LAYOUT_PARTITIONS`) of patterns up to ``layout_memory`` x 2^k (at most
-   ``memory_limit``; those whose build, at :data:`BUILD_RATE`, takes no longer than
-   the round's searches of the boards it serves), and starts boards in that order while
-   one can still end before the budget does (:data:`BOARD_SPAN` limits a board,
-   :data:`QUICK_SPAN` when every board has an answer, :data:`RESERVE` kept for the
-   answer file, less under a budget of under five minutes; the last round's limit
-   leaves its boards :data:`START_WINDOW` to start); a board whose forecast is over
-   the round's limit waits for a later round (in the last one it starts after the
-   others), and one whose limit would not grow
-   by :data:`ROUND_GROWTH` is not tried again (one journalled at the round's limit in
-   an earlier sitting, too); each keeps its better outcome.  A board searches on from
-   its proven lower bound; one that has an answer searches for the proof alone: no
-   fallback, and its search ends once every iteration below the answer's length has
-   ended, which proves the answer optimal.  The rounds stop when no board is left, or
-   after the last one.
+The steps, as ``docs/devquiz.md`` ("slidepdb run in detail") tells them to users:
+
+0. **Answers first** (a budget in seconds, the fallback on, ``answers_first``): every
+   board an answer before any build, then answers over the file's move limits
+   shortened (:func:`solver.run.answer.answer_pass`); builds are then sized to the
+   time left at the speed it measured.
+1. **Wall-free databases**, one per board size (and goal) under ``memory_limit``, or
+   the exact layouts' where every board of a size is walled (:func:`~solver.run.builds.plan_first`).
+2. **Quick pass** (:meth:`Run.quick_pass`): optimal search only, ``quick_limit`` a
+   board, alongside step 1: a size's boards start as soon as its database is published.
+3. **Exact layouts where they pay**: for each walled board the quick pass left, its
+   layout's databases (``layout_memory`` a pattern BFS, ``layout_count`` cuts) while
+   the folder stays under ``disk_limit``, and ``wall_free_count`` wall-free cuts of its
+   size (:func:`~solver.run.builds.plan_layouts`, :func:`~solver.run.builds.plan_wall_free_cuts`).
+4. **Full pass** (:meth:`Run.full_pass`): those boards with ``time_limit`` and the
+   fallback, each from the lower bound the quick pass proved; under a budget its limit
+   lets it take :data:`~solver.run.plan.FULL_PASS_SHARE` of the time left (planned once).
+5. **Rounds** within the budget (:meth:`Run.rounds`; ``"auto"``: twice the time to the
+   end of the full pass): the unproven boards again, round k at 2^k limits, the
+   cheapest forecast proof first (:mod:`solver.run.forecast`), with larger layout
+   partitions where their builds pay; a board with an answer searches for the proof alone.
 6. The answer file (never over the file's move limits) and the report.
 
-With a budget in seconds, no board of any pass starts once it could end past the
-budget (its limit times :data:`QUICK_SPAN` in the quick pass, :data:`BOARD_SPAN`
-after it, and :data:`RESERVE`); boards waiting on builds stop waiting while they can
-still all start, and the builds then running are stopped (:meth:`solver.run.feed.Feed.give_up`).
-A board that no pass started stays in the result, unanswered: its quick pass's
-outcome, or ``limit`` with :data:`NOT_STARTED` (:meth:`Run.account_for_every_board`).
-
-Builds and searches share the workers (``workers`` local processes, or the threads
-of a dask cluster): a build is a job in a worker's slot (:class:`solver.run.builds.Builds`,
-:class:`solver.run.feed.Feed`), so many small builds run side by side; a build goes
-where the first board that waits on it stands in the pass's order, and the builds
-running at once hold at most :func:`build_memory_cap` of BFS memory.  A local build
-also takes the slots no board can use: its BFS runs on as many threads as there are
-idle slots, and gives them back within a chunk of a layer when boards are ready
-(:class:`solver.run.lanes.Lanes`), so no core idles while a build runs and no core
-runs two things.  With no build running, the last boards of a pass (or of a round) take
-the idle slots the same way: their searches split between that many threads, which
-join and leave while an iteration runs (:mod:`solver.search.threads`).  On a dask
-cluster each worker shares out its own threads the same way
-(:class:`solver.run.cluster.WorkerLanes`), builds hold at most half of the cluster's
-threads, boards and builds go out as threads free up, and a build nothing waits on is
-told to stop through ``Client.run``, so the last start holds there too; with one
-local worker, a build runs on every core in a watched thread.
-
-Each pass keeps a journal beside the answer file (``OUT.quick.jsonl``,
-``OUT.progress.jsonl``; ``OUT.timeline.csv``, the proven count against elapsed
-time, is written from them at the end: :mod:`solver.run.timeline`), builds publish
-atomically, so a killed run continues with ``resume`` where it stopped.  The
-journals stay when the run is complete: they are its per-board record, and
-``retry`` solves the boards of a finished (or unfinished) full pass again that it
-left unanswered or unproven, keeping the better outcome of each.
+Under a budget no board starts once it could end past it (:data:`~solver.run.batch.QUICK_SPAN`
+or :data:`~solver.run.batch.BOARD_SPAN` limits and :data:`~solver.run.plan.RESERVE`);
+boards waiting on builds stop waiting while they can still all start, and a board that
+no pass started stays in the result, unanswered (:meth:`Run.account_for_every_board`).
+Builds and searches share the workers' slots (:class:`~solver.run.feed.Feed`,
+:class:`~solver.run.lanes.Lanes`, :class:`~solver.run.cluster.WorkerLanes` on dask).
+Each pass keeps a journal beside the answer file (``OUT.answer.jsonl``,
+``OUT.quick.jsonl``, ``OUT.progress.jsonl``) and builds publish atomically, so a killed
+run continues with ``resume``; ``retry`` solves a finished run's unproven boards again.
 """
 
 from __future__ import annotations
@@ -108,19 +44,11 @@ from pdb_builder.words import plural
 from ..api import check_record
 from ..outcome import Outcome, better
 from .answer import (
-    ANSWER_FLOOR,
-    ANSWER_GROWTH,
-    ANSWER_MAX,
-    ANSWER_MIN,
-    ANSWER_SHARE,
-    ANSWER_STEPS,
     BUILD_SHARE,
     BUILD_START,
-    LATE_SHARE,
-    AnswerLimit,
+    answer_pass,
     entries_in,
     known_for_full_pass,
-    machine_share,
     plans_within,
     shrunk_plans,
     unanswered,
@@ -291,60 +219,8 @@ class Run:
         )
 
     def answer_pass(self) -> None:
-        """Under a budget in seconds (with the fallback): every board an answer before
-        any build, smallest boards first, each a short optimal search on the tables
-        there are and then the fallback (:mod:`solver.run.answer`); the boards left
-        unanswered again with longer limits.  Proven boards (and rejected ones) are
-        final; the others go on to the quick pass with their answers."""
-        o = self.opts
-        if self.deadline is None or not o.fallback or not o.answers_first:
-            return
-
-        def answer_seen(out: Outcome):
-            out = self.seen(out)
-            if out.status != "limit" and (out.extra.get("optimal") or out.status != "solved"):
-                self.final[out.index] = out
-
-        order = sorted(self.records, key=lambda r: (len(r.board.shape.free_cells) if r.board else 0, r.index))
-        todo, share, grown = order, ANSWER_SHARE, {}
-        t0, steps = time.perf_counter(), 0
-        for step in range(ANSWER_STEPS):
-            now, end = time.time(), self.deadline - self.reserve
-            least = min((grown.get(r.index, ANSWER_FLOOR) for r in todo), default=ANSWER_FLOOR)
-            if now + BOARD_SPAN * least > end:
-                break
-            limit = AnswerLimit(
-                now + share * (end - now), len(todo), self.slots, ANSWER_MIN, ANSWER_MAX, end, ANSWER_FLOOR, grown
-            )
-            batch = self.batch(
-                todo,
-                self.files.answer_journal,
-                limit,
-                o.node_limit,
-                fallback=True,
-                on_outcome=answer_seen,
-                retried=[r.index for r in todo] if step else [],
-                last_start=end - BOARD_SPAN * least,
-            )
-            steps += 1
-            if batch.interrupted:
-                raise KeyboardInterrupt
-            todo = [r for r in order if unanswered(self.best.get(r.index))]
-            if not todo:
-                break
-            # each board left again with the limit it had, grown (one the step did not reach: as before)
-            grown = {
-                r.index: ANSWER_GROWTH * limit.given[r.index] if r.index in limit.given else grown[r.index]
-                for r in todo
-                if r.index in limit.given or r.index in grown
-            }
-            todo.sort(key=lambda r: grown.get(r.index, 0.0))  # the shortest first: the most answers soonest
-            share = LATE_SHARE
-        answered = sum(1 for i in (r.index for r in order) if self.best.get(i) and self.best[i].status == "solved")
-        proven = sum(1 for o in self.best.values() if o.extra.get("optimal"))
-        self.res.answer = (len(order), answered, proven, time.perf_counter() - t0, steps)
-        self.rate = BUILD_RATE * machine_share(self.best.values())
-        self.builds.forecast = self.build_seconds
+        """Step 0 of the module docstring (:func:`solver.run.answer.answer_pass`)."""
+        answer_pass(self)
 
     def build_seconds(self, entries: int) -> float:
         """What a build of ``entries`` is expected to take on the slots, at the rate this
