@@ -27,7 +27,7 @@ from pdb_builder.solvability import decide
 from .fallback import SHORTER
 from .outcome import Known, Outcome, certificate, exit_code, search_cost, settle_by_bound, stated_length_clash
 from .search.heuristic import manhattan_heuristic
-from .search.limits import Budget, interrupt_if_stopping
+from .search.limits import Budget, interrupt_if_stopping, scaled
 from .search.searcher import Searcher
 from .search.state import SearchResult
 
@@ -341,8 +341,8 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     t0 = time.perf_counter()
     searcher = pool.searcher(board)
     shorter = fallback == SHORTER
-    share = SHORTER_PROOF if shorter else 1.0  # of the limits, for the optimal search
-    proof = (_scaled(time_limit, share), _scaled(node_limit, share))
+    share = SHORTER_PROOF if shorter else 1  # of the limits, for the optimal search
+    proof = (scaled(time_limit, share), None if node_limit is None else int(node_limit * share))
     result, layout = optimal_search(board, searcher, pool, *proof, threads, known)
     nodes, bound = result.nodes, result.lower_bound
     moves = result.moves
@@ -444,13 +444,6 @@ def optimal_search(
     second.threads = max(first.threads, second.threads)
     second.seconds += first.seconds
     return second, layout
-
-
-def _scaled(limit, share):
-    """``share`` of a time limit (seconds) or a node limit (a count, at least 1); None stays None."""
-    if limit is None or share == 1.0:
-        return limit
-    return max(int(limit * share), 1) if isinstance(limit, int) else limit * share
 
 
 def _least(limit, cap):

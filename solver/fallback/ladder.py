@@ -49,7 +49,7 @@ from pdb_builder.errors import BoardError
 from pdb_builder.lookup import lookups_for
 
 from ..search.heuristic import Heuristic, manhattan_tables
-from ..search.limits import Budget
+from ..search.limits import Budget, scaled
 from ..search.searcher import Searcher
 from .beam import Beam, beam_search
 from .polish import polish
@@ -142,11 +142,7 @@ def _ladder(layout: Searcher, board: Board, search: Budget, lower_bound: int, wi
 
 def _share(budget: Budget, share: float) -> Budget:
     """``share`` of what is left of ``budget`` (time and nodes), inside it."""
-    return budget.within(_scaled(budget.seconds_left(), share), _scaled(budget.nodes(), share))
-
-
-def _scaled(limit, share):
-    return None if limit is None else limit * share
+    return budget.within(scaled(budget.seconds_left(), share), scaled(budget.nodes(), share))
 
 
 def fallback_search(
@@ -164,8 +160,8 @@ def fallback_search(
     was found, nodes of every search)."""
     if time_limit is None and node_limit is None:
         raise ValueError("the fallback needs a time or node limit to share out")
-    total = Budget(_scaled(time_limit, FALLBACK_SHARE), _scaled(node_limit, FALLBACK_SHARE))
-    search = total.within(_scaled(time_limit, SEARCH_SHARE), _scaled(node_limit, SEARCH_SHARE))
+    total = Budget(scaled(time_limit, FALLBACK_SHARE), scaled(node_limit, FALLBACK_SHARE))
+    search = total.within(scaled(time_limit, SEARCH_SHARE), scaled(node_limit, SEARCH_SHARE))
     best, label = None, None
 
     def keep(moves, how):
@@ -246,8 +242,8 @@ def shorter_search(searcher: Searcher, board: Board, time_limit: float | None, n
     moves shorter on average), then :func:`~solver.fallback.polish.polish` with what
     is left, within :data:`FALLBACK_SHARE` times the limits.  Returns (moves or None
     when nothing shorter than ``than`` was found, how, nodes of every search)."""
-    total = Budget(_scaled(time_limit, FALLBACK_SHARE), _scaled(node_limit, FALLBACK_SHARE))
-    search = total.within(_scaled(time_limit, SEARCH_SHARE), _scaled(node_limit, SEARCH_SHARE))
+    total = Budget(scaled(time_limit, FALLBACK_SHARE), scaled(node_limit, FALLBACK_SHARE))
+    search = total.within(scaled(time_limit, SEARCH_SHARE), scaled(node_limit, SEARCH_SHARE))
     best, label = None, None
     for weight, share in SHORTER_WEIGHTS:
         if search.out():

@@ -13,6 +13,11 @@ from __future__ import annotations
 import time
 
 
+def scaled(limit, share: float):
+    """``share`` of a time or node limit; None (no limit) stays None."""
+    return None if limit is None else limit * share
+
+
 class Budget:
     """Seconds and nodes left; ``None`` for either means unbounded.  A budget made by
     :meth:`within` also stays within its parent and spends from it."""
