@@ -301,6 +301,7 @@ def shorten(run, order, on_outcome) -> int:
     :func:`solver.fallback.ladder.shorter_search`), :data:`SHORTEN_LIMIT` seconds each,
     a step taking at most :data:`SHORTEN_SHARE` of the time left.  Returns the steps."""
     limits, tried, steps = run.opts.limits, set(), 0
+    recs = {r.index: r for r in order}
     for _ in range(SHORTEN_STEPS):
         mine = {r.index: run.best[r.index] for r in order if r.index in run.best}
         excess = over_limits(mine.values(), limits)
@@ -308,7 +309,6 @@ def shorten(run, order, on_outcome) -> int:
         now, end = time.time(), run.deadline - run.reserve
         if not todo or now + BOARD_SPAN * SHORTEN_LIMIT > end:
             break
-        recs = {r.index: r for r in order}
         batch = run.batch(
             [recs[i] for i in todo],
             run.files.answer_journal,
