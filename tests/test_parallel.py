@@ -101,9 +101,12 @@ def _agree(searcher, shape, dist, states, threads):
     [Shape.devquiz(3, 3), Shape.korf(3, 3, [2]), Shape.devquiz(3, 3, [0]), Shape.korf(4, 2)],
     ids=lambda s: s.key,
 )
-def test_lengths_equal_bfs_on_every_thread_count(split, shape, threads):
+@pytest.mark.parametrize("prune", [2, 8])
+def test_lengths_equal_bfs_on_every_thread_count(split, shape, threads, prune):
+    """On every thread count, with the undo-only automaton and a deeper one (every
+    thread follows the same, so the split search still numbers the same nodes)."""
     dist, states = _sample(shape, 25, seed=threads)
-    _agree(Searcher(manhattan_heuristic(shape)), shape, dist, states, threads)
+    _agree(Searcher(manhattan_heuristic(shape), prune=prune), shape, dist, states, threads)
     if threads > 1:
         assert split, "no iteration was ever split between threads"
 
@@ -217,7 +220,9 @@ def _iterations_agree(monkeypatch, window, depths, plan, view):
             last = (np.array(plan(depth)), 10**6)
             seen = {}
             for threads in (1, 2, 4):
-                out = parallel.run_iteration(s, rec.board, threads, h0 + 6, 100, s.bpmx, None, None, 0, last, 200)
+                out = parallel.run_iteration(
+                    s, rec.board, threads, h0 + 6, 100, s.bpmx, None, None, 0, last, 200, s.automaton
+                )
                 assert out.status == "done"
                 seen[threads] = view(out, depth)
             assert seen[1] == seen[2] == seen[4], (rec.ident, depth)
@@ -265,10 +270,12 @@ def _restless_agree(depths, seeds: int, plan, view) -> list:
         h0 = s.initial_h(rec.board)
         for depth in depths:
             last = (np.array(plan(depth)), 10**6)
-            one = parallel.run_iteration(s, rec.board, 1, h0 + 6, 100, s.bpmx, None, None, 0, last, 200)
+            one = parallel.run_iteration(s, rec.board, 1, h0 + 6, 100, s.bpmx, None, None, 0, last, 200, s.automaton)
             for seed in range(seeds):
                 shares.append(Restless(seed))
-                out = parallel.run_iteration(s, rec.board, shares[-1], h0 + 6, 100, s.bpmx, None, None, 0, last, 200)
+                out = parallel.run_iteration(
+                    s, rec.board, shares[-1], h0 + 6, 100, s.bpmx, None, None, 0, last, 200, s.automaton
+                )
                 assert out.status == one.status == "done" and out.next_threshold == one.next_threshold
                 assert view(out.counts.tolist(), depth) == view(one.counts.tolist(), depth), (rec.ident, depth, seed)
     return shares
@@ -446,7 +453,7 @@ def test_every_array_a_search_thread_writes_lies_alone_on_its_cache_lines(tmp_pa
         after = base.ctypes.data + base.nbytes - (a.ctypes.data + a.nbytes)
         assert before >= PAD and after >= PAD, (name, before, after)
 
-    w = parallel._Worker(s, board, 40, kernel)
+    w = parallel._Worker(s, board, 40, kernel, s.fsm_root(board))
     written = {f"root {i}": x for i, x in enumerate(w.root)}
     written.update({f"stack {k}": x for k, x in w.stack._asdict().items()})
     written.update({"state": w.state, "goal key": w.goal.key})

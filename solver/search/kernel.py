@@ -38,8 +38,7 @@ WINDOW = 4  # the next node at the split depth lies past the thread's window
 WINDOW2 = 5  # the next node at the second split depth, in a shared node, lies past the thread's window
 
 # indices into the kernel's int64 state vector (S_NODES: nodes generated; S_EXPANDED:
-# nodes whose children were generated; S_SKIP: the cell the root's blank came from,
-# never moved back to; -1 at the board's own root).  Split search (solver.search.threads):
+# nodes whose children were generated).  Split search (solver.search.threads):
 # the nodes at depth S_SPLIT (0: no split) are numbered in the serial order
 # (S_SEEN: how many met so far) and only those numbered in [S_LO, S_HI) are
 # searched; S_UPPER_NODES and S_UPPER_EXPANDED count the nodes above the split
@@ -55,7 +54,6 @@ WINDOW2 = 5  # the next node at the second split depth, in a shared node, lies p
     S_NODES,
     S_MD,
     S_LC,
-    S_SKIP,
     S_EXPANDED,
     S_SPLIT,
     S_LO,
@@ -69,8 +67,8 @@ WINDOW2 = 5  # the next node at the second split depth, in a shared node, lies p
     S_SEEN2,
     S_SHARED,
     S_ENTRY,
-) = range(20)
-STATE_SIZE = 20
+) = range(19)
+STATE_SIZE = 19
 
 
 @nb.njit(cache=True, inline="always")
@@ -196,20 +194,21 @@ def init_root(
 
 
 @nb.njit(cache=True, inline="always")
-def _child_values(root, tables, b, d, skip, stk_ci, stk_cv):
+def _child_values(root, tables, b, d, u, stk_ci, stk_cv):
     """Table index and value of every child of the node at depth ``d`` (blank on
-    ``b``) into ``stk_ci[d, k, g]`` and ``stk_cv[d, k, g]``: the moved tile's lookup
-    in each group, its rank updated for the one slot that moves (``rank_delta``).
+    ``b``) that the pruning automaton in state ``u`` keeps into ``stk_ci[d, k, g]`` and
+    ``stk_cv[d, k, g]``: the moved tile's lookup in each group, its rank updated for
+    the one slot that moves (``rank_delta``).
     No value decides anything here, so the reads of all children are independent
     and the memory system overlaps them.  A packed lookup (``lk_pk[i]``) reads the
     byte holding the child's two bits and decodes them against ``lk_val[i]``.
     (Inlined: the tuples' unpacking costs nothing at run time.)"""
     cells, _, lk_val, _, _, lk_rank, lk_used, lk_slotof, _ = root
-    nbr, ndeg, _, _, _, _, _, _, lk_base, lk_pk, lk_cellmap, lk_w, tile_lk, tile_slot, ngroups, _ = tables
+    nbr, ndeg, _, _, _, _, _, _, lk_base, lk_pk, lk_cellmap, lk_w, tile_lk, tile_slot, ngroups, _, fsm, ndir = tables
     for k in range(ndeg[b]):
-        c = nbr[b, k]
-        if c == skip:
+        if fsm[u, ndir[b, k]] < 0:
             continue
+        c = nbr[b, k]
         t = cells[c]
         for g in range(ngroups):
             i = tile_lk[t, g]
@@ -247,7 +246,7 @@ def _apply(root, tables, b, c, stk_old, d1, idx, vals):
     ``idx[g]`` and values ``vals[g]`` already read for that child; what changed is
     kept in ``stk_old[d1]``.  Returns the linear-conflict sum's change."""
     cells, pos, lk_val, group_sum, lc_lines, lk_rank, lk_used, lk_slotof, buf = root
-    _, _, _, rowkey, colkey, width, height, use_lc, _, _, lk_cellmap, _, tile_lk, tile_slot, ngroups, _ = tables
+    _, _, _, rowkey, colkey, width, height, use_lc, _, _, lk_cellmap, _, tile_lk, tile_slot, ngroups, _, _, _ = tables
     t = cells[c]
     cells[b] = t
     cells[c] = 0
@@ -280,7 +279,7 @@ def _apply(root, tables, b, c, stk_old, d1, idx, vals):
 def _retract(root, tables, b, c, stk_old, d1):
     """Reverse :func:`_apply`: the tile on ``b`` goes back to ``c``."""
     cells, pos, lk_val, group_sum, lc_lines, lk_rank, lk_used, lk_slotof, _ = root
-    _, _, _, _, _, _, _, use_lc, _, _, lk_cellmap, _, tile_lk, tile_slot, ngroups, _ = tables
+    _, _, _, _, _, _, _, use_lc, _, _, lk_cellmap, _, tile_lk, tile_slot, ngroups, _, _, _ = tables
     t = cells[b]
     cells[c] = t
     cells[b] = 0
@@ -326,8 +325,8 @@ def search_slice(root, tables, stack, state, budget, bpmx, goal, weight):
     (and a solution if it fits the threshold: the rest of the path is read off the
     table by greedy descent); absent, it is at least D + 1 away."""
     cells, pos, lk_val, group_sum, lc_lines, _, _, _, buf = root
-    nbr, ndeg, md, rowkey, colkey, width, height, use_lc, _, _, _, _, tile_lk, _, ngroups, bpar = tables
-    stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_kh, stk_ci, stk_cv, stk_old, stk_cnt, path = stack
+    nbr, ndeg, md, rowkey, colkey, width, height, use_lc, _, _, _, _, tile_lk, _, ngroups, bpar, fsm, ndir = tables
+    stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_kh, stk_ci, stk_cv, stk_old, stk_cnt, path, stk_fsm = stack
     gt_keys, gt_dist, gt_depth, gt_bits, gt_per, gt_codes, gt_cells, gt_key = goal
     d = state[S_DEPTH]
     thresh = state[S_THRESH]
@@ -335,7 +334,6 @@ def search_slice(root, tables, stack, state, budget, bpmx, goal, weight):
     nodes = state[S_NODES]
     mdsum = state[S_MD]
     lcsum = state[S_LC]
-    skip0 = state[S_SKIP]
     expanded = state[S_EXPANDED]
     split = state[S_SPLIT]
     lo = state[S_LO]
@@ -363,14 +361,14 @@ def search_slice(root, tables, stack, state, budget, bpmx, goal, weight):
             if d < split:
                 upper_expanded += 1
                 upper_nodes -= nodes  # the children generated here count as upper nodes (below)
-            skip = stk_blank[d - 1] if d > 0 else skip0  # never undo the previous move
-            _child_values(root, tables, b, d, skip, stk_ci, stk_cv)
+            u = stk_fsm[d]  # the automaton's state: a move it prunes completes a duplicate path
+            _child_values(root, tables, b, d, u, stk_ci, stk_cv)
             cnt = 0
             goal_e = 0
             for k in range(ndeg[b]):
-                c = nbr[b, k]
-                if c == skip:
+                if fsm[u, ndir[b, k]] < 0:
                     continue
+                c = nbr[b, k]
                 nodes += 1
                 t = cells[c]
                 nmd = mdsum + md[t, b] - md[t, c]
@@ -488,6 +486,7 @@ def search_slice(root, tables, stack, state, budget, bpmx, goal, weight):
         lcsum += _apply(root, tables, b, c, stk_old, d + 1, stk_ci[d, k], stk_cv[d, k])
         path[d] = k
         stk_blank[d + 1] = c
+        stk_fsm[d + 1] = fsm[stk_fsm[d], ndir[b, k]]
         stk_it[d + 1] = -1
         stk_h[d + 1] = stk_kh[d, k]
         d += 1

@@ -26,6 +26,7 @@ from pdb_builder.cores import Share, share_of
 from pdb_builder.entries import bits_at, root_value
 from pdb_builder.solvability import decide
 
+from .automaton import Automaton, automaton_for, deeper, undo_only
 from .first_nodes import first_nodes_search, kernel_loaded
 from .heuristic import (
     MAX_LOOKUP_TILES,
@@ -105,7 +106,7 @@ def slice_within(nodes: int, elapsed: float, left: float) -> int:
 class Searcher:
     """Prepared arrays for one shape and heuristic; solves many boards of that shape."""
 
-    def __init__(self, heuristic: Heuristic, bpmx: bool = True, packed: bool = True):
+    def __init__(self, heuristic: Heuristic, bpmx: bool = True, packed: bool = True, prune: int | None = None):
         self.h = heuristic
         self.bpmx = bpmx
         # until the compiled kernel is loaded, a search first runs a few nodes in plain
@@ -116,6 +117,12 @@ class Searcher:
         self.progress = None
         self.shape = heuristic.shape
         self.nbr, self.ndeg, self.letters = neighbour_arrays(self.shape)
+        # duplicate paths pruned by the shape's automaton (solver.search.automaton): of depth
+        # ``prune``, or (None) deeper as this searcher's searches grow long (``searched`` seconds)
+        self.prune = prune
+        self.automaton = undo_only(self.shape) if prune is None else automaton_for(self.shape, prune)
+        self.searched = 0.0
+        self.ndir = np.array([[max(MOVES.find(m), 0) for m in row] for row in self.letters], dtype=np.int64)
         (
             self.tables,
             self.lk_k,
@@ -155,11 +162,13 @@ class Searcher:
         st = self.root_state(board)
         return st.h0
 
-    def kernel_tables(self) -> tuple:
+    def kernel_tables(self, fsm: Automaton | None = None) -> tuple:
         """The kernel's read-only arrays: the shape's neighbours and estimates, every
-        lookup's table base, cell map, ranking weights and tile slots, and the parity
-        of each blank cell's distance from its goal cell."""
+        lookup's table base, cell map, ranking weights and tile slots, the parity
+        of each blank cell's distance from its goal cell, and the pruning automaton
+        (``fsm``, or the searcher's) with each neighbour's move."""
         h = self.h
+        fsm = fsm or self.automaton
         return (
             self.nbr,
             self.ndeg,
@@ -177,7 +186,24 @@ class Searcher:
             self.tile_slot,
             self.ngroups,
             self.bpar,
+            fsm.delta,
+            self.ndir,
         )
+
+    def fsm_root(self, board: Board, fsm: Automaton | None = None) -> int:
+        """The state at ``board``'s root of the pruning automaton ``fsm`` (or the searcher's)."""
+        return int((fsm or self.automaton).roots[board.blank])
+
+    def pruning_after(self, fsm: Automaton, seconds: float) -> Automaton:
+        """The automaton for a search's next iteration, ``seconds`` into it with ``fsm``:
+        a deeper one once the searcher's searches have run long enough to pay for it
+        (:func:`~solver.search.automaton.deeper`), kept for its later searches."""
+        if self.prune is not None:
+            return fsm
+        better = deeper(self.shape, self.automaton, self.searched + seconds)
+        if better is not None and better.depth > self.automaton.depth:
+            self.automaton = better
+        return self.automaton if self.automaton.depth > fsm.depth else fsm
 
     def root_state(self, board: Board) -> Root:
         """The root's arrays and estimate, as the kernel keeps them up to date."""
@@ -303,6 +329,7 @@ class Searcher:
         result.nodes += spent
         result.expanded += spent_expanded
         result.seconds = time.perf_counter() - t0
+        self.searched += result.seconds
         self.reads.wait()
         return result
 
@@ -341,7 +368,8 @@ class Searcher:
         stack = new_stack(max_depth, self.ngroups)
         state = private(K.STATE_SIZE)
         root = st.arrays()
-        tables = self.kernel_tables()
+        fsm = self.automaton  # this iteration's pruning: every thread of it follows the same one
+        tables = self.kernel_tables(fsm)
         bpmx = self.bpmx and weight == 100
         deadline = None if time_limit is None else t0 + time_limit
         floor, ceiling = known
@@ -356,7 +384,7 @@ class Searcher:
         while True:
             if ceiling is not None and thresh >= ceiling:  # every iteration below the known answer ended
                 return result(None, thresh, nodes, expanded)
-            start_iteration(st, board.blank, h0, thresh, stack, state)
+            start_iteration(st, board.blank, h0, thresh, stack, state, self.fsm_root(board, fsm))
             state[K.S_NODES] = nodes
             state[K.S_EXPANDED] = expanded
             started = nodes
@@ -401,7 +429,7 @@ class Searcher:
                 from .threads import run_iteration
 
                 out = run_iteration(
-                    self, board, threads, thresh, weight, bpmx, deadline, node_limit, nodes, last, max_depth
+                    self, board, threads, thresh, weight, bpmx, deadline, node_limit, nodes, last, max_depth, fsm
                 )
                 nodes += out.nodes
                 expanded += out.expanded
@@ -413,6 +441,8 @@ class Searcher:
                 nxt = out.next_threshold
             done.append((thresh, last[1], round(time.perf_counter() - began[1], 4)))
             began = (nodes, time.perf_counter())
+            if fsm is not (fsm := self.pruning_after(fsm, began[1] - t0)):
+                tables = self.kernel_tables(fsm)
             if nxt >= max_depth:
                 # Thresholds stay below max_depth, so the stack never overflows and no
                 # depth cut can hide a solution; past it the board stays unsolved.

@@ -88,6 +88,7 @@ class Stack(NamedTuple):
     old: np.ndarray  # what a move changed
     cnt: np.ndarray  # nodes visited at each depth this iteration
     path: np.ndarray  # the child taken at each depth
+    fsm: np.ndarray  # the pruning automaton's state (solver.search.automaton)
 
 
 PAD = 128  # bytes kept clear before and after an array a thread writes (two cache lines)
@@ -128,6 +129,7 @@ def new_stack(max_depth: int, ngroups: int) -> Stack:
         old=private((rows, 4 + 2 * groups)),
         cnt=private(rows),
         path=private(rows),
+        fsm=private(rows),
     )
 
 
@@ -137,21 +139,24 @@ def path_moves(letters: np.ndarray, stack: Stack, depth: int) -> str:
     return "".join(letters[stack.blank[i], stack.path[i]] for i in range(depth))
 
 
-def start_iteration(root: Root, blank: int, h0: int, thresh: int, stack: Stack, state: np.ndarray, split: int = 0):
+def start_iteration(
+    root: Root, blank: int, h0: int, thresh: int, stack: Stack, state: np.ndarray, fsm_root: int, split: int = 0
+):
     """A kernel's ``stack`` and ``state`` at the root of a fresh iteration to ``thresh``
     (``blank``: the board's blank cell; ``h0``: the root's estimate; ``split``: the
     depth whose nodes are shared out between threads, :mod:`solver.search.threads`;
-    0 for none)."""
+    0 for none; ``fsm_root``: the pruning automaton's state at the root,
+    :attr:`~solver.search.automaton.Automaton.roots` of ``blank``)."""
     from . import kernel as K
 
     stack.blank[0] = blank
     stack.it[0] = -1  # not expanded yet
     stack.h[0] = h0
+    stack.fsm[0] = fsm_root
     stack.cnt[:] = 0  # nodes visited per depth
     state[:] = 0
     state[K.S_THRESH] = thresh
     state[K.S_NEXT] = K.INF
     state[K.S_MD] = root.md
     state[K.S_LC] = root.lc
-    state[K.S_SKIP] = -1
     state[K.S_SPLIT] = split

@@ -108,10 +108,11 @@ class IterationEnd:
 
 
 class _Worker:
-    """One thread's arrays: the root's, a stack, a state vector and the goal table's scratch key."""
+    """One thread's arrays: the root's, a stack, a state vector and the goal table's scratch
+    key (``fsm_root``: the pruning automaton's state at the root)."""
 
-    def __init__(self, searcher, board, max_depth, K):
-        self.searcher, self.board, self.K = searcher, board, K
+    def __init__(self, searcher, board, max_depth, K, fsm_root):
+        self.searcher, self.board, self.K, self.fsm_root = searcher, board, K, fsm_root
         self.st = searcher.root_state(board)
         self.root = self.st.arrays()
         self.stack = new_stack(max_depth, searcher.ngroups)
@@ -125,7 +126,7 @@ class _Worker:
 
     def start(self, h0: int, thresh: int, split: int, split2: int) -> None:
         """A walk from the root."""
-        start_iteration(self.st, self.board.blank, h0, thresh, self.stack, self.state, split)
+        start_iteration(self.st, self.board.blank, h0, thresh, self.stack, self.state, self.fsm_root, split)
         self.state[self.K.S_SPLIT2] = split2
 
     def restart(self, h0: int, thresh: int, split: int, split2: int) -> None:
@@ -166,7 +167,19 @@ class Iteration:
     """Shared state of the threads (guarded by ``cond`` where more than one writes)."""
 
     def __init__(
-        self, searcher, board, share: Share, thresh, weight, bpmx, deadline, node_limit, nodes_before, last, max_depth
+        self,
+        searcher,
+        board,
+        share: Share,
+        thresh,
+        weight,
+        bpmx,
+        deadline,
+        node_limit,
+        nodes_before,
+        last,
+        max_depth,
+        fsm,
     ):
         from . import kernel as ida_kernel
 
@@ -185,7 +198,8 @@ class Iteration:
         self.taken = 0  # windows start here: numbers below it are some thread's
         self.shared: list[_Shared] = []  # nodes at the split depth shared out, in the serial order
         self.reserved = 0  # nodes granted to slices running now (under a node limit)
-        self.tables = searcher.kernel_tables()
+        self.tables = searcher.kernel_tables(fsm)
+        self.fsm_root = searcher.fsm_root(board, fsm)
         self.cond = threading.Condition()
         self.stop = False  # a solution, a limit or an error: every thread stops at its next slice
         self.next = ida_kernel.INF
@@ -194,7 +208,7 @@ class Iteration:
         self.error = None
         self.max_depth = max_depth
         # every thread's worker, those that left included (their counts); the first the caller's
-        self.workers: list[_Worker] = [_Worker(searcher, board, max_depth, ida_kernel)]
+        self.workers: list[_Worker] = [_Worker(searcher, board, max_depth, ida_kernel, self.fsm_root)]
         self.running: dict[int, threading.Thread | None] = {0: None}  # thread number -> its thread (0: the caller's)
         self.most = 1  # threads running at once, at most
 
@@ -313,7 +327,7 @@ class Iteration:
         with self.cond:
             idle = [] if self.stop else [me for me in range(1, self.share.granted) if self.running.get(me) is None]
             for me in idle:
-                w = _Worker(self.s, self.board, self.max_depth, self.K)
+                w = _Worker(self.s, self.board, self.max_depth, self.K, self.fsm_root)
                 self.workers.append(w)
                 t = self.running[me] = threading.Thread(target=self.work, args=(w, me), daemon=True)
                 t.start()
@@ -405,13 +419,18 @@ def _once(workers, field: str, i: int) -> int:
     return sum(getattr(w, field) for w in workers) - sum(uppers) + max(uppers)
 
 
-def run_iteration(searcher, board, threads, thresh, weight, bpmx, deadline, node_limit, nodes_before, last, max_depth):
+def run_iteration(
+    searcher, board, threads, thresh, weight, bpmx, deadline, node_limit, nodes_before, last, max_depth, fsm
+):
     """One iteration of ``board``'s search from its root on ``threads`` threads (a
     count, or a :class:`~pdb_builder.cores.Share` followed while it runs).
     ``last``: the last iteration's (nodes visited per depth, nodes generated), from
-    which the split is planned; ``nodes_before``: nodes generated before it."""
+    which the split is planned; ``nodes_before``: nodes generated before it; ``fsm``: the
+    pruning automaton every thread follows (:mod:`solver.search.automaton`)."""
     share = share_of(threads)
-    it = Iteration(searcher, board, share, thresh, weight, bpmx, deadline, node_limit, nodes_before, last, max_depth)
+    it = Iteration(
+        searcher, board, share, thresh, weight, bpmx, deadline, node_limit, nodes_before, last, max_depth, fsm
+    )
     it.grow()
     try:
         it.work(it.workers[0])

@@ -1,0 +1,202 @@
+"""Duplicate-path pruning by a finite-state machine (Taylor & Korf 1993), for any shape
+and wall layout.
+
+What a string of blank moves does to the tiles depends only on the cell the blank
+starts on and the string: two strings from one cell that end in the same arrangement
+are duplicates, and a depth-first search need follow only one of them.  The automaton
+is learnt by a breadth-first search from every free cell, over strings in order of
+length, then of their letters (L < R < U < D, the kernel's order of neighbours): the
+first string to reach an arrangement is its *canonical* string; a canonical string
+plus one move that reaches an arrangement met before is a *forbidden* string.  Every
+string up to ``depth`` moves that is not canonical holds a forbidden string, and every
+forbidden string has a canonical equivalent that is shorter, or as long and earlier.
+
+The search follows the automaton's state beside the board (an Aho-Corasick machine over
+the forbidden strings, each anchored on the cell it starts from, so a state knows the
+blank's cell) and never makes a move that completes a forbidden string.  Nothing
+optimal is lost: of the optimal solutions, the earliest in that order holds no
+forbidden string (replacing one by its equivalent would give an earlier or shorter
+solution), so every node on it is generated, within every threshold that an optimal
+solution is within, and IDA*'s next threshold never passes the optimal length.
+
+Depth 2 forbids exactly the undo of the last move (every search's least pruning); a
+deeper automaton forbids more.  States are the prefixes of the forbidden strings, the
+table :attr:`Automaton.delta` one row of four moves per state: the next state, or -1
+where the move is pruned (or off the board).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from pdb_builder.board import MOVES, Shape
+
+PRUNED = -1  # a move that completes a forbidden string, or leaves the board
+_NONE, _FORBIDDEN = -1, -2  # a trie node's child: none, or a forbidden string
+
+
+@dataclass(frozen=True)
+class Automaton:
+    """A shape's automaton: ``delta[state, move]`` (moves L R U D) the next state or
+    :data:`PRUNED`; ``roots[cell]`` the state of the empty string with the blank on
+    ``cell`` (-1 on a wall).  ``depth``: the longest forbidden string; ``forbidden``:
+    how many there are; ``seconds``: the build's time."""
+
+    depth: int
+    delta: np.ndarray
+    roots: np.ndarray
+    forbidden: int
+    seconds: float
+
+    @property
+    def states(self) -> int:
+        return int(self.delta.shape[0])
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.delta.nbytes + self.roots.nbytes)
+
+
+def move_targets(shape: Shape) -> np.ndarray:
+    """``tgt[cell, move]``: the cell the blank reaches from ``cell`` by move L, R, U or D;
+    -1 where that is off the board or a wall (or ``cell`` is one)."""
+    tgt = np.full((shape.n, 4), -1, dtype=np.int64)
+    for c in shape.free_cells:
+        for m, letter in enumerate(MOVES):
+            d = shape.move_target(c, letter)
+            if d is not None and d in shape.neighbours[c]:
+                tgt[c, m] = d
+    return tgt
+
+
+def _trie(tgt: np.ndarray, free, depth: int):
+    """The canonical strings shorter than ``depth`` from every free cell as a trie:
+    ``child[u]`` (four entries: a node, :data:`_NONE` or :data:`_FORBIDDEN`), each node's
+    cell and depth, and the roots.  Nodes are numbered parents first."""
+    n = tgt.shape[0]
+    child, cell, level = [], [], []
+    roots = {}
+    forbidden = 0
+    for p in free:
+        start = bytes(range(n))  # every cell its own label: an arrangement is the bytes
+        roots[p] = len(child)
+        child.append([_NONE] * 4)
+        cell.append(p)
+        level.append(0)
+        seen = {start}
+        front = [(start, p, roots[p])]
+        for k in range(depth):
+            nxt = []
+            for arr, b, u in front:  # strings in order: the first to reach an arrangement is canonical
+                row = child[u]
+                for m in range(4):
+                    c = tgt[b, m]
+                    if c < 0:
+                        continue
+                    a = bytearray(arr)
+                    a[b], a[c] = a[c], a[b]
+                    key = bytes(a)
+                    if key in seen:
+                        row[m] = _FORBIDDEN
+                        forbidden += 1
+                    elif k + 1 < depth:
+                        seen.add(key)
+                        row[m] = len(child)
+                        child.append([_NONE] * 4)
+                        cell.append(int(c))
+                        level.append(k + 1)
+                        nxt.append((key, c, row[m]))
+                    else:
+                        seen.add(key)
+            front = nxt
+    return np.array(child, dtype=np.int64).reshape(-1, 4), np.array(cell), np.array(level), roots, forbidden
+
+
+def _keep_prefixes(child: np.ndarray, roots: dict) -> np.ndarray:
+    """Which trie nodes are roots or prefixes of a forbidden string (the others are
+    never a state: the machine falls back past them)."""
+    useful = (child == _FORBIDDEN).any(axis=1)
+    for u in range(len(child) - 1, -1, -1):  # children after their parents
+        if not useful[u]:
+            kids = child[u][child[u] >= 0]
+            useful[u] = bool(useful[kids].any()) if len(kids) else False
+    useful[list(roots.values())] = True
+    return useful
+
+
+def build_automaton(shape: Shape, depth: int) -> Automaton:
+    """The automaton of ``shape`` forbidding strings of at most ``depth`` moves (>= 2)."""
+    if depth < 2:
+        raise ValueError("an automaton's depth is at least 2 (the undo of a move)")
+    t0 = time.perf_counter()
+    tgt = move_targets(shape)
+    child, cell, level, roots, forbidden = _trie(tgt, shape.free_cells, depth)
+    keep = _keep_prefixes(child, roots)
+    new = np.full(len(child), -1, dtype=np.int64)
+    new[keep] = np.arange(int(keep.sum()))
+    child = child[keep]
+    child = np.where(child >= 0, new[np.maximum(child, 0)], child)  # dropped nodes become _NONE
+    cell, level = cell[keep], level[keep]
+    root_of = np.full(shape.n, -1, dtype=np.int64)
+    for p, u in roots.items():
+        root_of[p] = new[u]
+    # Aho-Corasick, a level at a time: a node's failure is its longest proper suffix that is a node
+    delta = np.full(child.shape, PRUNED, dtype=np.int64)
+    fail = np.full(len(child), -1, dtype=np.int64)
+    top = root_of[cell[level == 0]]
+    for m in range(4):
+        c = tgt[cell[top], m]
+        ch = child[top, m]
+        fall = np.where(c >= 0, root_of[np.maximum(c, 0)], PRUNED)  # off the root: the empty string at c
+        delta[top, m] = np.where(ch >= 0, ch, fall)
+        fail[ch[ch >= 0]] = fall[ch >= 0]
+    for k in range(1, depth):
+        us = np.nonzero(level == k)[0]
+        if not len(us):
+            break
+        for m in range(4):
+            ch = child[us, m]
+            fall = delta[fail[us], m]
+            legal = (tgt[cell[us], m] >= 0) & (ch != _FORBIDDEN)
+            delta[us, m] = np.where(ch >= 0, ch, np.where(legal, fall, PRUNED))
+            fail[ch[ch >= 0]] = fall[ch >= 0]
+    return Automaton(depth, delta.astype(np.int32), root_of, forbidden, time.perf_counter() - t0)
+
+
+@lru_cache(maxsize=16)
+def automaton_for(shape: Shape, depth: int) -> Automaton:
+    """:func:`build_automaton`, kept in memory for the shape's next search."""
+    return build_automaton(shape, depth)
+
+
+# A search starts with the deepest automaton its searcher has and is given a deeper one
+# between iterations once the searcher's searches have run long enough that the build is a
+# small part of their time (a board solved in a millisecond never waits for one).
+FIRST_DEEPER = 6  # the first automaton after the undo-only one
+DEPTH_STEP = 2  # each deeper one forbids strings this much longer
+MAX_PRUNE_DEPTH = 14
+MAX_STATES = 2_000_000  # 16 bytes a state: at most 32 MB an automaton
+STEP_GROWTH = 8.0  # an automaton two moves deeper against this one: states and build time, about
+FIRST_BUILD = 0.005  # seconds to expect for the first deeper one
+UPGRADE_AFTER = 20.0  # searched this many times the next one's expected build time: build it
+
+
+def undo_only(shape: Shape) -> Automaton:
+    """The depth-2 automaton: it forbids the undo of the last move, nothing more."""
+    return automaton_for(shape, 2)
+
+
+def deeper(shape: Shape, current: Automaton, searched: float) -> Automaton | None:
+    """An automaton deeper than ``current`` once ``searched`` seconds of search on
+    ``shape`` make its build worth it (at most a twentieth of them), else None."""
+    depth = FIRST_DEEPER if current.depth < FIRST_DEEPER else current.depth + DEPTH_STEP
+    if depth > MAX_PRUNE_DEPTH or current.states * STEP_GROWTH > MAX_STATES:
+        return None
+    expected = FIRST_BUILD if current.depth < FIRST_DEEPER else current.seconds * STEP_GROWTH
+    if searched < UPGRADE_AFTER * expected:
+        return None
+    return automaton_for(shape, depth)

@@ -1,0 +1,145 @@
+"""Duplicate-path pruning (solver/search/automaton.py) against independent truth: the
+strings it keeps are exactly the first to reach each arrangement, found by enumerating
+every string; searches that follow it keep the breadth-first optimal lengths."""
+
+import itertools
+import random
+
+import pytest
+
+from pdb_builder.board import Board, Shape
+from pdb_builder.moves import check_moves
+from solver.search import automaton as fsm
+from solver.search.heuristic import manhattan_heuristic
+from solver.search.searcher import Searcher
+
+from .naive import bfs_distances
+
+DELTA = {"L": (0, -1), "R": (0, 1), "U": (-1, 0), "D": (1, 0)}
+
+
+def _walk(shape, start, string):
+    """The arrangement (every cell its own label) after ``string`` from ``start``, or
+    None where a move leaves the board or meets a wall."""
+    cells, b = list(range(shape.n)), start
+    for m in string:
+        r, c = divmod(b, shape.width)
+        r, c = r + DELTA[m][0], c + DELTA[m][1]
+        if not (0 <= r < shape.height and 0 <= c < shape.width) or r * shape.width + c in shape.walls:
+            return None
+        nb = r * shape.width + c
+        cells[b], cells[nb], b = cells[nb], cells[b], nb
+    return tuple(cells)
+
+
+def _kept(a, start, string):
+    state = a.roots[start]
+    for m in string:
+        state = a.delta[state, "LRUD".index(m)]
+        if state < 0:
+            return False
+    return True
+
+
+@pytest.mark.parametrize(
+    "shape, depth",
+    [
+        (Shape.korf(3, 3), 6),
+        (Shape.devquiz(2, 4), 8),
+        (Shape.devquiz(3, 4, [4]), 7),
+        (Shape.devquiz(4, 4, [1, 9]), 6),  # cell 5 a cut vertex
+        (Shape.korf(4, 4), 6),
+    ],
+    ids=lambda x: x.key if isinstance(x, Shape) else str(x),
+)
+def test_the_automaton_keeps_exactly_the_first_string_to_each_arrangement(shape, depth):
+    """Every string of at most ``depth`` moves from every free cell, in order of length,
+    then of letters (L R U D): the automaton keeps a legal string exactly when no earlier
+    one reaches its arrangement, so every string it prunes has a kept equivalent that
+    is no longer."""
+    a = fsm.build_automaton(shape, depth)
+    pruned = 0
+    for start in shape.free_cells:
+        first = {}
+        for length in range(depth + 1):
+            for string in map("".join, itertools.product("LRUD", repeat=length)):
+                arr = _walk(shape, start, string)
+                if arr is None:
+                    continue
+                canonical = arr not in first
+                first.setdefault(arr, string)
+                assert _kept(a, start, string) == canonical, (shape.key, start, string, first[arr])
+                pruned += not canonical
+    assert pruned and a.forbidden and a.depth == depth
+
+
+def _states(shape, k, seed):
+    dist = bfs_distances(shape)
+    far = sorted(dist, key=lambda c: (-dist[c], c))[:3]
+    return dist, far + random.Random(seed).sample(sorted(dist), k)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        Shape.devquiz(3, 3),
+        Shape.korf(3, 3, [2]),
+        Shape.devquiz(3, 4, [1, 6]),
+        Shape.korf(4, 4, [3, 7, 8, 11, 12, 13, 15]),
+    ],
+    ids=lambda s: s.key,
+)
+def test_pruned_searches_keep_optimal_lengths_with_fewer_nodes(shape):
+    """Lengths against a breadth-first search, with the undo-only automaton and deeper
+    ones; the deeper generate no more nodes in all (they generate a subset of each
+    iteration's nodes; only the order the goal is met in may differ)."""
+    dist, states = _states(shape, 30, seed=3)
+    nodes = {}
+    for depth in (2, 6, 10):
+        s = Searcher(manhattan_heuristic(shape), prune=depth)
+        nodes[depth] = 0
+        for cells in states:
+            board = Board(shape, cells)
+            res = s.solve(board)
+            assert res.optimal and res.length == dist[cells], (str(board), depth, res.length, dist[cells])
+            assert check_moves(board, res.moves).ok
+            nodes[depth] += res.nodes
+    assert nodes[10] <= nodes[6] <= nodes[2], nodes
+    assert nodes[10] < nodes[2], nodes
+
+
+def test_a_searcher_builds_a_deeper_automaton_once_its_searches_pay_for_it():
+    shape = Shape.devquiz(3, 3)
+    undo = fsm.undo_only(shape)
+    assert undo.depth == 2 and fsm.deeper(shape, undo, 0.0) is None  # a quick search never waits for one
+    first = fsm.deeper(shape, undo, 1.0)
+    assert first.depth == fsm.FIRST_DEEPER
+    assert fsm.deeper(shape, first, 0.0) is None
+    assert fsm.deeper(shape, first, 1e9).depth == fsm.FIRST_DEEPER + fsm.DEPTH_STEP
+    top = fsm.automaton_for(shape, fsm.MAX_PRUNE_DEPTH)
+    assert fsm.deeper(shape, top, 1e9) is None  # no deeper than the most
+    s = Searcher(manhattan_heuristic(shape))
+    assert s.automaton.depth == 2
+    s.searched = 1e9  # as if it had searched for long: its next iteration gets a deeper one, kept
+    dist = bfs_distances(shape)
+    board = Board(shape, max(dist, key=dist.get))  # a farthest board: several iterations
+    res = s.solve(board)
+    assert res.optimal and s.automaton.depth > 2
+    fixed = Searcher(manhattan_heuristic(shape), prune=4)
+    fixed.searched = 1e9
+    assert fixed.solve(board).length == res.length and fixed.automaton.depth == 4
+
+
+def test_a_ring_has_no_duplicate_paths_but_undos():
+    """Round a ring of eight cells every string of the blank is its own arrangement (a
+    lap turns the tiles round): a deeper automaton keeps every string without an undo."""
+    ring = Shape.korf(3, 3, [4])
+    a = fsm.build_automaton(ring, 10)
+    undo = {"LR", "RL", "UD", "DU"}
+    strings = [(c, "") for c in ring.free_cells]
+    for _ in range(10):
+        longer = [(c, s + m) for c, s in strings for m in "LRUD" if _walk(ring, c, s + m) is not None]
+        for c, s in longer:
+            assert _kept(a, c, s) == (s[-2:] not in undo), (c, s)
+        strings = [(c, s) for c, s in longer if s[-2:] not in undo]
+    assert len(strings) == 2 * len(ring.free_cells)  # round one way or the other
