@@ -4,6 +4,7 @@
     .venv/bin/python scripts/bench_solve.py --db-dir DIR [--sets korf100 depth80 korf24 manhattan devquiz-6x6]
                                             [--korf24-count 5] [--korf24-order length|gap] [--korf24-ids 28 25]
                                             [--journal FILE] [--time-limit S] [--node-limit N] [--threads N]
+                                            [--prune D|auto]
 
 Needs the databases built first (``slidepdb build 4x4 --partition 7-8``;
 ``slidepdb build 5x5 --partition 6-6-6-6 --memory-limit 6G`` for korf24).  Runs
@@ -164,6 +165,11 @@ def main() -> int:
         action="store_true",
         help="read the full one-byte tables even where a file has two-bit copies (A/B runs)",
     )
+    ap.add_argument(
+        "--prune",
+        default="auto",
+        help="the pruning automaton's depth (2: undos only), or auto (the solver's default: deeper as searches grow)",
+    )
     a = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from pdb_builder.formats import read_file
@@ -171,7 +177,7 @@ def main() -> int:
     from solver.search.searcher import Searcher
     from solver.search.tables import heuristic_for
 
-    make = functools.partial(Searcher, packed=not a.full_tables)
+    make = functools.partial(Searcher, packed=not a.full_tables, prune=None if a.prune == "auto" else int(a.prune))
     out = []
     for name in a.sets:
         if name in ("korf100", "depth80", "manhattan", "manhattan-only"):

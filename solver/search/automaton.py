@@ -180,9 +180,9 @@ FIRST_DEEPER = 6  # the first automaton after the undo-only one
 DEPTH_STEP = 2  # each deeper one forbids strings this much longer
 MAX_PRUNE_DEPTH = 14
 MAX_STATES = 2_000_000  # 16 bytes a state: at most 32 MB an automaton
-STEP_GROWTH = 8.0  # an automaton two moves deeper against this one: states and build time, about
+STEP_GROWTH = 5.0  # an automaton two moves deeper against this one: states and build time (4.2x-4.7x measured)
 FIRST_BUILD = 0.005  # seconds to expect for the first deeper one
-UPGRADE_AFTER = 20.0  # searched this many times the next one's expected build time: build it
+UPGRADE_AFTER = 10.0  # searched this many times the next one's expected build time: build it
 
 
 def undo_only(shape: Shape) -> Automaton:
@@ -192,7 +192,7 @@ def undo_only(shape: Shape) -> Automaton:
 
 def deeper(shape: Shape, current: Automaton, searched: float) -> Automaton | None:
     """An automaton deeper than ``current`` once ``searched`` seconds of search on
-    ``shape`` make its build worth it (at most a twentieth of them), else None."""
+    ``shape`` make its build worth it (at most a tenth of them), else None."""
     depth = FIRST_DEEPER if current.depth < FIRST_DEEPER else current.depth + DEPTH_STEP
     if depth > MAX_PRUNE_DEPTH or current.states * STEP_GROWTH > MAX_STATES:
         return None
