@@ -45,6 +45,7 @@ def _kept(a, start, string):
     "shape, depth",
     [
         (Shape.korf(3, 3), 6),
+        (Shape.devquiz(3, 3, [4]), 4),  # learnt in plain Python (the others by the compiled search)
         (Shape.devquiz(2, 4), 8),
         (Shape.devquiz(3, 4, [4]), 7),
         (Shape.devquiz(4, 4, [1, 9]), 6),  # cell 5 a cut vertex
@@ -116,6 +117,7 @@ def test_a_searcher_builds_a_deeper_automaton_once_its_searches_pay_for_it():
     assert first.depth == fsm.FIRST_DEEPER
     assert fsm.deeper(shape, first, 0.0) is None
     assert fsm.deeper(shape, first, 1e9).depth == fsm.FIRST_DEEPER + fsm.DEPTH_STEP
+    assert fsm.deeper(shape, first, 1e9, left=0.001) is None  # never a build a time limit has no room for
     top = fsm.automaton_for(shape, fsm.MAX_PRUNE_DEPTH)
     assert fsm.deeper(shape, top, 1e9) is None  # no deeper than the most
     s = Searcher(manhattan_heuristic(shape))

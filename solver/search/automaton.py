@@ -36,6 +36,7 @@ import numpy as np
 from pdb_builder.board import MOVES, Shape
 
 PRUNED = -1  # a move that completes a forbidden string, or leaves the board
+PYTHON_UP_TO = 4  # automata this deep are learnt in plain Python, deeper ones by solver.search.automaton_bfs
 _NONE, _FORBIDDEN = -1, -2  # a trie node's child: none, or a forbidden string
 
 
@@ -116,14 +117,16 @@ def _trie(tgt: np.ndarray, free, depth: int):
     return np.array(child, dtype=np.int64).reshape(-1, 4), np.array(cell), np.array(level), roots, forbidden
 
 
-def _keep_prefixes(child: np.ndarray, roots: dict) -> np.ndarray:
+def _keep_prefixes(child: np.ndarray, level: np.ndarray, roots: dict) -> np.ndarray:
     """Which trie nodes are roots or prefixes of a forbidden string (the others are
     never a state: the machine falls back past them)."""
     useful = (child == _FORBIDDEN).any(axis=1)
-    for u in range(len(child) - 1, -1, -1):  # children after their parents
-        if not useful[u]:
-            kids = child[u][child[u] >= 0]
-            useful[u] = bool(useful[kids].any()) if len(kids) else False
+    for k in range(int(level.max(initial=0)), -1, -1):  # children before their parents
+        us = np.nonzero(level == k)[0]
+        kids = child[us]
+        below = np.zeros(kids.shape, dtype=bool)
+        below[kids >= 0] = useful[kids[kids >= 0]]
+        useful[us] |= below.any(axis=1)
     useful[list(roots.values())] = True
     return useful
 
@@ -134,8 +137,16 @@ def build_automaton(shape: Shape, depth: int) -> Automaton:
         raise ValueError("an automaton's depth is at least 2 (the undo of a move)")
     t0 = time.perf_counter()
     tgt = move_targets(shape)
-    child, cell, level, roots, forbidden = _trie(tgt, shape.free_cells, depth)
-    keep = _keep_prefixes(child, roots)
+    if depth <= PYTHON_UP_TO:  # small enough for plain Python: no numba to load
+        child, cell, level, roots, forbidden = _trie(tgt, shape.free_cells, depth)
+    else:
+        from .automaton_bfs import trie
+
+        zob = np.random.default_rng(0).integers(0, 2**63, size=(shape.n, shape.n), dtype=np.uint64)
+        free = np.array(shape.free_cells, dtype=np.int64)
+        child, cell, level, root_arr, forbidden = trie(tgt, free, depth, zob)
+        roots = {int(p): int(root_arr[p]) for p in shape.free_cells}
+    keep = _keep_prefixes(child, level, roots)
     new = np.full(len(child), -1, dtype=np.int64)
     new[keep] = np.arange(int(keep.sum()))
     child = child[keep]
@@ -167,7 +178,7 @@ def build_automaton(shape: Shape, depth: int) -> Automaton:
     return Automaton(depth, delta.astype(np.int32), root_of, forbidden, time.perf_counter() - t0)
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=8)
 def automaton_for(shape: Shape, depth: int) -> Automaton:
     """:func:`build_automaton`, kept in memory for the shape's next search."""
     return build_automaton(shape, depth)
@@ -179,7 +190,7 @@ def automaton_for(shape: Shape, depth: int) -> Automaton:
 FIRST_DEEPER = 6  # the first automaton after the undo-only one
 DEPTH_STEP = 2  # each deeper one forbids strings this much longer
 MAX_PRUNE_DEPTH = 14
-MAX_STATES = 2_000_000  # 16 bytes a state: at most 32 MB an automaton
+MAX_STATES = 1_000_000  # 16 bytes a state: at most 16 MB an automaton
 STEP_GROWTH = 5.0  # an automaton two moves deeper against this one: states and build time (4.2x-4.7x measured)
 FIRST_BUILD = 0.005  # seconds to expect for the first deeper one
 UPGRADE_AFTER = 10.0  # searched this many times the next one's expected build time: build it
@@ -190,13 +201,14 @@ def undo_only(shape: Shape) -> Automaton:
     return automaton_for(shape, 2)
 
 
-def deeper(shape: Shape, current: Automaton, searched: float) -> Automaton | None:
+def deeper(shape: Shape, current: Automaton, searched: float, left: float | None = None) -> Automaton | None:
     """An automaton deeper than ``current`` once ``searched`` seconds of search on
-    ``shape`` make its build worth it (at most a tenth of them), else None."""
+    ``shape`` make its build worth it (at most a tenth of them, and of the ``left``
+    seconds of a search's time limit), else None."""
     depth = FIRST_DEEPER if current.depth < FIRST_DEEPER else current.depth + DEPTH_STEP
     if depth > MAX_PRUNE_DEPTH or current.states * STEP_GROWTH > MAX_STATES:
         return None
     expected = FIRST_BUILD if current.depth < FIRST_DEEPER else current.seconds * STEP_GROWTH
-    if searched < UPGRADE_AFTER * expected:
+    if min(searched, float("inf") if left is None else left) < UPGRADE_AFTER * expected:
         return None
     return automaton_for(shape, depth)

@@ -194,13 +194,14 @@ class Searcher:
         """The state at ``board``'s root of the pruning automaton ``fsm`` (or the searcher's)."""
         return int((fsm or self.automaton).roots[board.blank])
 
-    def pruning_after(self, fsm: Automaton, seconds: float) -> Automaton:
-        """The automaton for a search's next iteration, ``seconds`` into it with ``fsm``:
-        a deeper one once the searcher's searches have run long enough to pay for it
+    def pruning_after(self, fsm: Automaton, seconds: float, left: float | None) -> Automaton:
+        """The automaton for a search's next iteration, ``seconds`` into it with ``fsm``
+        and ``left`` seconds to its time limit (None: none): a deeper one once the
+        searcher's searches have run long enough to pay for it and the limit leaves room
         (:func:`~solver.search.automaton.deeper`), kept for its later searches."""
         if self.prune is not None:
             return fsm
-        better = deeper(self.shape, self.automaton, self.searched + seconds)
+        better = deeper(self.shape, self.automaton, self.searched + seconds, left)
         if better is not None and better.depth > self.automaton.depth:
             self.automaton = better
         return self.automaton if self.automaton.depth > fsm.depth else fsm
@@ -441,7 +442,8 @@ class Searcher:
                 nxt = out.next_threshold
             done.append((thresh, last[1], round(time.perf_counter() - began[1], 4)))
             began = (nodes, time.perf_counter())
-            if fsm is not (fsm := self.pruning_after(fsm, began[1] - t0)):
+            left = None if deadline is None else deadline - began[1]
+            if fsm is not (fsm := self.pruning_after(fsm, began[1] - t0, left)):
                 tables = self.kernel_tables(fsm)
             if nxt >= max_depth:
                 # Thresholds stay below max_depth, so the stack never overflows and no
