@@ -112,23 +112,23 @@ def test_pruned_searches_keep_optimal_lengths_with_fewer_nodes(shape):
 def test_a_searcher_builds_a_deeper_automaton_once_its_searches_pay_for_it():
     shape = Shape.devquiz(3, 3)
     undo = fsm.undo_only(shape)
-    assert undo.depth == 2 and fsm.deeper(shape, undo, 0.0) is None  # a quick search never waits for one
-    first = fsm.deeper(shape, undo, 1.0)
+    assert undo.depth == 2 and fsm.deeper(shape, undo, 1_000) is None  # a quick search never waits for one
+    first = fsm.deeper(shape, undo, 10**7)
     assert first.depth == fsm.FIRST_DEEPER
-    assert fsm.deeper(shape, first, 0.0) is None
-    assert fsm.deeper(shape, first, 1e9).depth == fsm.FIRST_DEEPER + fsm.DEPTH_STEP
-    assert fsm.deeper(shape, first, 1e9, left=0.001) is None  # never a build a time limit has no room for
+    assert fsm.deeper(shape, first, 1_000) is None
+    assert fsm.deeper(shape, first, 10**9).depth == fsm.FIRST_DEEPER + fsm.DEPTH_STEP
+    assert fsm.deeper(shape, first, 10**9, left=1e-6) is None  # never a build a time limit has no room for
     top = fsm.automaton_for(shape, fsm.MAX_PRUNE_DEPTH)
-    assert fsm.deeper(shape, top, 1e9) is None  # no deeper than the most
+    assert fsm.deeper(shape, top, 10**12) is None  # no deeper than the most
     s = Searcher(manhattan_heuristic(shape))
     assert s.automaton.depth == 2
-    s.searched = 1e9  # as if it had searched for long: its next iteration gets a deeper one, kept
+    s.searched = 10**12  # as if it had searched for long: its next iteration gets a deeper one, kept
     dist = bfs_distances(shape)
     board = Board(shape, max(dist, key=dist.get))  # a farthest board: several iterations
     res = s.solve(board)
     assert res.optimal and s.automaton.depth > 2
     fixed = Searcher(manhattan_heuristic(shape), prune=4)
-    fixed.searched = 1e9
+    fixed.searched = 10**12
     assert fixed.solve(board).length == res.length and fixed.automaton.depth == 4
 
 

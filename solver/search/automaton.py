@@ -185,15 +185,19 @@ def automaton_for(shape: Shape, depth: int) -> Automaton:
 
 
 # A search starts with the deepest automaton its searcher has and is given a deeper one
-# between iterations once the searcher's searches have run long enough that the build is a
-# small part of their time (a board solved in a millisecond never waits for one).
+# between iterations once the searcher's searches have generated enough nodes that the build
+# is a small part of their work (a board solved in a millisecond never waits for one).  The
+# decision counts nodes, not seconds, so a search's node counts are the same on any machine
+# and any number of threads; only a time limit too near for the build holds it back.
 FIRST_DEEPER = 6  # the first automaton after the undo-only one
 DEPTH_STEP = 2  # each deeper one forbids strings this much longer
 MAX_PRUNE_DEPTH = 14
 MAX_STATES = 1_000_000  # 16 bytes a state: at most 16 MB an automaton
-STEP_GROWTH = 5.0  # an automaton two moves deeper against this one: states and build time (4.2x-4.7x measured)
-FIRST_BUILD = 0.005  # seconds to expect for the first deeper one
-UPGRADE_AFTER = 10.0  # searched this many times the next one's expected build time: build it
+STEP_GROWTH = 5.0  # an automaton two moves deeper against this one: states (4.2x-4.7x measured)
+FIRST_STATES = 200  # states a free cell to expect of the first deeper one
+STATE_NODES = 10  # a state costs about what ten nodes of search cost (1 us against 0.1 us)
+STATE_SECONDS = 2e-6  # and at most this many seconds
+UPGRADE_AFTER = 10.0  # searched this many times the next one's expected cost: build it
 
 
 def undo_only(shape: Shape) -> Automaton:
@@ -201,14 +205,16 @@ def undo_only(shape: Shape) -> Automaton:
     return automaton_for(shape, 2)
 
 
-def deeper(shape: Shape, current: Automaton, searched: float, left: float | None = None) -> Automaton | None:
-    """An automaton deeper than ``current`` once ``searched`` seconds of search on
-    ``shape`` make its build worth it (at most a tenth of them, and of the ``left``
-    seconds of a search's time limit), else None."""
+def deeper(shape: Shape, current: Automaton, searched: int, left: float | None = None) -> Automaton | None:
+    """An automaton deeper than ``current`` once ``searched`` nodes generated on
+    ``shape`` make its build worth it (at most a tenth of their cost, and of the
+    ``left`` seconds of a search's time limit), else None."""
     depth = FIRST_DEEPER if current.depth < FIRST_DEEPER else current.depth + DEPTH_STEP
     if depth > MAX_PRUNE_DEPTH or current.states * STEP_GROWTH > MAX_STATES:
         return None
-    expected = FIRST_BUILD if current.depth < FIRST_DEEPER else current.seconds * STEP_GROWTH
-    if min(searched, float("inf") if left is None else left) < UPGRADE_AFTER * expected:
+    states = FIRST_STATES * len(shape.free_cells) if current.depth < FIRST_DEEPER else current.states * STEP_GROWTH
+    if searched < UPGRADE_AFTER * STATE_NODES * states:
+        return None
+    if left is not None and left < UPGRADE_AFTER * STATE_SECONDS * states:
         return None
     return automaton_for(shape, depth)

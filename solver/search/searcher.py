@@ -118,10 +118,11 @@ class Searcher:
         self.shape = heuristic.shape
         self.nbr, self.ndeg, self.letters = neighbour_arrays(self.shape)
         # duplicate paths pruned by the shape's automaton (solver.search.automaton): of depth
-        # ``prune``, or (None) deeper as this searcher's searches grow long (``searched`` seconds)
+        # ``prune``, or (None) deeper as this searcher's searches grow long (``searched``: the
+        # nodes they generated)
         self.prune = prune
         self.automaton = undo_only(self.shape) if prune is None else automaton_for(self.shape, prune)
-        self.searched = 0.0
+        self.searched = 0
         self.ndir = np.array([[max(MOVES.find(m), 0) for m in row] for row in self.letters], dtype=np.int64)
         (
             self.tables,
@@ -194,14 +195,14 @@ class Searcher:
         """The state at ``board``'s root of the pruning automaton ``fsm`` (or the searcher's)."""
         return int((fsm or self.automaton).roots[board.blank])
 
-    def pruning_after(self, fsm: Automaton, seconds: float, left: float | None) -> Automaton:
-        """The automaton for a search's next iteration, ``seconds`` into it with ``fsm``
+    def pruning_after(self, fsm: Automaton, nodes: int, left: float | None) -> Automaton:
+        """The automaton for a search's next iteration, ``nodes`` into it with ``fsm``
         and ``left`` seconds to its time limit (None: none): a deeper one once the
         searcher's searches have run long enough to pay for it and the limit leaves room
         (:func:`~solver.search.automaton.deeper`), kept for its later searches."""
         if self.prune is not None:
             return fsm
-        better = deeper(self.shape, self.automaton, self.searched + seconds, left)
+        better = deeper(self.shape, self.automaton, self.searched + nodes, left)
         if better is not None and better.depth > self.automaton.depth:
             self.automaton = better
         return self.automaton if self.automaton.depth > fsm.depth else fsm
@@ -330,7 +331,7 @@ class Searcher:
         result.nodes += spent
         result.expanded += spent_expanded
         result.seconds = time.perf_counter() - t0
-        self.searched += result.seconds
+        self.searched += result.nodes
         self.reads.wait()
         return result
 
@@ -443,7 +444,7 @@ class Searcher:
             done.append((thresh, last[1], round(time.perf_counter() - began[1], 4)))
             began = (nodes, time.perf_counter())
             left = None if deadline is None else deadline - began[1]
-            if fsm is not (fsm := self.pruning_after(fsm, began[1] - t0, left)):
+            if fsm is not (fsm := self.pruning_after(fsm, nodes, left)):
                 tables = self.kernel_tables(fsm)
             if nxt >= max_depth:
                 # Thresholds stay below max_depth, so the stack never overflows and no
