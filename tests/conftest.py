@@ -1,8 +1,12 @@
 import os
+import random
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from pdb_builder.cores import Share
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -110,3 +114,63 @@ def slow_build(*args, threads, **kw):
         if threads.stopped:
             raise BuildStopped
         time.sleep(0.01)
+
+
+# -- one board on several threads (tests/test_parallel.py, tests/test_parallel_limits.py) --------
+THREADS = (1, 2, 4)  # 4: more threads than this machine's cores
+
+
+@pytest.fixture
+def split(monkeypatch):
+    """Parallel after 40 nodes of an iteration, split at the first depth and a second
+    one below it, windows of one node at each, threads back in Python every 16 nodes,
+    a node at the split depth shared after 16 nodes in it; counts the windows taken."""
+    import solver.search.kernel as kernel
+    import solver.search.threads as parallel
+
+    monkeypatch.setattr(kernel, "SLICE_NODES", 40)
+    monkeypatch.setattr(parallel, "PAR_SLICE", 16)
+    monkeypatch.setattr(parallel, "SPLIT_MIN", 1)
+    monkeypatch.setattr(parallel, "WINDOW_NODES", 1)
+    monkeypatch.setattr(parallel, "SPLIT2_FACTOR", 2)
+    monkeypatch.setattr(parallel, "SHARE_AFTER", 16)
+    monkeypatch.setattr(parallel, "SHARE_THREADS", 1)
+    taken = []
+    take = parallel.Iteration._take
+
+    def counted(self, w, *args, **kw):
+        taken.append(self.taken)
+        return take(self, w, *args, **kw)
+
+    monkeypatch.setattr(parallel.Iteration, "_take", counted)
+    return taken
+
+
+class Restless(Share):
+    """A grant that changes at every look, 1 to 4 threads: threads join and leave all
+    through an iteration (``slidepdb run`` changes a board's grant as slots idle and fill)."""
+
+    def __init__(self, seed):
+        super().__init__(grant=np.ones(1, dtype=np.int64), used=np.zeros(1, dtype=np.int64))
+        self.rng = random.Random(seed)
+        self.reported = []
+
+    @property
+    def granted(self):
+        return self.rng.randint(1, 4)
+
+    def report(self, running):
+        self.reported.append(running)
+
+    def left(self) -> bool:
+        """Whether threads ever stopped while others went on."""
+        return any(0 < b < a for a, b in zip(self.reported, self.reported[1:]))
+
+
+def sample_states(shape, k, seed):
+    """The BFS distances of ``shape`` and its three farthest states plus ``k`` drawn at random."""
+    from .naive import bfs_distances
+
+    dist = bfs_distances(shape)
+    far = sorted(dist, key=lambda c: (-dist[c], c))[:3]  # the hardest states, plus a random sample
+    return dist, far + random.Random(seed).sample(sorted(dist), k)
