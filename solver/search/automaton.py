@@ -62,15 +62,31 @@ class Automaton:
         return int(self.delta.nbytes + self.roots.nbytes)
 
 
-def move_targets(shape: Shape) -> np.ndarray:
-    """``tgt[cell, move]``: the cell the blank reaches from ``cell`` by move L, R, U or D;
-    -1 where that is off the board or a wall (or ``cell`` is one)."""
-    tgt = np.full((shape.n, 4), -1, dtype=np.int64)
-    for c in shape.free_cells:
+def neighbour_arrays(shape: Shape):
+    """``nbr[c, k]``: the ``k``-th free neighbour of ``c`` (L R U D order), ``ndeg[c]``: how
+    many; the move letter of each (``c``, ``k``) and its index in L R U D (the automaton's
+    column)."""
+    n = shape.n
+    nbr = np.full((n, 4), -1, dtype=np.int64)
+    ndeg = np.zeros(n, dtype=np.int64)
+    letters = np.full((n, 4), "?", dtype="<U1")
+    ndir = np.zeros((n, 4), dtype=np.int64)
+    for c in range(n):
         for m, letter in enumerate(MOVES):
             d = shape.move_target(c, letter)
             if d is not None and d in shape.neighbours[c]:
-                tgt[c, m] = d
+                nbr[c, ndeg[c]], letters[c, ndeg[c]], ndir[c, ndeg[c]] = d, letter, m
+                ndeg[c] += 1
+    return nbr, ndeg, letters, ndir
+
+
+def move_targets(shape: Shape) -> np.ndarray:
+    """``tgt[cell, move]``: the cell the blank reaches from ``cell`` by move L, R, U or D;
+    -1 where that is off the board or a wall (or ``cell`` is one)."""
+    nbr, ndeg, _, ndir = neighbour_arrays(shape)
+    tgt = np.full((shape.n, 4), -1, dtype=np.int64)
+    for c in shape.free_cells:
+        tgt[c, ndir[c, : ndeg[c]]] = nbr[c, : ndeg[c]]
     return tgt
 
 

@@ -21,12 +21,12 @@ from functools import cached_property
 
 import numpy as np
 
-from pdb_builder.board import MOVES, Board
+from pdb_builder.board import Board
 from pdb_builder.cores import Share, share_of
 from pdb_builder.entries import bits_at, root_value
 from pdb_builder.solvability import decide
 
-from .automaton import Automaton, automaton_for, deeper, undo_only
+from .automaton import Automaton, automaton_for, deeper, neighbour_arrays, undo_only
 from .first_nodes import first_nodes_search, kernel_loaded
 from .heuristic import (
     MAX_LOOKUP_TILES,
@@ -75,23 +75,6 @@ def _kernel():
     return ida_kernel
 
 
-def neighbour_arrays(shape):
-    """nbr[c, k]: k-th free neighbour of c (L R U D order), ndeg[c]: how many; and
-    the move letter of each (c, k)."""
-    n = shape.n
-    nbr = np.full((n, 4), -1, dtype=np.int64)
-    ndeg = np.zeros(n, dtype=np.int64)
-    letters = np.full((n, 4), "?", dtype="<U1")
-    for c in range(n):
-        for m in MOVES:
-            d = shape.move_target(c, m)
-            if d is not None and d in shape.neighbours[c]:
-                nbr[c, ndeg[c]] = d
-                letters[c, ndeg[c]] = m
-                ndeg[c] += 1
-    return nbr, ndeg, letters
-
-
 def slice_within(nodes: int, elapsed: float, left: float) -> int:
     """Nodes for the next slice of a search with ``left`` seconds to its time limit,
     having visited ``nodes`` in ``elapsed`` seconds: what it visits in the time left at
@@ -116,14 +99,13 @@ class Searcher:
         # (the CLI's live line of one board, solver.cli.progress.SearchLine), or None
         self.progress = None
         self.shape = heuristic.shape
-        self.nbr, self.ndeg, self.letters = neighbour_arrays(self.shape)
+        self.nbr, self.ndeg, self.letters, self.ndir = neighbour_arrays(self.shape)
         # duplicate paths pruned by the shape's automaton (solver.search.automaton): of depth
         # ``prune``, or (None) deeper as this searcher's searches grow long (``searched``: the
         # nodes they generated)
         self.prune = prune
         self.automaton = undo_only(self.shape) if prune is None else automaton_for(self.shape, prune)
         self.searched = 0
-        self.ndir = np.array([[max(MOVES.find(m), 0) for m in row] for row in self.letters], dtype=np.int64)
         (
             self.tables,
             self.lk_k,
