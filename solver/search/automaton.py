@@ -36,8 +36,7 @@ import numpy as np
 from pdb_builder.board import MOVES, Shape
 
 PRUNED = -1  # a move that completes a forbidden string, or leaves the board
-PYTHON_UP_TO = 4  # automata this deep are learnt in plain Python, deeper ones by solver.search.automaton_bfs
-_NONE, _FORBIDDEN = -1, -2  # a trie node's child: none, or a forbidden string
+NO_CHILD, FORBIDDEN = -1, -2  # a string trie's child (solver.search.automaton_bfs): none, or a forbidden string
 
 
 @dataclass(frozen=True)
@@ -90,53 +89,31 @@ def move_targets(shape: Shape) -> np.ndarray:
     return tgt
 
 
-def _trie(tgt: np.ndarray, free, depth: int):
-    """The canonical strings shorter than ``depth`` from every free cell as a trie:
-    ``child[u]`` (four entries: a node, :data:`_NONE` or :data:`_FORBIDDEN`), each node's
-    cell and depth, and the roots.  Nodes are numbered parents first."""
-    n = tgt.shape[0]
-    child, cell, level = [], [], []
-    roots = {}
-    forbidden = 0
-    for p in free:
-        start = bytes(range(n))  # every cell its own label: an arrangement is the bytes
-        roots[p] = len(child)
-        child.append([_NONE] * 4)
-        cell.append(p)
-        level.append(0)
-        seen = {start}
-        front = [(start, p, roots[p])]
-        for k in range(depth):
-            nxt = []
-            for arr, b, u in front:  # strings in order: the first to reach an arrangement is canonical
-                row = child[u]
-                for m in range(4):
-                    c = tgt[b, m]
-                    if c < 0:
-                        continue
-                    a = bytearray(arr)
-                    a[b], a[c] = a[c], a[b]
-                    key = bytes(a)
-                    if key in seen:
-                        row[m] = _FORBIDDEN
-                        forbidden += 1
-                    elif k + 1 < depth:
-                        seen.add(key)
-                        row[m] = len(child)
-                        child.append([_NONE] * 4)
-                        cell.append(int(c))
-                        level.append(k + 1)
-                        nxt.append((key, c, row[m]))
-                    else:
-                        seen.add(key)
-            front = nxt
-    return np.array(child, dtype=np.int64).reshape(-1, 4), np.array(cell), np.array(level), roots, forbidden
+def _undo_only(shape: Shape, tgt: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """The depth-2 machine, made directly (plain Python: no numba to load for it): a root
+    per free cell, and a state per move into a cell, which forbids the move back."""
+    free = shape.free_cells
+    root_of = np.full(shape.n, -1, dtype=np.int64)
+    root_of[list(free)] = np.arange(len(free))
+    arrivals = [(d, m) for c in free for m in range(4) if (d := int(tgt[c, m])) >= 0]
+    state_of = {a: len(free) + i for i, a in enumerate(arrivals)}
+    delta = np.full((len(free) + len(arrivals), 4), PRUNED, dtype=np.int64)
+    for c in free:
+        for m in range(4):
+            d = int(tgt[c, m])
+            if d < 0:
+                continue
+            delta[root_of[c], m] = state_of[(d, m)]
+            for m_in in range(4):
+                if (c, m_in) in state_of and m != m_in ^ 1:  # L R and U D undo each other
+                    delta[state_of[(c, m_in)], m] = state_of[(d, m)]
+    return delta, root_of, len(arrivals)
 
 
 def _keep_prefixes(child: np.ndarray, level: np.ndarray, roots: dict) -> np.ndarray:
     """Which trie nodes are roots or prefixes of a forbidden string (the others are
     never a state: the machine falls back past them)."""
-    useful = (child == _FORBIDDEN).any(axis=1)
+    useful = (child == FORBIDDEN).any(axis=1)
     for k in range(int(level.max(initial=0)), -1, -1):  # children before their parents
         us = np.nonzero(level == k)[0]
         kids = child[us]
@@ -153,20 +130,19 @@ def build_automaton(shape: Shape, depth: int) -> Automaton:
         raise ValueError("an automaton's depth is at least 2 (the undo of a move)")
     t0 = time.perf_counter()
     tgt = move_targets(shape)
-    if depth <= PYTHON_UP_TO:  # small enough for plain Python: no numba to load
-        child, cell, level, roots, forbidden = _trie(tgt, shape.free_cells, depth)
-    else:
-        from .automaton_bfs import trie
+    if depth == 2:
+        delta, root_of, forbidden = _undo_only(shape, tgt)
+        return Automaton(2, delta.astype(np.int32), root_of, forbidden, time.perf_counter() - t0)
+    from .automaton_bfs import trie
 
-        zob = np.random.default_rng(0).integers(0, 2**63, size=(shape.n, shape.n), dtype=np.uint64)
-        free = np.array(shape.free_cells, dtype=np.int64)
-        child, cell, level, root_arr, forbidden = trie(tgt, free, depth, zob)
-        roots = {int(p): int(root_arr[p]) for p in shape.free_cells}
+    zob = np.random.default_rng(0).integers(0, 2**63, size=(shape.n, shape.n), dtype=np.uint64)
+    child, cell, level, root_arr, forbidden = trie(tgt, np.array(shape.free_cells, dtype=np.int64), depth, zob)
+    roots = {int(p): int(root_arr[p]) for p in shape.free_cells}
     keep = _keep_prefixes(child, level, roots)
     new = np.full(len(child), -1, dtype=np.int64)
     new[keep] = np.arange(int(keep.sum()))
     child = child[keep]
-    child = np.where(child >= 0, new[np.maximum(child, 0)], child)  # dropped nodes become _NONE
+    child = np.where(child >= 0, new[np.maximum(child, 0)], child)  # dropped nodes become NO_CHILD
     cell, level = cell[keep], level[keep]
     root_of = np.full(shape.n, -1, dtype=np.int64)
     for p, u in roots.items():
@@ -188,7 +164,7 @@ def build_automaton(shape: Shape, depth: int) -> Automaton:
         for m in range(4):
             ch = child[us, m]
             fall = delta[fail[us], m]
-            legal = (tgt[cell[us], m] >= 0) & (ch != _FORBIDDEN)
+            legal = (tgt[cell[us], m] >= 0) & (ch != FORBIDDEN)
             delta[us, m] = np.where(ch >= 0, ch, np.where(legal, fall, PRUNED))
             fail[ch[ch >= 0]] = fall[ch >= 0]
     return Automaton(depth, delta.astype(np.int32), root_of, forbidden, time.perf_counter() - t0)

@@ -15,7 +15,7 @@ import numpy as np
 
 from pdb_builder.jitload import load_cached
 
-NONE, FORBIDDEN = -1, -2  # a trie node's child: none, or a forbidden string
+from .automaton import FORBIDDEN, NO_CHILD
 
 
 @nb.njit(cache=True)
@@ -50,11 +50,11 @@ def _same_after_swap(arrs, j, s, b, c):
 @nb.njit(cache=True)
 def trie(tgt, free, depth, zob):
     """The canonical strings shorter than ``depth`` from every cell of ``free`` as a
-    trie, nodes numbered parents first: ``child[u, move]`` (a node, :data:`NONE` or
+    trie, nodes numbered parents first: ``child[u, move]`` (a node, :data:`NO_CHILD` or
     :data:`FORBIDDEN`), each node's cell and depth, ``roots[cell]`` and the number of
     forbidden strings.  ``tgt[cell, move]``: the blank's next cell, -1 off the board."""
     n = tgt.shape[0]
-    child = np.full((1024, 4), NONE, dtype=np.int64)
+    child = np.full((1024, 4), NO_CHILD, dtype=np.int64)
     cell = np.empty(1024, dtype=np.int64)
     level = np.empty(1024, dtype=np.int64)
     roots = np.full(n, -1, dtype=np.int64)
@@ -74,7 +74,7 @@ def trie(tgt, free, depth, zob):
         table[h0 & np.uint64(size - 1)] = 0
         states = 1
         roots[p] = nodes
-        child = _grow2(child, nodes + 1, NONE)
+        child = _grow2(child, nodes + 1, NO_CHILD)
         cell = _grow1(cell, nodes + 1)
         level = _grow1(level, nodes + 1)
         cell[nodes] = p
@@ -127,7 +127,7 @@ def trie(tgt, free, depth, zob):
                                 t = (t + 1) & (size - 1)
                             table[t] = j
                     if k + 1 < depth:
-                        child = _grow2(child, nodes + 1, NONE)
+                        child = _grow2(child, nodes + 1, NO_CHILD)
                         cell = _grow1(cell, nodes + 1)
                         level = _grow1(level, nodes + 1)
                         child[u, m] = nodes
