@@ -26,7 +26,7 @@ from pdb_builder.errors import BoardError
 
 from ..fallback import SHORTER
 from ..outcome import Known, Outcome
-from .answers import totals
+from .answers import excess_over, totals
 from .batch import BOARD_SPAN
 
 ANSWER_SHARE = 0.15  # of the time left at the answer pass's start: what its first step may take
@@ -269,8 +269,7 @@ def over_limits(outcomes, limits) -> int:
     directions over added up (0: they fit, or there are no limits)."""
     if limits is None:
         return 0
-    use = totals(x.extra.get("moves") for x in outcomes if x.status == "solved")
-    return sum(max(0, u - int(lim)) for u, lim in zip(use, limits))
+    return sum(excess_over(totals(x.extra.get("moves") for x in outcomes if x.status == "solved"), limits).values())
 
 
 def to_shorten(outcomes: dict, excess: int, tried=()) -> list[int]:

@@ -33,6 +33,11 @@ def totals(answers) -> list[int]:
     return out
 
 
+def excess_over(use, limits) -> dict[int, int]:
+    """Each direction (0-3: L R U D) whose moves ``use`` takes past ``limits``, and by how many."""
+    return {k: use[k] - int(limits[k]) for k in range(4) if use[k] > int(limits[k])}
+
+
 def fit_limits(answers: dict[int, str], limits, optimal: dict[int, bool] | None = None) -> set[int]:
     """Indices of the answers to leave out so the rest fit ``limits`` (L, R, U, D).
 
@@ -46,10 +51,9 @@ def fit_limits(answers: dict[int, str], limits, optimal: dict[int, bool] | None 
     dropped: set[int] = set()
     counts = {i: direction_counts(m) for i, m in answers.items() if m}
     while True:
-        over = [k for k in range(4) if use[k] > limits[k]]
-        if not over:
+        excess = excess_over(use, limits)
+        if not excess:
             return dropped
-        excess = {k: use[k] - limits[k] for k in over}
         best = max(
             (i for i in counts if i not in dropped),
             key=lambda i: (

@@ -1,0 +1,276 @@
+"""The fallback (solver/fallback/): beams, staged search, polishing and a walled board's own
+layout tables; every answer simulated and held against breadth-first lengths, never
+shorter than optimal."""
+
+import random
+
+import pytest
+
+from pdb_builder.board import Board, Shape
+from pdb_builder.formats import read_board_arg
+from pdb_builder.moves import check_moves
+from solver.fallback import staged
+from solver.fallback.beam import beam_search
+from solver.fallback.polish import polish
+from solver.fallback.staged import staged_search
+from solver.search.heuristic import manhattan_heuristic
+from solver.search.limits import Budget
+from solver.search.searcher import Searcher
+
+from .naive import bfs_distances
+from .test_inspect import walk
+
+
+@pytest.mark.parametrize("walls", [(), (4,), (1, 3)])
+def test_beam_answers_reach_the_goal_and_are_never_shorter_than_optimal(walls):
+    shape = Shape.devquiz(3, 3, list(walls))
+    dist = bfs_distances(shape)  # from the goal: the distance of every reachable state
+    searcher = Searcher(manhattan_heuristic(shape))
+    for seed in range(8):
+        board = read_board_arg(walk(shape, steps=300, seed=seed)).records[0].board
+        for width in (1, 64):
+            moves = beam_search(searcher, board, width=width)
+            if moves is None:
+                assert width == 1  # a beam of one can die out at a dead end
+                continue
+            assert check_moves(board, moves).ok and len(moves) >= dist[board.cells]
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        Shape.devquiz(4, 4),
+        Shape.korf(4, 4),
+        Shape.devquiz(4, 4, [5, 9]),
+        Shape.devquiz(5, 4, [6, 11]),
+        Shape.devquiz(4, 4, [1, 6, 11]),
+        Shape.devquiz(5, 3, [6, 8]),
+    ],
+    ids=lambda s: s.key,
+)
+def test_staged_answers_reach_the_goal(shape):
+    """Rings round walls (4x4 w5,9; the 5x4 layout of DevQuiz line 407), corridors and
+    dead ends (a diagonal of walls), plain boards: every answer simulates to the goal."""
+    for seed in range(3):
+        board = read_board_arg(walk(shape, steps=500, seed=seed)).records[0].board
+        moves = staged_search(board)
+        assert moves is not None and check_moves(board, moves).ok
+
+
+def test_staged_answers_the_board_every_other_search_gave_up_on():
+    board = read_board_arg("5,4,BD6A3G=1F9H=E24IJ805").records[0].board  # DevQuiz line 407
+    moves = staged_search(board)
+    assert moves is not None and check_moves(board, moves).ok and len(moves) >= 63  # its proven lower bound
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["5,5,1C3246980A7E=5=B=JIKGLONM", "6,6,7KF56C3DG4=I1J2AH98LV=0OPQ=UTNWEXSZY"],
+    ids=["devquiz-3607", "devquiz-2663"],
+)
+def test_staged_backward_pass_answers_boards_the_forward_pass_leaves_in_a_ring(line):
+    """DevQuiz lines 3607 and 2663: forwards, the stages end in one long ring with a short
+    cut round the blank's goal, which no table-bounded search finishes; backwards (from the
+    goal to the board) they end round the start's blank, and the inverted answer is valid."""
+    board = read_board_arg(line).records[0].board
+    moves = staged._one_pass(staged.reversed_board(board), 0, staged.TABLE_BITS, Budget(), staged.FINAL_NODES)
+    assert moves is not None and check_moves(board, staged.undo(moves)).ok
+
+
+def test_staged_refuses_an_unsolvable_board():
+    assert staged_search(read_board_arg("3,3,213456780").records[0].board) is None
+
+
+@pytest.mark.parametrize(
+    "shape", [Shape.devquiz(3, 3), Shape.devquiz(3, 3, [4]), Shape.devquiz(2, 4)], ids=lambda s: s.key
+)
+def test_polish_keeps_answers_valid_and_never_below_optimal(shape):
+    """The reverse of a long random walk of the blank is a valid, wandering answer:
+    polishing shortens it, to no less than the BFS distance."""
+    dist = bfs_distances(shape)
+    back = {"L": "R", "R": "L", "U": "D", "D": "U"}
+    for seed in range(3):
+        rng = random.Random(seed)
+        cells, b, walk_moves = list(shape.goal), shape.goal_blank, []
+        for _ in range(120):
+            d = rng.choice(shape.neighbours[b])
+            walk_moves.append({-1: "L", 1: "R", -shape.width: "U", shape.width: "D"}[d - b])
+            cells[b], cells[d], b = cells[d], 0, d
+        board = Board(shape, tuple(cells))
+        moves = "".join(back[m] for m in reversed(walk_moves))
+        assert check_moves(board, moves).ok
+        shorter = polish(board, moves, time_limit=5)
+        assert check_moves(board, shorter).ok and dist[board.cells] <= len(shorter) < len(moves)
+
+
+@pytest.mark.parametrize(
+    "shape", [Shape.devquiz(3, 3, [1]), Shape.devquiz(4, 3, [1, 6]), Shape.korf(3, 3)], ids=lambda s: s.key
+)
+def test_fallback_layout_tables_never_overestimate(shape):
+    """The tables the fallback builds in memory, for a shape and for a reversed board's
+    custom goal, against exhaustive BFS."""
+    from solver.fallback.ladder import layout_searcher
+
+    dist = bfs_distances(shape)
+    searcher = layout_searcher(shape, Budget())
+    assert searcher is not None and searcher.h.lookups
+    raised = 0
+    for cells, d in dist.items():
+        h = searcher.initial_h(Board(shape, cells))
+        assert h <= d, (cells, h, d)
+        raised += h > shape.manhattan(cells)
+    assert raised  # the tables see what Manhattan distance does not
+    far = max(dist, key=dist.get)
+    back = staged.reversed_board(Board(shape, far))
+    back_searcher = layout_searcher(back.shape, Budget())
+    assert back_searcher.initial_h(back) <= dist[far]
+
+
+def test_fallback_answers_a_ring_board_manhattan_beams_cannot():
+    """DevQuiz line 2903: walls leave one ring; the Manhattan beam dies out, the layout
+    tables' beams (forwards or backwards) answer within the fallback's budget."""
+    from solver.fallback.ladder import fallback_search
+
+    board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
+    searcher = Searcher(manhattan_heuristic(board.shape))
+    assert beam_search(searcher, board, width=1024) is None
+    moves, how, _ = fallback_search(searcher, board, 6, None, searcher.initial_h(board))
+    assert moves is not None and "layout tables" in how and check_moves(board, moves).ok
+
+
+def test_fallback_answers_a_ring_board_its_own_tables_mislead():
+    """The same ring board searched on tables of its own layout (as with a layout
+    database): the first beam dies out and weighted IDA* finds nothing in its share;
+    the beams on those tables, forwards and backwards, answer."""
+    from solver.fallback.ladder import fallback_search, layout_searcher
+
+    board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
+    searcher = layout_searcher(board.shape, Budget())
+    assert searcher.h.lookups and beam_search(searcher, board, width=1024) is None
+    moves, how, _ = fallback_search(searcher, board, 6, None, searcher.initial_h(board))
+    assert moves is not None and "layout tables" in how and check_moves(board, moves).ok
+
+
+def test_fallback_tries_a_ring_boards_own_tables_beams_before_weighted_ida(monkeypatch):
+    """A walled board whose first beam on its own tables fails (a ring): the beams on
+    those tables, forwards and backwards, come before weighted IDA*, which rarely
+    answers such a board and used to take half the search time first."""
+    from solver.fallback import ladder
+
+    board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
+    searcher = ladder.layout_searcher(board.shape, Budget())
+    steps = []
+    real_ladder, real_solve = ladder._ladder, Searcher.solve
+
+    def record_ladder(*a, **k):
+        steps.append("beams")
+        return real_ladder(*a, **k)
+
+    def record_solve(self, *a, **k):
+        if k.get("weight"):
+            steps.append("weighted")
+        return real_solve(self, *a, **k)
+
+    monkeypatch.setattr(ladder, "_ladder", record_ladder)
+    monkeypatch.setattr(Searcher, "solve", record_solve)
+    moves, how, _ = ladder.fallback_search(searcher, board, 6, None, searcher.initial_h(board))
+    assert moves is not None and "layout tables" in how and check_moves(board, moves).ok
+    assert steps and steps[0] == "beams"
+
+
+def test_the_ladders_two_directions_take_turns_by_time_not_by_levels(monkeypatch):
+    """Forwards on a board's large tables a beam level costs far more than backwards on
+    the small tables built for the reversed board: the backward beam that answers after
+    10 cheap levels must not wait for 10 dear forward levels.  Fake beams on a fake clock:
+    forward levels take 1 s and never answer, backward ones 0.1 s and answer at the 10th;
+    the pair has 4 s (level by level it would need 11)."""
+    from solver.fallback import ladder
+    from solver.search import limits
+
+    clock = [0.0]
+    monkeypatch.setattr(limits.time, "perf_counter", lambda: clock[0])
+
+    class FakeBeam:
+        def __init__(self, searcher, board, width, depth):
+            self.forward, self.levels, self.moves = searcher == "own", 0, None
+
+        def advance(self, budget):
+            if budget.out():
+                return True
+            clock[0] += 1.0 if self.forward else 0.1
+            self.levels += 1
+            if not self.forward and self.levels == 10:
+                self.moves = "LLUU"
+                return True
+            return False
+
+    monkeypatch.setattr(ladder, "Beam", FakeBeam)
+    back = {"board": None, "searcher": "reversed"}
+    moves, how = ladder._ladder("own", None, Budget(4.0 / ladder.LADDER_SHARE), 10, (1024,), back)
+    assert moves == "DDRR" and how == "beam width 1024 backwards on layout tables"
+    assert clock[0] <= 4.0
+
+
+def _layout_in_child(queue):
+    from solver.fallback.ladder import layout_searcher
+
+    board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
+    queue.put(layout_searcher(board.shape, Budget()).initial_h(board))
+
+
+def test_fallback_tables_build_in_a_worker_forked_after_a_parallel_build():
+    """``slidepdb run`` builds with numba threads, then forks its solvers; GNU OpenMP
+    (numba's usual threading layer on Linux) terminates a forked child that starts
+    threads, so the fallback's tables must build on the worker's own thread."""
+    import multiprocessing as mp
+
+    from pdb_builder.make.building import compute_pdb
+
+    board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
+    compute_pdb(board.shape, (1, 2, 3, 4))  # parallel, in this process
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_layout_in_child, args=(queue,))
+    child.start()
+    child.join(120)
+    assert child.exitcode == 0, "the forked worker died building the fallback's tables"
+    assert queue.get(timeout=5) >= Searcher(manhattan_heuristic(board.shape)).initial_h(board)
+
+
+@pytest.mark.parametrize(
+    "shape", [Shape.devquiz(3, 3, [1]), Shape.devquiz(4, 3, [5, 6]), Shape.korf(4, 2, [3])], ids=lambda s: s.key
+)
+def test_walled_board_without_tables_switches_to_layout_tables_at_bfs_lengths(monkeypatch, shape):
+    """A walled board no table serves: Manhattan search first, then (past
+    LAYOUT_AFTER_NODES) the search again on tables of its layout built in memory;
+    lengths, bounds and proofs against exhaustive BFS."""
+    from pdb_builder.formats import Record
+    from solver.api import SolverPool, solve_record
+
+    monkeypatch.setattr("solver.api.LAYOUT_AFTER_NODES", 30)
+    pool = SolverPool(use_db=False)
+    dist = bfs_distances(shape)
+    switched = 0
+    for k, cells in enumerate(random.Random(3).sample(sorted(dist), 40)):
+        board = Board(shape, cells)
+        out = solve_record(Record(k, str(board), board), pool).extra
+        assert out["optimal"] and out["length"] == dist[cells] and out["h0"] <= dist[cells]
+        assert check_moves(board, out["moves"]).ok
+        switched += any("in memory" in name for name in out["heuristic"])
+    assert switched  # the far boards went past the Manhattan slice
+
+
+def test_ring_board_without_tables_is_proven_on_its_layout_tables():
+    """DevQuiz board 520 (6x5, six walls): within 30 M nodes Manhattan distance alone
+    proves nothing (a fallback answers, 113 moves in the no-database run), while
+    IDA* on the layout's tables built in memory completes its iterations (node
+    limits: the same on any machine's load)."""
+    from pdb_builder.formats import Record
+    from solver.api import SolverPool, solve_record
+
+    board = read_board_arg("6,5,=45EDB=3=A8GPLS2=FJ0T==6KQROIC").records[0].board
+    out = solve_record(Record(1, str(board), board), SolverPool(use_db=False), node_limit=30_000_000).extra
+    assert out["optimal"] and out["lower_bound"] == out["length"] and check_moves(board, out["moves"]).ok
+    assert "fallback" not in out and any("in memory" in name for name in out["heuristic"])
+    alone = Searcher(manhattan_heuristic(board.shape)).solve(board, node_limit=30_000_000)
+    assert alone.status == "limit" and alone.lower_bound < out["length"]
