@@ -12,7 +12,9 @@ iteration proved.  The estimate is the larger of wall-aware Manhattan distance
 and each group's sum of one-byte table values (the full values, never below the
 two-bit copies' relaxed ones; goal tables and linear conflicts are left to the
 kernel).  Each table entry read is checked against its file's block digests
-before the answer is returned (:mod:`pdb_builder.integrity`).
+before the answer is returned (:mod:`pdb_builder.integrity`).  It never undoes the
+last move and prunes nothing else: the kernel's undo-only automaton
+(:mod:`solver.search.automaton`), whatever deeper one the searcher has.
 """
 
 from __future__ import annotations

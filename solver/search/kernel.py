@@ -318,7 +318,9 @@ def search_slice(root, tables, stack, state, budget, bpmx, goal, weight):
     the values read (``stk_cv``, ``stk_kh``).  ``stk_h[d]`` is the node's estimate,
     raised by BPMX: neighbours differ by one move, so a child's h - 1 bounds the
     parent too (Felner et al. 2005), and a raise that prunes the parent skips its
-    remaining children.
+    remaining children.  A move the pruning automaton forbids (``fsm``, in state
+    ``stk_fsm[d]`` at depth ``d``; :mod:`solver.search.automaton`) is never generated:
+    it would complete a move string that an earlier string duplicates.
 
     With a goal table of depth D (``gt_depth >= 0``), a child whose remaining
     budget is at most D is settled by one lookup: present, its distance is exact
