@@ -36,7 +36,6 @@ import numpy as np
 from pdb_builder.board import MOVES, Shape
 
 PRUNED = -1  # a move that completes a forbidden string, or leaves the board
-NO_CHILD, FORBIDDEN = -1, -2  # a string trie's child (solver.search.automaton_bfs): none, or a forbidden string
 
 
 @dataclass(frozen=True)
@@ -110,10 +109,10 @@ def _undo_only(shape: Shape, tgt: np.ndarray) -> tuple[np.ndarray, np.ndarray, i
     return delta, root_of, len(arrivals)
 
 
-def _keep_prefixes(child: np.ndarray, level: np.ndarray, roots: dict) -> np.ndarray:
+def _keep_prefixes(child: np.ndarray, level: np.ndarray, roots: dict, forbidden: int) -> np.ndarray:
     """Which trie nodes are roots or prefixes of a forbidden string (the others are
     never a state: the machine falls back past them)."""
-    useful = (child == FORBIDDEN).any(axis=1)
+    useful = (child == forbidden).any(axis=1)
     for k in range(int(level.max(initial=0)), -1, -1):  # children before their parents
         us = np.nonzero(level == k)[0]
         kids = child[us]
@@ -133,16 +132,16 @@ def build_automaton(shape: Shape, depth: int) -> Automaton:
     if depth == 2:
         delta, root_of, forbidden = _undo_only(shape, tgt)
         return Automaton(2, delta.astype(np.int32), root_of, forbidden, time.perf_counter() - t0)
-    from .automaton_bfs import trie
+    from .automaton_bfs import FORBIDDEN, trie
 
     zob = np.random.default_rng(0).integers(0, 2**63, size=(shape.n, shape.n), dtype=np.uint64)
     child, cell, level, root_arr, forbidden = trie(tgt, np.array(shape.free_cells, dtype=np.int64), depth, zob)
     roots = {int(p): int(root_arr[p]) for p in shape.free_cells}
-    keep = _keep_prefixes(child, level, roots)
+    keep = _keep_prefixes(child, level, roots, FORBIDDEN)
     new = np.full(len(child), -1, dtype=np.int64)
     new[keep] = np.arange(int(keep.sum()))
     child = child[keep]
-    child = np.where(child >= 0, new[np.maximum(child, 0)], child)  # dropped nodes become NO_CHILD
+    child = np.where(child >= 0, new[np.maximum(child, 0)], child)  # dropped nodes become none
     cell, level = cell[keep], level[keep]
     root_of = np.full(shape.n, -1, dtype=np.int64)
     for p, u in roots.items():

@@ -15,7 +15,7 @@ import numpy as np
 
 from pdb_builder.jitload import load_cached
 
-from .automaton import FORBIDDEN, NO_CHILD
+NO_CHILD, FORBIDDEN = -1, -2  # a trie node's child: none, or a forbidden string
 
 
 @nb.njit(cache=True)
