@@ -185,9 +185,9 @@ class Searcher:
         if self.prune is not None:
             return fsm
         better = deeper(self.shape, self.automaton, self.searched + nodes, left)
-        if better is not None and better.depth > self.automaton.depth:
+        if better is not None:
             self.automaton = better
-        return self.automaton if self.automaton.depth > fsm.depth else fsm
+        return self.automaton  # never shallower than fsm: the searcher's only ever deepens
 
     def root_state(self, board: Board) -> Root:
         """The root's arrays and estimate, as the kernel keeps them up to date."""
