@@ -358,7 +358,10 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
         if shorter:  # a board with an answer: weighted IDA* for a shorter one
             moves, how, more = shorter_search(searcher, board, time_limit, node_limit, known.answer)
         else:
-            moves, how, more = fallback_search(searcher, board, time_limit, node_limit, bound, layout=layout)
+            ring = known is not None and known.ring
+            moves, how, more = fallback_search(
+                searcher, board, time_limit, node_limit, bound, layout=layout, first_beam=not ring
+            )
         nodes += more
         searcher.reads.wait()  # nothing reported before the tables read have passed their checksums
     extra = {

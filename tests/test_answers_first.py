@@ -280,3 +280,19 @@ def test_a_run_over_the_move_limits_shortens_answers_before_it_builds(mixed, tmp
         shortened += any(d["length"] < first["length"] for d in later)
         assert res.outcomes[i].extra["length"] <= min(d["length"] for d in [first, *later])
     assert shortened, tries
+
+
+def test_a_walled_board_no_table_served_goes_to_its_layout_next_time():
+    """``known_for_retry``: a later answer step starts from the board's lower bound; a
+    walled board that no table served and the fallback left unanswered is marked
+    ``ring`` (its next fallback goes straight to its layout's tables), no other."""
+    from solver.run.answer import known_for_retry
+
+    def out(status, walls, tables, bound=30):
+        return Outcome(0, "", status, None, {"walls": walls, "tables": tables, "lower_bound": bound, "length": None})
+
+    assert known_for_retry(out("limit", 4, {})) == (30, None, True)
+    assert known_for_retry(out("limit", 0, {})).ring is False
+    assert known_for_retry(out("limit", 4, {"6x6 layout": [1]})).ring is False
+    assert known_for_retry(out("error", 4, {}, bound=None)) is None
+    assert known_for_retry(None) is None

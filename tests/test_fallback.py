@@ -160,18 +160,18 @@ def test_fallback_tries_a_ring_boards_own_tables_beams_before_weighted_ida(monke
     board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
     searcher = ladder.layout_searcher(board.shape, Budget())
     steps = []
-    real_ladder, real_solve = ladder._ladder, Searcher.solve
+    real_beams, real_solve = ladder.Ladder.beams, Searcher.solve
 
-    def record_ladder(*a, **k):
+    def record_beams(*a, **k):
         steps.append("beams")
-        return real_ladder(*a, **k)
+        return real_beams(*a, **k)
 
     def record_solve(self, *a, **k):
         if k.get("weight"):
             steps.append("weighted")
         return real_solve(self, *a, **k)
 
-    monkeypatch.setattr(ladder, "_ladder", record_ladder)
+    monkeypatch.setattr(ladder.Ladder, "beams", record_beams)
     monkeypatch.setattr(Searcher, "solve", record_solve)
     moves, how, _ = ladder.fallback_search(searcher, board, 6, None, searcher.initial_h(board))
     assert moves is not None and "layout tables" in how and check_moves(board, moves).ok
@@ -192,7 +192,7 @@ def test_the_ladders_two_directions_take_turns_by_time_not_by_levels(monkeypatch
 
     class FakeBeam:
         def __init__(self, searcher, board, width, depth):
-            self.forward, self.levels, self.moves = searcher == "own", 0, None
+            self.forward, self.levels, self.moves, self.width = searcher == "own", 0, None, width
 
         def advance(self, budget):
             if budget.out():
@@ -205,10 +205,42 @@ def test_the_ladders_two_directions_take_turns_by_time_not_by_levels(monkeypatch
             return False
 
     monkeypatch.setattr(ladder, "Beam", FakeBeam)
-    back = {"board": None, "searcher": "reversed"}
-    moves, how = ladder._ladder("own", None, Budget(4.0 / ladder.LADDER_SHARE), 10, (1024,), back)
+    rungs = ladder.Ladder(None, 10, "own")
+    rungs.back_board, rungs.back = "reversed board", "reversed"
+    moves, how = rungs.beams(Budget(4.0 / ladder.LADDER_SHARE), (1024,))
     assert moves == "DDRR" and how == "beam width 1024 backwards on layout tables"
     assert clock[0] <= 4.0
+
+
+@pytest.mark.parametrize("back_answers_at", [1024, 4096])
+def test_the_ladder_builds_the_boards_own_tables_only_when_the_first_backward_beam_fails(monkeypatch, back_answers_at):
+    """Forward tables not built yet (a callable): the first width's backward beam goes
+    alone; where it answers, the forward tables are never built; where it fails, they
+    are, and the next widths take both directions."""
+    from solver.fallback import ladder
+
+    made, runs = [], []
+
+    class FakeBeam:
+        def __init__(self, searcher, board, width, depth):
+            self.searcher, self.width, self.moves = searcher, width, None
+
+        def advance(self, budget):
+            runs.append((self.searcher, self.width))
+            if self.searcher == "reversed" and self.width == back_answers_at:
+                self.moves = "LU"
+            return True
+
+    monkeypatch.setattr(ladder, "Beam", FakeBeam)
+    rungs = ladder.Ladder(None, 10, lambda: made.append(1) or "own")
+    rungs.back_board, rungs.back = "reversed board", "reversed"
+    moves, how = rungs.beams(Budget(60.0), (1024, 4096))
+    assert moves == "DR" and how == f"beam width {back_answers_at} backwards on layout tables"
+    if back_answers_at == 1024:
+        assert runs == [("reversed", 1024)] and not made and rungs.built is None
+    else:
+        assert runs[0] == ("reversed", 1024) and ("own", 1024) in runs and ("reversed", 4096) in runs
+        assert made == [1] and rungs.built == "own"
 
 
 def _layout_in_child(queue):
@@ -274,3 +306,37 @@ def test_ring_board_without_tables_is_proven_on_its_layout_tables():
     assert "fallback" not in out and any("in memory" in name for name in out["heuristic"])
     alone = Searcher(manhattan_heuristic(board.shape)).solve(board, node_limit=30_000_000)
     assert alone.status == "limit" and alone.lower_bound < out["length"]
+
+
+def test_a_ring_board_marked_so_skips_the_manhattan_beam_for_its_layout_tables(monkeypatch):
+    """``first_beam=False`` (a board whose first beam failed before): no Manhattan beam,
+    straight to the layout's tables; the answer simulates."""
+    from solver.fallback import ladder
+
+    board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
+    searcher = Searcher(manhattan_heuristic(board.shape))
+    beams, real_beam = [], ladder.beam_search
+    monkeypatch.setattr(ladder, "beam_search", lambda *a, **k: beams.append(k.get("width")) or real_beam(*a, **k))
+    moves, how, _ = ladder.fallback_search(searcher, board, 2.0, None, searcher.initial_h(board), first_beam=False)
+    assert moves is not None and check_moves(board, moves).ok and "layout tables" in how
+    assert not beams
+
+
+@pytest.mark.parametrize("limit", [0.2, 2.0])
+def test_the_layout_tables_are_small_when_little_search_time_is_left(monkeypatch, limit):
+    """Under ``LAYOUT_SECONDS`` of search time left, step 2 builds patterns of at most
+    ``LAYOUT_SMALL`` bytes (quicker to build, nearly as good for the beams); with more,
+    of ``LAYOUT_MEMORY``; the reversed board's tables first."""
+    from solver.fallback import ladder
+
+    board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
+    searcher = Searcher(manhattan_heuristic(board.shape))
+    built = []
+    monkeypatch.setattr(
+        ladder,
+        "layout_searcher",
+        lambda shape, budget, use_lc=False, memory=0: built.append((shape.goal == board.shape.goal, memory)),
+    )
+    ladder.fallback_search(searcher, board, limit, None, searcher.initial_h(board), first_beam=False)
+    memory = ladder.LAYOUT_SMALL if limit * ladder.SEARCH_SHARE < ladder.LAYOUT_SECONDS else ladder.LAYOUT_MEMORY
+    assert built == [(False, memory), (True, memory)]

@@ -10,17 +10,21 @@ work (see :mod:`solver.search.limits`).  Within it, in turn:
 2. when that beam failed on a board with walls that no table serves (a walled ring
    misleads Manhattan distance, which counts no tile in another's way): small tables
    of the exact layout built in memory (:func:`layout_searcher`, patterns of about
-   four tiles, under a second on the DevQuiz sizes; the optimal search's when it
-   built them, see :func:`solver.api.optimal_search`), for the board and for the board
-   reversed (from the goal to the start, answer inverted), then beams on them: each
-   width of :data:`LADDER_WIDTHS` in turn, its forward and backward beams taking turns
-   by the time each has taken (by levels under a node limit alone; a beam that fails
-   on a ring can succeed at another width or in the other direction, and which one
-   cannot be told in advance), the pair with at most :data:`LADDER_SHARE` of what is
-   left, each beam stopping at the depth of
-   :data:`LADDER_DEPTH`; one staged search (step 6, :data:`LADDER_STAGED_SHARE` of
-   what is left) after the first :data:`LADDER_STAGED` widths; until one answers.
-   The steps below then use the board's layout tables;
+   four tiles, under a second on the DevQuiz sizes, or of about three, at most
+   :data:`LAYOUT_SMALL` a pattern, with less than :data:`LAYOUT_SECONDS` left; the
+   optimal search's when it built them, see :func:`solver.api.optimal_search`), for
+   the board reversed (from the goal to the start, answer inverted) and for the
+   board, then beams on them (:class:`Ladder`): each width of :data:`LADDER_WIDTHS` in
+   turn, the backward beam of the first width alone (where it answers, the board's
+   own tables are never built: it answered 23 of 27 DevQuiz ring boards, the forward
+   one 16), then forward and backward beams taking turns by the time each has taken
+   (by levels under a node limit alone; a beam that fails on a ring can succeed at
+   another width or in the other direction, and which one cannot be told in
+   advance), the pair with at most :data:`LADDER_SHARE` of what is left, each beam
+   stopping at the depth of :data:`LADDER_DEPTH`; one staged search (step 6,
+   :data:`LADDER_STAGED_SHARE` of what is left) after the first :data:`LADDER_STAGED`
+   widths; until one answers.  The steps below then use the board's layout tables
+   where they were built;
 3. on a walled board whose own database tables served step 1 and misled it (a ring of
    walls can mislead every search on them), step 2's beams and staged search on those
    tables, with :data:`OWN_LADDER_SHARE` of all that is left: before weighted IDA*, which
@@ -64,7 +68,10 @@ BEAM_MIN_LEVELS = 16  # a node budget too small for this many levels of the firs
 POLISH_SECONDS = 10.0  # polishing time of a fallback answer when only a node limit is given
 STAGED_RATIO = 2  # staged search is tried too when the best answer is this many times the lower bound
 LAYOUT_MEMORY = 10 << 20  # per pattern BFS of the tables step 2 builds in memory
-LAYOUT_SECONDS = 1.0  # step 2 is skipped with less search time than this left
+LAYOUT_SECONDS = 1.0  # step 2 builds tables of LAYOUT_MEMORY with this much search time left, or more
+LAYOUT_SMALL = 3 << 20  # ... and of this with less (0.15-0.6 s on DevQuiz's walled 6x6 boards, against
+# 0.2-1.6 s; the beams on them answer nearly as often)
+LAYOUT_LEAST = 0.2  # step 2 is skipped with less search time than this left
 LADDER_WIDTHS = (1024, 4096, 65536, 16384)  # step 2's beams, each forwards and backwards: the widest early
 # (on DevQuiz's ring boards a 16384 beam rarely answers where 4096 failed, a 65536 one often does)
 LADDER_SHARE = 0.8  # one width of step 2 (both directions) takes at most this part of the search time left
@@ -76,17 +83,17 @@ LADDER_DEPTH = (3, 60)  # step 2's beams stop at 3 x the lower bound + 60 moves 
 OWN_LADDER_SHARE = 0.85  # step 3 (step 2 on a board's own tables) takes at most this part of what is left
 
 
-def layout_searcher(shape: Shape, budget: Budget, use_lc: bool = False) -> Searcher | None:
+def layout_searcher(shape: Shape, budget: Budget, use_lc: bool = False, memory: int = LAYOUT_MEMORY) -> Searcher | None:
     """A searcher on wall-aware Manhattan (with linear conflicts if ``use_lc``) plus
     additive tables of ``shape``'s exact layout
-    (:func:`pdb_builder.api.layout_tables` within :data:`LAYOUT_MEMORY` a pattern),
+    (:func:`pdb_builder.api.layout_tables` within ``memory`` bytes a pattern),
     built in memory; None when no partition fits or ``budget`` runs out
     between patterns.  The placements the BFS valued are spent from ``budget``.  The
     BFS keeps to the calling thread: the tables are small, and a batch worker forked
     from a process that ran parallel kernels (``slidepdb run`` builds before it
     solves) must not start threads of its own."""
     try:
-        part, tables = layout_tables(shape, LAYOUT_MEMORY)
+        part, tables = layout_tables(shape, memory)
     except BoardError:
         return None
     built = []
@@ -107,37 +114,73 @@ def layout_searcher(shape: Shape, budget: Budget, use_lc: bool = False) -> Searc
     return Searcher(h)
 
 
-def _ladder(layout: Searcher, board: Board, search: Budget, lower_bound: int, widths, back: dict):
-    """Step 2's beams of ``widths`` on ``layout`` (the board's layout tables) and on
-    tables built for the board reversed (kept in ``back``), the two directions of a
-    width taking turns by the time they have taken, not by levels (the board's own
-    tables are large, so a level costs more forwards than backwards on the small tables
-    built for the reversed board; under a node limit alone, by levels, so that the
-    answer does not depend on the machine's load), :data:`LADDER_SHARE` of what is left
-    for the pair: (moves, how) of the first that answers, or (None, None)."""
-    depth = LADDER_DEPTH[0] * lower_bound + LADDER_DEPTH[1]
-    if "searcher" not in back and not search.out():
-        back["board"] = reversed_board(board)
-        back["searcher"] = layout_searcher(back["board"].shape, search)
-    for width in widths:
-        if search.out():
-            break
-        pair = _share(search, LADDER_SHARE)
-        beams = [[0.0, Beam(layout, board, width, depth), ""]]  # [seconds taken, beam, how]
-        if back.get("searcher") is not None:
-            beams.append([0.0, Beam(back["searcher"], back["board"], width, depth), " backwards"])
-        timed = pair.seconds_left() is not None  # a node limit alone: turns by levels, one answer on any load
-        while beams:  # the beam that has taken the least time goes on
-            turn = min(beams, key=lambda b: b[0])
-            t = time.perf_counter()
-            ended = turn[1].advance(pair)
-            turn[0] += time.perf_counter() - t if timed else 1.0
-            if ended:
-                beam, how = turn[1], turn[2]
-                if beam.moves is not None:
-                    return (undo(beam.moves) if how else beam.moves), f"beam width {width}{how} on layout tables"
-                beams.remove(turn)
-    return None, None
+class Ladder:
+    """Step 2's beams for ``board``: on ``forward`` (the board's tables: a searcher, or
+    a callable that builds them when first needed, None when it cannot) and on tables
+    of ``memory`` bytes a pattern built for the board reversed, each beam stopping at
+    :data:`LADDER_DEPTH` of ``lower_bound``.  ``built``: the forward searcher once there."""
+
+    def __init__(self, board: Board, lower_bound: int, forward, memory: int = LAYOUT_MEMORY):
+        self.board, self.memory = board, memory
+        self.depth = LADDER_DEPTH[0] * lower_bound + LADDER_DEPTH[1]
+        self.make = forward if callable(forward) else None
+        self.built: Searcher | None = None if callable(forward) else forward
+        self.back_board: Board | None = None
+        self.back: Searcher | None = None
+
+    def forward(self) -> Searcher | None:
+        """The board's tables, built at the first call where they were not given."""
+        if self.make is not None:
+            self.built, self.make = self.make(), None
+        return self.built
+
+    def beams(self, search: Budget, widths) -> tuple[str | None, str | None]:
+        """The beams of ``widths`` in turn: (moves, how) of the first that answers, or
+        (None, None).  A width's two directions take turns by the time each has taken,
+        not by levels (the board's own tables are large, so a level costs more forwards
+        than backwards on the small tables built for the reversed board; under a node
+        limit alone, by levels, so that the answer does not depend on the machine's
+        load), :data:`LADDER_SHARE` of what is left for the pair.  While the forward
+        tables are not built, the backward beam of a width goes alone first."""
+        if self.back_board is None and not search.out():
+            self.back_board = reversed_board(self.board)
+            self.back = layout_searcher(self.back_board.shape, search, memory=self.memory)
+        for width in widths:
+            if search.out():
+                break
+            pair = _share(search, LADDER_SHARE)
+            beams = []  # [seconds taken, beam, how]
+            if self.back is not None:
+                beams.append([0.0, Beam(self.back, self.back_board, width, self.depth), " backwards"])
+            if self.make is not None and beams:  # the backward beam alone: most often it answers
+                found = _take_turns(beams, pair)
+                if found:
+                    return found
+            forward = None if pair.out() else self.forward()
+            if forward is not None:
+                beams.append([0.0, Beam(forward, self.board, width, self.depth), ""])
+            found = _take_turns(beams, pair)
+            if found:
+                return found
+        return None, None
+
+
+def _take_turns(beams: list, pair: Budget) -> tuple[str, str] | None:
+    """``beams`` ([seconds taken, beam, how], each of one width) advanced in turn, the
+    one that has taken the least time first, within ``pair``: (moves, how) of the first
+    that answers, or None when all ended without one (``beams`` emptied)."""
+    timed = pair.seconds_left() is not None  # a node limit alone: turns by levels, one answer on any load
+    while beams:
+        turn = min(beams, key=lambda b: b[0])
+        t = time.perf_counter()
+        ended = turn[1].advance(pair)
+        turn[0] += time.perf_counter() - t if timed else 1.0
+        if ended:
+            beam, how = turn[1], turn[2]
+            if beam.moves is not None:
+                return (undo(beam.moves) if how else beam.moves), f"beam width {beam.width}{how} on layout tables"
+            beams.remove(turn)
+    return None
 
 
 def _share(budget: Budget, share: float) -> Budget:
@@ -152,12 +195,14 @@ def fallback_search(
     node_limit: int | None,
     lower_bound: int = 0,
     layout: Searcher | None = None,
+    first_beam: bool = True,
 ):
     """The shortest valid answer the steps of the module docstring find within
     :data:`FALLBACK_SHARE` times ``time_limit`` and ``node_limit`` (at least one of
     them given).  ``layout``: step 2's tables when the optimal search already built
-    them (:func:`solver.api.optimal_search`).  Returns (moves or None, how it
-    was found, nodes of every search)."""
+    them (:func:`solver.api.optimal_search`).  ``first_beam`` False: step 1 only where
+    step 2 does not run (a board whose first beam failed before: every second to its
+    layout's tables).  Returns (moves or None, how it was found, nodes of every search)."""
     if time_limit is None and node_limit is None:
         raise ValueError("the fallback needs a time or node limit to share out")
     total = Budget(scaled(time_limit, FALLBACK_SHARE), scaled(node_limit, FALLBACK_SHARE))
@@ -174,34 +219,41 @@ def fallback_search(
         keep(beam_search(searcher, board, width=width, budget=search), f"beam width {width}{tag}")
         return time.perf_counter() - t
 
-    def ladder(on: Searcher, budget: Budget) -> None:
-        """Step 2's beams and staged search on ``on``'s tables within ``budget``."""
-        back: dict = {}
-        keep(*_ladder(on, board, budget, lower_bound, LADDER_WIDTHS[:LADDER_STAGED], back))
+    def ladder(rungs: Ladder, budget: Budget) -> None:
+        """Step 2's beams and staged search on ``rungs`` within ``budget``."""
+        keep(*rungs.beams(budget, LADDER_WIDTHS[:LADDER_STAGED]))
         if best is None and not budget.out():
             keep(staged_search(board, budget=_share(budget, LADDER_STAGED_SHARE)), "staged")
         if best is None:
-            keep(*_ladder(on, board, budget, lower_bound, LADDER_WIDTHS[LADDER_STAGED:], back))
+            keep(*rungs.beams(budget, LADDER_WIDTHS[LADDER_STAGED:]))
 
     tag = ""
-    ringed = False  # step 3 ran
+    ringed = False  # step 2 or 3 ran
     last = 0.0  # what a beam took, to judge whether the next, wider one fits
-    if BEAM_WIDTHS and search.nodes(BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]) >= BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]:
+    first = BEAM_WIDTHS and search.nodes(BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]) >= BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]
+    if first and first_beam:
         last = beam(BEAM_WIDTHS[0])
+    left = search.seconds_left()
     if (
         best is None
         and board.shape.walls
         and (layout is not None or not searcher.h.lookups)
-        and (search.seconds_left() is None or search.seconds_left() >= LAYOUT_SECONDS)
+        and (left is None or left >= LAYOUT_LEAST)
     ):
-        layout = layout or layout_searcher(board.shape, search)
-        if layout is not None:
-            searcher, tag = layout, " on layout tables"
-            ladder(layout, search)
-    if best is None and board.shape.walls and not tag and searcher.h.lookups and not total.out():
+        memory = LAYOUT_MEMORY if left is None or left >= LAYOUT_SECONDS else LAYOUT_SMALL
+        rungs = Ladder(
+            board, lower_bound, layout or (lambda: layout_searcher(board.shape, search, memory=memory)), memory
+        )
+        ladder(rungs, search)
+        ringed = rungs.back is not None or rungs.built is not None
+        if rungs.built is not None:  # the steps below on the layout's tables
+            searcher, tag = rungs.built, " on layout tables"
+    if first and not first_beam and not ringed:  # step 2 could not run: step 1 after all
+        last = beam(BEAM_WIDTHS[0])
+    if best is None and board.shape.walls and not ringed and searcher.h.lookups and not total.out():
         # step 3: a walled board whose own tables misled the first beam (a ring)
         ringed = True
-        ladder(searcher, _share(total, OWN_LADDER_SHARE))
+        ladder(Ladder(board, lower_bound, searcher), _share(total, OWN_LADDER_SHARE))
     weights = FALLBACK_WEIGHTS if best is None else FALLBACK_WEIGHTS[:2]
     weighted = _share(search, WEIGHTED_SHARE)
     for k, weight in enumerate(weights):
@@ -218,7 +270,7 @@ def fallback_search(
             break
     for width in BEAM_WIDTHS[1:]:
         lt = search.seconds_left()
-        if tag or ringed or best is None or lt is None or lt < 4 * last or search.out():
+        if ringed or best is None or lt is None or lt < 4 * last or search.out():
             break
         last = beam(width)
     if best is None and not total.out():  # nothing to polish: the polishing share too

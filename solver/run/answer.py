@@ -119,6 +119,17 @@ def known_for_full_pass(o):
     return known
 
 
+def known_for_retry(o):
+    """What a later answer step starts ``o``'s board from (:class:`~solver.outcome.Known`):
+    its lower bound, and ``ring`` where the fallback found nothing on a walled board that
+    no table served (its first beam failed there, or had no time: the layout's tables
+    answer such boards far more often)."""
+    known = Known.of(o)
+    if known is None:
+        return None
+    return known._replace(ring=o.status == "limit" and bool(o.extra.get("walls")) and not o.extra.get("tables"))
+
+
 def unanswered(o) -> bool:
     """A board with no answer yet that a longer search could answer (not rejected)."""
     return o is None or o.status in ("limit", "error")
@@ -241,6 +252,7 @@ def answer_pass(run) -> None:
             on_outcome=answer_seen,
             retried=[r.index for r in todo] if step else [],
             last_start=end - BOARD_SPAN * least,
+            known={r.index: k for r in todo if (k := known_for_retry(run.best.get(r.index)))} if step else None,
         )
         steps += 1
         if batch.interrupted:
