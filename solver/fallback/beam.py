@@ -59,51 +59,22 @@ def _lowest(h, n, m, order):
 
 
 @nb.njit(cache=True, nogil=True)
-def _beam(
-    cur,
-    cur_blank,
-    cur_hash,
-    cur_md,
-    cur_pos,
-    cur_lk,
-    cur_gs,
-    kids,
-    kid_blank,
-    kid_hash,
-    kid_md,
-    kid_pos,
-    kid_lk,
-    kid_gs,
-    kid_h,
-    kid_par,
-    kid_k,
-    seen,
-    counts,
-    nbr,
-    ndeg,
-    md,
-    zob,
-    depth0,
-    depth1,
-    lk_full,
-    lk_k,
-    lk_slots,
-    lk_fixed,
-    lk_cellmap,
-    lk_w,
-    tile_lk,
-    nlookups,
-    ngroups,
-    par,
-    mvk,
-):
-    """Beam levels ``depth0`` to ``depth1 - 1`` from the beam in ``cur`` (its size, the
-    stored-state count and the children generated in ``counts``, all updated).  Each
-    state carries its Manhattan sum (``cur_md``), tile cells (``cur_pos``), lookup
-    values (``cur_lk``) and group sums (``cur_gs``): a child recomputes only the
-    lookups holding the tile that moved.
+def _beam(beam, kids, seen, counts, moves, lookups, history, depth0, depth1):
+    """Beam levels ``depth0`` to ``depth1 - 1`` from the beam (``beam``: its states,
+    blanks, hashes, Manhattan sums, tile cells, lookup values and group sums; its size,
+    the stored-state count and the children generated in ``counts``, all updated).
+    ``kids``: the same arrays for the children, with their estimates, parents and
+    moves; ``moves``: (neighbours, degrees, Manhattan table, Zobrist keys);
+    ``lookups``: the searcher's one-byte tables (:class:`~solver.search.searcher.Searcher`'s
+    ``lk_*`` arrays, ``tile_lk``, their counts); ``history``: each level's parents and
+    moves.  A child recomputes only the lookups holding the tile that moved.
     Returns (depth, slot) of the goal in the beam's history, (-1, -1) when the beam died
     out or the seen set is full, (-2, -2) when the levels ran out first."""
+    cur, cur_blank, cur_hash, cur_md, cur_pos, cur_lk, cur_gs = beam
+    kids, kid_blank, kid_hash, kid_md, kid_pos, kid_lk, kid_gs, kid_h, kid_par, kid_k = kids
+    nbr, ndeg, md, zob = moves
+    lk_full, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, tile_lk, nlookups, ngroups = lookups
+    par, mvk = history
     width = cur.shape[0]
     mask = np.uint64(seen.shape[0] - 1)
     limit = seen.shape[0] * 7 // 10
@@ -266,42 +237,36 @@ class Beam:
         d1 = min(self.depth + max(levels, 1), self.max_depth)
         before = self.counts[2]
         depth, slot = _beam(
-            self.cur,
-            self.cur_blank,
-            self.cur_hash,
-            self.cur_md,
-            self.cur_pos,
-            self.cur_lk,
-            self.cur_gs,
-            self.kids,
-            self.kid_blank,
-            self.kid_hash,
-            self.kid_md,
-            self.kid_pos,
-            self.kid_lk,
-            self.kid_gs,
-            self.kid_h,
-            self.kid_par,
-            self.kid_k,
+            (self.cur, self.cur_blank, self.cur_hash, self.cur_md, self.cur_pos, self.cur_lk, self.cur_gs),
+            (
+                self.kids,
+                self.kid_blank,
+                self.kid_hash,
+                self.kid_md,
+                self.kid_pos,
+                self.kid_lk,
+                self.kid_gs,
+                self.kid_h,
+                self.kid_par,
+                self.kid_k,
+            ),
             self.seen,
             self.counts,
-            se.nbr,
-            se.ndeg,
-            se.h.md,
-            self.zob,
+            (se.nbr, se.ndeg, se.h.md, self.zob),
+            (
+                se.lk_full,
+                se.lk_k,
+                se.lk_slots,
+                se.lk_fixed,
+                se.lk_cellmap,
+                se.lk_w,
+                se.tile_lk,
+                se.nlookups,
+                se.ngroups,
+            ),
+            (self.par, self.mvk),
             self.depth,
             d1,
-            se.lk_full,
-            se.lk_k,
-            se.lk_slots,
-            se.lk_fixed,
-            se.lk_cellmap,
-            se.lk_w,
-            se.tile_lk,
-            se.nlookups,
-            se.ngroups,
-            self.par,
-            self.mvk,
         )
         budget.spend(self.counts[2] - before)
         self.depth = d1
