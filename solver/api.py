@@ -36,7 +36,6 @@ log = logging.getLogger("slidepdb.solve")
 LAYOUT_AFTER = 1.0  # seconds of Manhattan search on a walled board no table serves before its layout's tables
 LAYOUT_AFTER_NODES = 20_000_000  # ... or nodes, whichever comes first
 SHORTER_PROOF = 0.25  # of its limits: a board's optimal search when it looks for a shorter answer (SHORTER)
-RING_PROOF = 0.1  # ... and a board marked ``ring`` (Known): its fallback gets the rest of the limits too
 RETRY_SHARE = 0.25  # of its time limit, the least a board searches again after a table it read failed
 
 
@@ -298,10 +297,7 @@ def solve_record(
     (:func:`solver.outcome.better`); unless ``fallback`` is
     :data:`~solver.fallback.SHORTER`: the proof gets :data:`SHORTER_PROOF` of the
     limits, then :func:`solver.fallback.ladder.shorter_search` looks for an answer
-    shorter than the known one (the outcome a ``limit`` when it finds none).  A board
-    that ``known`` marks ``ring`` (no answer yet) gets :data:`RING_PROOF` of the limits
-    for the optimal search and the rest for a fallback that goes straight to its
-    layout's tables."""
+    shorter than the known one (the outcome a ``limit`` when it finds none)."""
     checked = check_record(rec)
     if checked.status != "valid":
         return checked
@@ -345,8 +341,7 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     t0 = time.perf_counter()
     searcher = pool.searcher(board)
     shorter = fallback == SHORTER
-    ring = bool(fallback) and not shorter and known is not None and known.ring
-    share = SHORTER_PROOF if shorter else RING_PROOF if ring else 1  # of the limits, for the optimal search
+    share = SHORTER_PROOF if shorter else 1  # of the limits, for the optimal search
     proof = (scaled(time_limit, share), None if node_limit is None else int(node_limit * share))
     result, layout = optimal_search(board, searcher, pool, *proof, threads, known)
     nodes, bound = result.nodes, result.lower_bound
@@ -354,11 +349,7 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     how = None
     limited = time_limit is not None or node_limit is not None
     if result.status != "solved" and fallback and limited and not (shorter and bound >= known.answer):
-        from .fallback.ladder import (
-            FALLBACK_SHARE,
-            fallback_search,
-            shorter_search,
-        )  # (compiled kernels, loaded when needed)
+        from .fallback.ladder import fallback_search, shorter_search  # (compiled kernels, loaded when needed)
 
         if isinstance(threads, Share):
             threads.release()  # the fallback runs on one thread: the batch may give the others to other items
@@ -366,10 +357,11 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
             pool.progress.phase("fallback (a valid answer, not proven)")
         if shorter:  # a board with an answer: weighted IDA* for a shorter one
             moves, how, more = shorter_search(searcher, board, time_limit, node_limit, known.answer)
-        else:  # a ring: what the optimal search left of the limits goes to the fallback too
-            more_share = (FALLBACK_SHARE + 1 - share) / FALLBACK_SHARE
-            limits = (scaled(time_limit, more_share), None if node_limit is None else int(node_limit * more_share))
-            moves, how, more = fallback_search(searcher, board, *limits, bound, layout=layout, first_beam=not ring)
+        else:
+            ring = known is not None and known.ring
+            moves, how, more = fallback_search(
+                searcher, board, time_limit, node_limit, bound, layout=layout, first_beam=not ring
+            )
         nodes += more
         searcher.reads.wait()  # nothing reported before the tables read have passed their checksums
     extra = {

@@ -340,36 +340,3 @@ def test_the_layout_tables_are_small_when_little_search_time_is_left(monkeypatch
     ladder.fallback_search(searcher, board, limit, None, searcher.initial_h(board), first_beam=False)
     memory = ladder.LAYOUT_SMALL if limit * ladder.SEARCH_SHARE < ladder.LAYOUT_SECONDS else ladder.LAYOUT_MEMORY
     assert built == [(False, memory), (True, memory)]
-
-
-def test_a_board_marked_ring_gives_its_optimal_search_a_tenth_and_the_rest_to_its_layouts_beams(monkeypatch):
-    """``Known(ring=True)``: the optimal search gets ``RING_PROOF`` of the time limit,
-    the fallback the rest (``FALLBACK_SHARE + 1 - RING_PROOF`` limits in all) and no
-    Manhattan beam; the answer, from the layout's tables, simulates; the lower bound
-    is at least the known one."""
-    from pdb_builder.formats import Record
-    from solver import api
-    from solver.fallback import ladder
-    from solver.outcome import Known
-
-    board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
-    seen = {}
-    real_optimal, real_fallback = api.optimal_search, ladder.fallback_search
-
-    def optimal(board, searcher, pool, time_limit, node_limit, *a):
-        seen["proof"] = time_limit
-        return real_optimal(board, searcher, pool, time_limit, node_limit, *a)
-
-    def fallback(searcher, board, time_limit, node_limit, *a, **k):
-        seen["fallback"], seen["first_beam"] = time_limit, k["first_beam"]
-        return real_fallback(searcher, board, time_limit, node_limit, *a, **k)
-
-    monkeypatch.setattr(api, "optimal_search", optimal)
-    monkeypatch.setattr(ladder, "fallback_search", fallback)
-    out = api.solve_record(
-        Record(1, str(board), board), api.SolverPool(use_db=False), time_limit=1.0, known=Known(30, None, ring=True)
-    )
-    assert seen["proof"] == pytest.approx(api.RING_PROOF) and seen["first_beam"] is False
-    assert seen["fallback"] == pytest.approx((ladder.FALLBACK_SHARE + 1 - api.RING_PROOF) / ladder.FALLBACK_SHARE)
-    assert out.status == "solved" and "layout tables" in out.extra["fallback"] and out.extra["lower_bound"] >= 30
-    assert check_moves(board, out.extra["moves"]).ok
