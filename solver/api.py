@@ -38,7 +38,6 @@ LAYOUT_AFTER_NODES = 20_000_000  # ... or nodes, whichever comes first
 SHORTER_PROOF = 0.25  # of its limits: a board's optimal search when it looks for a shorter answer (SHORTER)
 RETRY_SHARE = 0.25  # of its time limit, the least a board searches again after a table it read failed
 
-
 _POOLS: dict = {}  # (db_dir, use_db) -> SolverPool: tables loaded and kernels compiled once a process
 
 
@@ -357,11 +356,9 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
             pool.progress.phase("fallback (a valid answer, not proven)")
         if shorter:  # a board with an answer: weighted IDA* for a shorter one
             moves, how, more = shorter_search(searcher, board, time_limit, node_limit, known.answer)
-        else:
-            ring = known is not None and known.ring
-            moves, how, more = fallback_search(
-                searcher, board, time_limit, node_limit, bound, layout=layout, first_beam=not ring
-            )
+        else:  # a board marked ring (Known) skips the first beam for its layout's tables
+            first = known is None or not known.ring
+            moves, how, more = fallback_search(searcher, board, time_limit, node_limit, bound, layout, first)
         nodes += more
         searcher.reads.wait()  # nothing reported before the tables read have passed their checksums
     extra = {
