@@ -230,8 +230,10 @@ def fallback_search(
     tag = ""
     ringed = False  # step 2 or 3 ran
     last = 0.0  # what a beam took, to judge whether the next, wider one fits
-    first = BEAM_WIDTHS and search.nodes(BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]) >= BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]
-    if first and first_beam:
+    first_fits = (
+        bool(BEAM_WIDTHS) and search.nodes(BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]) >= BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]
+    )
+    if first_fits and first_beam:
         last = beam(BEAM_WIDTHS[0])
     left = search.seconds_left()
     if (
@@ -248,7 +250,7 @@ def fallback_search(
         ringed = rungs.back is not None or rungs.built is not None
         if rungs.built is not None:  # the steps below on the layout's tables
             searcher, tag = rungs.built, " on layout tables"
-    if first and not first_beam and not ringed:  # step 2 could not run: step 1 after all
+    if first_fits and not first_beam and not ringed:  # step 2 ran without tables, or not at all: step 1 after all
         last = beam(BEAM_WIDTHS[0])
     if best is None and board.shape.walls and not ringed and searcher.h.lookups and not total.out():
         # step 3: a walled board whose own tables misled the first beam (a ring)
