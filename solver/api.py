@@ -65,7 +65,8 @@ class Result:
     ``status`` is ``solved``, ``unsolvable``, ``limit`` (stopped before any answer),
     ``invalid`` or ``error``; ``optimal`` is True only for a proof (an admissible
     estimate and a completed IDA* iteration at ``length``); otherwise ``lower_bound``
-    is what the search proved and ``fallback`` how the answer was found."""
+    is what the search proved and ``fallback`` how the answer was found (with no
+    answer: ``first beam failed`` where the fallback's first beam ended without one)."""
 
     board: str
     status: str

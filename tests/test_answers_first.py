@@ -5,6 +5,7 @@ falls as the budget grows; a busy machine costs proofs, not answers."""
 import subprocess
 import sys
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -13,6 +14,7 @@ from click.testing import CliRunner
 from pdb_builder.formats import read_file
 from pdb_builder.moves import check_moves
 from solver.cli import main
+from solver.fallback import FIRST_BEAM_FAILED
 from solver.outcome import Outcome
 from solver.run.answer import BEHIND, AnswerLimit, machine_share, plans_within, shrunk_plans
 from solver.run.builds import LATE, Plan
@@ -284,15 +286,47 @@ def test_a_run_over_the_move_limits_shortens_answers_before_it_builds(mixed, tmp
 
 def test_a_walled_board_no_table_served_goes_to_its_layout_next_time():
     """``known_for_retry``: a later answer step starts from the board's lower bound; a
-    walled board that no table served and the fallback left unanswered is marked
-    ``ring`` (its next fallback goes straight to its layout's tables), no other."""
+    walled board that no table served and whose fallback's first beam ended without an
+    answer is marked ``ring`` (its next fallback goes straight to its layout's tables),
+    no other: not one whose first beam had no time (a cold start's compiling takes it)."""
     from solver.run.answer import known_for_retry
 
-    def out(status, walls, tables, bound=30):
-        return Outcome(0, "", status, None, {"walls": walls, "tables": tables, "lower_bound": bound, "length": None})
+    def out(status, walls, tables, bound=30, fallback=FIRST_BEAM_FAILED):
+        extra = {"walls": walls, "tables": tables, "lower_bound": bound, "length": None, "fallback": fallback}
+        return Outcome(0, "", status, None, extra)
 
     assert known_for_retry(out("limit", 4, {})) == (30, None, True)
+    assert known_for_retry(out("limit", 4, {}, fallback=None)) == (30, None, False)
     assert known_for_retry(out("limit", 0, {})).ring is False
     assert known_for_retry(out("limit", 4, {"6x6 layout": [1]})).ring is False
     assert known_for_retry(out("error", 4, {}, bound=None)) is None
     assert known_for_retry(None) is None
+
+
+def test_a_cold_start_compiles_each_missing_kernel_once_a_share_a_worker(monkeypatch):
+    """On a cold numba cache the workers compile the parts it lacks before any board
+    (their boards' limits are not spent compiling), worker i of n parts i, i + n, ...;
+    a part the cache holds is not compiled again."""
+    from solver.run import warm
+
+    calls = []
+    parts = tuple((lambda k=k: calls.append(k), Path(f"m{k}.py"), f"k{k}") for k in range(5))
+    monkeypatch.setattr(warm, "PARTS", parts)
+    monkeypatch.setattr(warm, "cache_is_cold", lambda module, kernel: kernel != "k1")
+    cold = warm.cold_parts()
+    assert cold == [0, 2, 3, 4]
+    warm.warm_up(0, 2, cold)
+    assert calls == [0, 3]
+    warm.warm_up(1, 2, cold)
+    assert calls == [0, 3, 2, 4]
+
+
+def test_each_warm_up_part_names_a_kernel_of_its_module():
+    """Every part of :data:`solver.run.warm.PARTS` names a module that has the kernel
+    whose cache entry says it is compiled (else a cold start would never look warm), and
+    runs (once compiled, in well under a second)."""
+    from solver.run import warm
+
+    for part, module, kernel in warm.PARTS:
+        assert f"def {kernel}(" in module.read_text()
+        part()

@@ -340,3 +340,24 @@ def test_the_layout_tables_are_small_when_little_search_time_is_left(monkeypatch
     ladder.fallback_search(searcher, board, limit, None, searcher.initial_h(board), first_beam=False)
     memory = ladder.LAYOUT_SMALL if limit * ladder.SEARCH_SHARE < ladder.LAYOUT_SECONDS else ladder.LAYOUT_MEMORY
     assert built == [(False, memory), (True, memory)]
+
+
+@pytest.mark.parametrize("spends", [False, True])
+def test_a_fallback_with_no_answer_says_whether_its_first_beam_failed(monkeypatch, spends):
+    """With no answer, the fallback reports ``FIRST_BEAM_FAILED`` where its first beam
+    ended without one inside its limit (the board's next try skips it), and nothing where
+    the beam used the limit up (a cold start's compiling: the next try runs it again)."""
+    from solver.fallback import FIRST_BEAM_FAILED, ladder
+
+    def no_beam(searcher, board, width, budget, **k):
+        if spends:
+            budget.spend(budget.nodes())
+        return None
+
+    monkeypatch.setattr(ladder, "beam_search", no_beam)
+    monkeypatch.setattr(ladder, "staged_search", lambda board, budget: None)
+    monkeypatch.setattr(ladder, "FALLBACK_WEIGHTS", ())  # (weighted IDA* would answer it)
+    board = read_board_arg("5,5,13O7D69E0ABC524LGJIFMN8HK").records[0].board
+    searcher = Searcher(manhattan_heuristic(board.shape))
+    moves, how, _ = ladder.fallback_search(searcher, board, None, 100_000, searcher.initial_h(board))
+    assert moves is None and how == (None if spends else FIRST_BEAM_FAILED)

@@ -55,6 +55,7 @@ from pdb_builder.lookup import lookups_for
 from ..search.heuristic import Heuristic, manhattan_tables
 from ..search.limits import Budget, scaled
 from ..search.searcher import Searcher
+from . import FIRST_BEAM_FAILED
 from .beam import Beam, beam_search
 from .polish import polish
 from .staged import reversed_board, staged_search, undo
@@ -202,7 +203,9 @@ def fallback_search(
     them given).  ``layout``: step 2's tables when the optimal search already built
     them (:func:`solver.api.optimal_search`).  ``first_beam`` False: step 1 only where
     step 2 does not run (a board whose first beam failed before: every second to its
-    layout's tables).  Returns (moves or None, how it was found, nodes of every search)."""
+    layout's tables).  Returns (moves or None, how it was found, nodes of every search);
+    with no answer, "how" is :data:`~solver.fallback.FIRST_BEAM_FAILED` where the first
+    beam ended without an answer before its limit (or ``first_beam`` is False), else None."""
     if time_limit is None and node_limit is None:
         raise ValueError("the fallback needs a time or node limit to share out")
     total = Budget(scaled(time_limit, FALLBACK_SHARE), scaled(node_limit, FALLBACK_SHARE))
@@ -233,8 +236,10 @@ def fallback_search(
     first_fits = (
         bool(BEAM_WIDTHS) and search.nodes(BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]) >= BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]
     )
+    failed = not first_beam  # the first beam ended without an answer (a skipped one: it did before)
     if first_fits and first_beam:
         last = beam(BEAM_WIDTHS[0])
+        failed = best is None and not search.out()
     left = search.seconds_left()
     if (
         best is None
@@ -284,6 +289,8 @@ def fallback_search(
         shorter = polish(board, best, budget=polish_budget)
         if len(shorter) < len(best):
             best, label = shorter, f"{label}, polished"
+    if best is None:
+        return None, FIRST_BEAM_FAILED if failed else None, total.spent
     return best, label, total.spent
 
 

@@ -107,8 +107,15 @@ def limit_of(time_limit, rec):
     return time_limit(rec) if callable(time_limit) else time_limit
 
 
-def _warm_up() -> None:
-    time.sleep(0.2)  # busy long enough that each submit forks a new worker
+def _warm_up(worker: int, workers: int, cold: list[int]) -> None:
+    """Busy long enough that each submit forks a new worker; on a cold start, this
+    worker's share of the kernels compiled (:mod:`solver.run.warm`)."""
+    t = time.perf_counter()
+    if cold:
+        from .warm import warm_up
+
+        warm_up(worker, workers, cold)
+    time.sleep(max(0.0, 0.2 - (time.perf_counter() - t)))
 
 
 def _drive(
@@ -259,7 +266,10 @@ def _local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, 
     lanes = Lanes(workers, ctx)
     ex = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init, initargs=(pools, lanes.raw))
     try:
-        wait([ex.submit(_warm_up) for _ in range(workers)])  # every worker forked at once, before any job
+        from .warm import cold_parts
+
+        cold = cold_parts()  # kernels numba's cache lacks: each worker compiles a share before any board
+        wait([ex.submit(_warm_up, k, workers, cold) for k in range(workers)])  # every worker forked at once
         stopped = yield from _drive(
             feed,
             lambda rec, lane: ex.submit(
