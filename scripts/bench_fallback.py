@@ -54,7 +54,7 @@ def run_variant(variant: str, lines: list[str], time_limit: float, conn) -> None
         board = parse_board_text(line)[1]
         searcher = Searcher(manhattan_heuristic(board.shape))
         t = time.perf_counter()
-        moves, how, _ = fb.fallback_search(searcher, board, time_limit, None, searcher.initial_h(board))
+        moves, how, *_ = fb.fallback_search(searcher, board, time_limit, None, searcher.initial_h(board))
         seconds = time.perf_counter() - t
         if moves is not None and not check_moves(board, moves).ok:
             raise SystemExit(f"{line}: {variant} answer does not reach the goal")

@@ -35,6 +35,8 @@ log = logging.getLogger("slidepdb.solve")
 
 LAYOUT_AFTER = 1.0  # seconds of Manhattan search on a walled board no table serves before its layout's tables
 LAYOUT_AFTER_NODES = 20_000_000  # ... or nodes, whichever comes first
+RING_PROOF = 0.25  # of its limits: a ring board's optimal search at a later answer step (Known.ring);
+# the fallback gets the rest
 SHORTER_PROOF = 0.25  # of its limits: a board's optimal search when it looks for a shorter answer (SHORTER)
 RETRY_SHARE = 0.25  # of its time limit, the least a board searches again after a table it read failed
 
@@ -341,15 +343,16 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     t0 = time.perf_counter()
     searcher = pool.searcher(board)
     shorter = fallback == SHORTER
-    share = SHORTER_PROOF if shorter else 1  # of the limits, for the optimal search
+    ring = None if known is None or shorter else known.ring
+    share = SHORTER_PROOF if shorter else RING_PROOF if ring is not None else 1  # of the limits, for the proof
     proof = (scaled(time_limit, share), None if node_limit is None else int(node_limit * share))
     result, layout = optimal_search(board, searcher, pool, *proof, threads, known)
     nodes, bound = result.nodes, result.lower_bound
     moves = result.moves
-    how = None
+    how = failed = None
     limited = time_limit is not None or node_limit is not None
     if result.status != "solved" and fallback and limited and not (shorter and bound >= known.answer):
-        from .fallback.ladder import fallback_search, shorter_search  # (compiled kernels, loaded when needed)
+        from .fallback.ladder import FALLBACK_SHARE, fallback_search, shorter_search  # (compiled kernels: when needed)
 
         if isinstance(threads, Share):
             threads.release()  # the fallback runs on one thread: the batch may give the others to other items
@@ -357,9 +360,13 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
             pool.progress.phase("fallback (a valid answer, not proven)")
         if shorter:  # a board with an answer: weighted IDA* for a shorter one
             moves, how, more = shorter_search(searcher, board, time_limit, node_limit, known.answer)
-        else:  # a board marked ring (Known) skips the first beam for its layout's tables
-            first = known is None or not known.ring
-            moves, how, more = fallback_search(searcher, board, time_limit, node_limit, bound, layout, first)
+        else:  # a board marked ring (Known) skips the first beam, and the widths that failed, for its layout's tables
+            more_time = 1 + (1 - share) / FALLBACK_SHARE  # what the proof left: the board's time stays the same
+            limits = (scaled(time_limit, more_time), None if node_limit is None else int(node_limit * more_time))
+            found = fallback_search(searcher, board, *limits, bound, layout, ring is None, ring)
+            moves, how, more = found.moves, found.how, found.nodes
+            if found.failed and found.failed[1]:
+                failed = [found.failed[0], list(found.failed[1])]
         nodes += more
         searcher.reads.wait()  # nothing reported before the tables read have passed their checksums
     extra = {
@@ -377,6 +384,8 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     }
     if how is not None:
         extra["fallback"] = how
+    if failed is not None and moves is None:
+        extra["ladder_failed"] = failed  # [table bytes a pattern, beam widths]: solver.run.answer.known_for_retry
     if result.threads > 1:
         extra["threads"] = result.threads  # the most that searched it at once
     if not result.optimal:  # what the next attempt's iterations cost: solver.run.forecast

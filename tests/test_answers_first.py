@@ -291,14 +291,15 @@ def test_a_walled_board_no_table_served_goes_to_its_layout_next_time():
     no other: not one whose first beam had no time (a cold start's compiling takes it)."""
     from solver.run.answer import known_for_retry
 
-    def out(status, walls, tables, bound=30, fallback=FIRST_BEAM_FAILED):
+    def out(status, walls, tables, bound=30, fallback=FIRST_BEAM_FAILED, **more):
         extra = {"walls": walls, "tables": tables, "lower_bound": bound, "length": None, "fallback": fallback}
-        return Outcome(0, "", status, None, extra)
+        return Outcome(0, "", status, None, {**extra, **more})
 
-    assert known_for_retry(out("limit", 4, {})) == (30, None, True)
-    assert known_for_retry(out("limit", 4, {}, fallback=None)) == (30, None, False)
-    assert known_for_retry(out("limit", 0, {})).ring is False
-    assert known_for_retry(out("limit", 4, {"6x6 layout": [1]})).ring is False
+    assert known_for_retry(out("limit", 4, {})) == (30, None, (0, ()))
+    assert known_for_retry(out("limit", 4, {}, ladder_failed=[3 << 20, [1024, 4096]])).ring == (3 << 20, (1024, 4096))
+    assert known_for_retry(out("limit", 4, {}, fallback=None)) == (30, None, None)
+    assert known_for_retry(out("limit", 0, {})).ring is None
+    assert known_for_retry(out("limit", 4, {"6x6 layout": [1]})).ring is None
     assert known_for_retry(out("error", 4, {}, bound=None)) is None
     assert known_for_retry(None) is None
 

@@ -134,7 +134,7 @@ def test_fallback_answers_a_ring_board_manhattan_beams_cannot():
     board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
     searcher = Searcher(manhattan_heuristic(board.shape))
     assert beam_search(searcher, board, width=1024) is None
-    moves, how, _ = fallback_search(searcher, board, 6, None, searcher.initial_h(board))
+    moves, how, *_ = fallback_search(searcher, board, 6, None, searcher.initial_h(board))
     assert moves is not None and "layout tables" in how and check_moves(board, moves).ok
 
 
@@ -147,7 +147,7 @@ def test_fallback_answers_a_ring_board_its_own_tables_mislead():
     board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
     searcher = layout_searcher(board.shape, Budget())
     assert searcher.h.lookups and beam_search(searcher, board, width=1024) is None
-    moves, how, _ = fallback_search(searcher, board, 6, None, searcher.initial_h(board))
+    moves, how, *_ = fallback_search(searcher, board, 6, None, searcher.initial_h(board))
     assert moves is not None and "layout tables" in how and check_moves(board, moves).ok
 
 
@@ -173,7 +173,7 @@ def test_fallback_tries_a_ring_boards_own_tables_beams_before_weighted_ida(monke
 
     monkeypatch.setattr(ladder.Ladder, "beams", record_beams)
     monkeypatch.setattr(Searcher, "solve", record_solve)
-    moves, how, _ = ladder.fallback_search(searcher, board, 6, None, searcher.initial_h(board))
+    moves, how, *_ = ladder.fallback_search(searcher, board, 6, None, searcher.initial_h(board))
     assert moves is not None and "layout tables" in how and check_moves(board, moves).ok
     assert steps and steps[0] == "beams"
 
@@ -241,6 +241,32 @@ def test_the_ladder_builds_the_boards_own_tables_only_when_the_first_backward_be
     else:
         assert runs[0] == ("reversed", 1024) and ("own", 1024) in runs and ("reversed", 4096) in runs
         assert made == [1] and rungs.built == "own"
+
+
+def test_the_ladder_passes_over_the_widths_that_failed_before_and_adds_those_that_fail(monkeypatch):
+    """A beam is the same search each time on the same tables: a width whose beams both
+    ended without an answer on an earlier try is passed over; one that fails now, inside
+    its share, is added to ``failed`` (kept for the next try)."""
+    from solver.fallback import ladder
+
+    runs = []
+
+    class FakeBeam:
+        def __init__(self, searcher, board, width, depth):
+            self.searcher, self.width, self.moves = searcher, width, None
+
+        def advance(self, budget):
+            runs.append((self.searcher, self.width))
+            if self.width == 65536:
+                self.moves = "LU"
+            return True
+
+    monkeypatch.setattr(ladder, "Beam", FakeBeam)
+    rungs = ladder.Ladder(None, 10, "own", failed=(1024, 4096))
+    rungs.back_board, rungs.back = "reversed board", "reversed"
+    moves, how = rungs.beams(Budget(60.0), (1024, 4096, 32768, 65536))
+    assert moves == "DR" and how == "beam width 65536 backwards on layout tables"
+    assert {w for _, w in runs} == {32768, 65536} and rungs.failed == {1024, 4096, 32768}
 
 
 def _layout_in_child(queue):
@@ -317,7 +343,7 @@ def test_a_ring_board_marked_so_skips_the_manhattan_beam_for_its_layout_tables(m
     searcher = Searcher(manhattan_heuristic(board.shape))
     beams, real_beam = [], ladder.beam_search
     monkeypatch.setattr(ladder, "beam_search", lambda *a, **k: beams.append(k.get("width")) or real_beam(*a, **k))
-    moves, how, _ = ladder.fallback_search(searcher, board, 2.0, None, searcher.initial_h(board), first_beam=False)
+    moves, how, *_ = ladder.fallback_search(searcher, board, 2.0, None, searcher.initial_h(board), first_beam=False)
     assert moves is not None and check_moves(board, moves).ok and "layout tables" in how
     assert not beams
 
@@ -332,6 +358,7 @@ def test_the_layout_tables_are_small_when_little_search_time_is_left(monkeypatch
     board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
     searcher = Searcher(manhattan_heuristic(board.shape))
     built = []
+    monkeypatch.setattr(ladder, "LAYOUT_SECONDS", 1.0)  # (a limit of 2 s leaves 3.5 s of search time)
     monkeypatch.setattr(
         ladder,
         "layout_searcher",
@@ -359,5 +386,36 @@ def test_a_fallback_with_no_answer_says_whether_its_first_beam_failed(monkeypatc
     monkeypatch.setattr(ladder, "FALLBACK_WEIGHTS", ())  # (weighted IDA* would answer it)
     board = read_board_arg("5,5,13O7D69E0ABC524LGJIFMN8HK").records[0].board
     searcher = Searcher(manhattan_heuristic(board.shape))
-    moves, how, _ = ladder.fallback_search(searcher, board, None, 100_000, searcher.initial_h(board))
+    moves, how, *_ = ladder.fallback_search(searcher, board, None, 100_000, searcher.initial_h(board))
     assert moves is None and how == (None if spends else FIRST_BEAM_FAILED)
+
+
+def test_a_ring_retry_gives_its_proof_a_quarter_of_the_limit_and_the_fallback_the_rest(monkeypatch):
+    """A board marked ring (Known.ring) at a later answer step: its optimal search gets
+    ``RING_PROOF`` of the limit, the fallback its own two limits plus what the proof left,
+    so the board's time is the same; the widths that failed before are handed on."""
+    import solver.api as api
+    from pdb_builder.formats import Record
+    from solver.fallback import ladder
+    from solver.outcome import Known
+
+    seen = {}
+    real = api.optimal_search
+
+    def proof(board, searcher, pool, time_limit, *rest):
+        seen["proof"] = time_limit
+        return real(board, searcher, pool, time_limit, *rest)
+
+    def fallback(searcher, board, time_limit, node_limit, bound, layout, first_beam, failed):
+        seen["fallback"], seen["first_beam"], seen["failed"] = time_limit, first_beam, failed
+        return ladder.Fallback(None, None, 0)
+
+    monkeypatch.setattr(api, "optimal_search", proof)
+    monkeypatch.setattr(ladder, "fallback_search", fallback)
+    board = read_board_arg("6,6,40G9E31DJA56872F=BP===NZVWR=CUXQYTOI").records[0].board
+    ring = (3 << 20, (1024,))
+    out = api.solve_record(Record(1, str(board), board), api.SolverPool(use_db=False), 0.4, known=Known(61, None, ring))
+    assert out.status == "limit"
+    assert seen["proof"] == pytest.approx(0.4 * api.RING_PROOF)
+    extra = (1 - api.RING_PROOF) * 0.4 / ladder.FALLBACK_SHARE
+    assert seen["fallback"] == pytest.approx(0.4 + extra) and not seen["first_beam"] and seen["failed"] == ring

@@ -46,6 +46,7 @@ work (see :mod:`solver.search.limits`).  Within it, in turn:
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 from pdb_builder.api import layout_tables
 from pdb_builder.board import Board, Shape
@@ -69,12 +70,15 @@ BEAM_MIN_LEVELS = 16  # a node budget too small for this many levels of the firs
 POLISH_SECONDS = 10.0  # polishing time of a fallback answer when only a node limit is given
 STAGED_RATIO = 2  # staged search is tried too when the best answer is this many times the lower bound
 LAYOUT_MEMORY = 10 << 20  # per pattern BFS of the tables step 2 builds in memory
-LAYOUT_SECONDS = 1.0  # step 2 builds tables of LAYOUT_MEMORY with this much search time left, or more
+LAYOUT_SECONDS = 10.0  # step 2 builds tables of LAYOUT_MEMORY with this much search time left, or more
 LAYOUT_SMALL = 3 << 20  # ... and of this with less (0.15-0.6 s on DevQuiz's walled 6x6 boards, against
-# 0.2-1.6 s; the beams on them answer nearly as often)
+# 0.2-1.6 s; the beams on them answer as often: 23 of 28 ring boards each at a limit of 0.8 s, and a
+# 32768 beam all 28 on the small ones)
 LAYOUT_LEAST = 0.2  # step 2 is skipped with less search time than this left
-LADDER_WIDTHS = (1024, 4096, 65536, 16384)  # step 2's beams, each forwards and backwards: the widest early
-# (on DevQuiz's ring boards a 16384 beam rarely answers where 4096 failed, a 65536 one often does)
+LADDER_WIDTHS = (1024, 4096, 32768, 65536)  # step 2's beams, each forwards and backwards
+# (on 28 DevQuiz ring boards and 3 MB tables, a 32768 beam answered all 28 in one direction or the
+# other, 65536 too at twice the time, 16384 all but one: the cost to the first answer added to 18.6 s
+# over the 28 boards, at most 6.7 s on one, against 28.7 s and 11.1 s for 1024, 4096, 65536, 16384)
 LADDER_SHARE = 0.8  # one width of step 2 (both directions) takes at most this part of the search time left
 LADDER_STAGED = 3  # step 2 tries staged search after this many widths (it is quick where it works)
 LADDER_STAGED_SHARE = 0.6  # ... with at most this part of what is left (where the first widths failed, the
@@ -121,8 +125,9 @@ class Ladder:
     of ``memory`` bytes a pattern built for the board reversed, each beam stopping at
     :data:`LADDER_DEPTH` of ``lower_bound``.  ``built``: the forward searcher once there."""
 
-    def __init__(self, board: Board, lower_bound: int, forward, memory: int = LAYOUT_MEMORY):
+    def __init__(self, board: Board, lower_bound: int, forward, memory: int = LAYOUT_MEMORY, failed=()):
         self.board, self.memory = board, memory
+        self.failed = set(failed)  # widths whose beams both ended without an answer (on these tables)
         self.depth = LADDER_DEPTH[0] * lower_bound + LADDER_DEPTH[1]
         self.make = forward if callable(forward) else None
         self.built: Searcher | None = None if callable(forward) else forward
@@ -142,13 +147,17 @@ class Ladder:
         than backwards on the small tables built for the reversed board; under a node
         limit alone, by levels, so that the answer does not depend on the machine's
         load), :data:`LADDER_SHARE` of what is left for the pair.  While the forward
-        tables are not built, the backward beam of a width goes alone first."""
+        tables are not built, the backward beam of a width goes alone first.  A width in
+        :attr:`failed` is passed over (a beam is the same search each time on the same
+        tables); one whose beams both end without an answer inside their share is added."""
         if self.back_board is None and not search.out():
             self.back_board = reversed_board(self.board)
             self.back = layout_searcher(self.back_board.shape, search, memory=self.memory)
         for width in widths:
             if search.out():
                 break
+            if width in self.failed:
+                continue
             pair = _share(search, LADDER_SHARE)
             beams = []  # [seconds taken, beam, how]
             if self.back is not None:
@@ -163,6 +172,8 @@ class Ladder:
             found = _take_turns(beams, pair)
             if found:
                 return found
+            if not pair.out() and self.back is not None and forward is not None:
+                self.failed.add(width)
         return None, None
 
 
@@ -189,6 +200,17 @@ def _share(budget: Budget, share: float) -> Budget:
     return budget.within(scaled(budget.seconds_left(), share), scaled(budget.nodes(), share))
 
 
+class Fallback(NamedTuple):
+    """What :func:`fallback_search` found: the moves (None: no answer), how they were
+    found, the nodes of every search, and ``failed``: (table bytes a pattern, widths)
+    of step 2's beams that ended without an answer, for the board's next try."""
+
+    moves: str | None
+    how: str | None
+    nodes: int
+    failed: tuple | None = None
+
+
 def fallback_search(
     searcher: Searcher,
     board: Board,
@@ -197,15 +219,18 @@ def fallback_search(
     lower_bound: int = 0,
     layout: Searcher | None = None,
     first_beam: bool = True,
-):
+    failed: tuple | None = None,
+) -> Fallback:
     """The shortest valid answer the steps of the module docstring find within
     :data:`FALLBACK_SHARE` times ``time_limit`` and ``node_limit`` (at least one of
     them given).  ``layout``: step 2's tables when the optimal search already built
     them (:func:`solver.api.optimal_search`).  ``first_beam`` False: step 1 only where
     step 2 does not run (a board whose first beam failed before: every second to its
-    layout's tables).  Returns (moves or None, how it was found, nodes of every search);
-    with no answer, "how" is :data:`~solver.fallback.FIRST_BEAM_FAILED` where the first
-    beam ended without an answer before its limit (or ``first_beam`` is False), else None."""
+    layout's tables).  ``failed``: (table bytes a pattern, widths) of step 2's beams that
+    ended without an answer before (:attr:`Fallback.failed`): passed over on tables of
+    that size.  With no answer, :attr:`Fallback.how` is
+    :data:`~solver.fallback.FIRST_BEAM_FAILED` where the first beam ended without an
+    answer before its limit (or ``first_beam`` is False), else None."""
     if time_limit is None and node_limit is None:
         raise ValueError("the fallback needs a time or node limit to share out")
     total = Budget(scaled(time_limit, FALLBACK_SHARE), scaled(node_limit, FALLBACK_SHARE))
@@ -231,15 +256,16 @@ def fallback_search(
             keep(*rungs.beams(budget, LADDER_WIDTHS[LADDER_STAGED:]))
 
     tag = ""
+    tried = failed  # what step 2's beams found of no use: kept for the next try
     ringed = False  # step 2 or 3 ran
     last = 0.0  # what a beam took, to judge whether the next, wider one fits
     first_fits = (
         bool(BEAM_WIDTHS) and search.nodes(BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]) >= BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]
     )
-    failed = not first_beam  # the first beam ended without an answer (a skipped one: it did before)
+    beam_failed = not first_beam  # the first beam ended without an answer (a skipped one: it did before)
     if first_fits and first_beam:
         last = beam(BEAM_WIDTHS[0])
-        failed = best is None and not search.out()
+        beam_failed = best is None and not search.out()
     left = search.seconds_left()
     if (
         best is None
@@ -248,10 +274,10 @@ def fallback_search(
         and (left is None or left >= LAYOUT_LEAST)
     ):
         memory = LAYOUT_MEMORY if left is None or left >= LAYOUT_SECONDS else LAYOUT_SMALL
-        rungs = Ladder(
-            board, lower_bound, layout or (lambda: layout_searcher(board.shape, search, memory=memory)), memory
-        )
+        make = layout or (lambda: layout_searcher(board.shape, search, memory=memory))
+        rungs = Ladder(board, lower_bound, make, memory, failed[1] if failed and failed[0] == memory else ())
         ladder(rungs, search)
+        tried = (memory, tuple(sorted(rungs.failed)))
         ringed = rungs.back is not None or rungs.built is not None
         if rungs.built is not None:  # the steps below on the layout's tables
             searcher, tag = rungs.built, " on layout tables"
@@ -290,8 +316,8 @@ def fallback_search(
         if len(shorter) < len(best):
             best, label = shorter, f"{label}, polished"
     if best is None:
-        return None, FIRST_BEAM_FAILED if failed else None, total.spent
-    return best, label, total.spent
+        return Fallback(None, FIRST_BEAM_FAILED if beam_failed else None, total.spent, tried or None)
+    return Fallback(best, label, total.spent)
 
 
 def shorter_search(searcher: Searcher, board: Board, time_limit: float | None, node_limit: int | None, than: int):

@@ -125,12 +125,17 @@ def known_for_retry(o):
     (:data:`~solver.fallback.FIRST_BEAM_FAILED`) on a walled board that no table served:
     the layout's tables answer such boards far more often.  A first beam that had no time
     (the limit taken by the optimal search, or by compiling the kernels) marks nothing:
-    the next step tries it again first, which answers most boards in a tenth of a second."""
+    the next step tries it again first, which answers most boards in a tenth of a second.
+    ``ring`` holds the beams of the layout's tables that failed (``ladder_failed``), which
+    the next step passes over."""
     known = Known.of(o)
     if known is None:
         return None
     failed = o.status == "limit" and o.extra.get("fallback") == FIRST_BEAM_FAILED
-    return known._replace(ring=failed and bool(o.extra.get("walls")) and not o.extra.get("tables"))
+    if not (failed and o.extra.get("walls") and not o.extra.get("tables")):
+        return known
+    memory, widths = o.extra.get("ladder_failed") or (0, ())
+    return known._replace(ring=(memory, tuple(widths)))
 
 
 def unanswered(o) -> bool:
