@@ -35,8 +35,6 @@ log = logging.getLogger("slidepdb.solve")
 
 LAYOUT_AFTER = 1.0  # seconds of Manhattan search on a walled board no table serves before its layout's tables
 LAYOUT_AFTER_NODES = 20_000_000  # ... or nodes, whichever comes first
-RING_PROOF = 0.25  # of its limits: a ring board's optimal search at a later answer step (Known.ring);
-# the fallback gets the rest
 SHORTER_PROOF = 0.25  # of its limits: a board's optimal search when it looks for a shorter answer (SHORTER)
 RETRY_SHARE = 0.25  # of its time limit, the least a board searches again after a table it read failed
 
@@ -67,8 +65,7 @@ class Result:
     ``status`` is ``solved``, ``unsolvable``, ``limit`` (stopped before any answer),
     ``invalid`` or ``error``; ``optimal`` is True only for a proof (an admissible
     estimate and a completed IDA* iteration at ``length``); otherwise ``lower_bound``
-    is what the search proved and ``fallback`` how the answer was found (with no
-    answer: ``first beam failed`` where the fallback's first beam ended without one)."""
+    is what the search proved and ``fallback`` how the answer was found."""
 
     board: str
     status: str
@@ -343,8 +340,7 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     t0 = time.perf_counter()
     searcher = pool.searcher(board)
     shorter = fallback == SHORTER
-    ring = None if known is None or shorter else known.ring
-    share = SHORTER_PROOF if shorter else RING_PROOF if ring is not None else 1  # of the limits, for the proof
+    share = SHORTER_PROOF if shorter else 1  # of the limits, for the optimal search
     proof = (scaled(time_limit, share), None if node_limit is None else int(node_limit * share))
     result, layout = optimal_search(board, searcher, pool, *proof, threads, known)
     nodes, bound = result.nodes, result.lower_bound
@@ -352,7 +348,7 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     how = failed = None
     limited = time_limit is not None or node_limit is not None
     if result.status != "solved" and fallback and limited and not (shorter and bound >= known.answer):
-        from .fallback.ladder import FALLBACK_SHARE, fallback_search, shorter_search  # (compiled kernels: when needed)
+        from .fallback.ladder import fallback_search, shorter_search  # (compiled kernels, loaded when needed)
 
         if isinstance(threads, Share):
             threads.release()  # the fallback runs on one thread: the batch may give the others to other items
@@ -361,9 +357,8 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
         if shorter:  # a board with an answer: weighted IDA* for a shorter one
             moves, how, more = shorter_search(searcher, board, time_limit, node_limit, known.answer)
         else:  # a board marked ring (Known) skips the first beam, and the widths that failed, for its layout's tables
-            more_time = 1 + (1 - share) / FALLBACK_SHARE  # what the proof left: the board's time stays the same
-            limits = (scaled(time_limit, more_time), None if node_limit is None else int(node_limit * more_time))
-            found = fallback_search(searcher, board, *limits, bound, layout, ring is None, ring)
+            ring = None if known is None else known.ring
+            found = fallback_search(searcher, board, time_limit, node_limit, bound, layout, ring is None, ring)
             moves, how, more = found.moves, found.how, found.nodes
             if found.failed and found.failed[1]:
                 failed = [found.failed[0], list(found.failed[1])]

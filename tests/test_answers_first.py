@@ -14,7 +14,6 @@ from click.testing import CliRunner
 from pdb_builder.formats import read_file
 from pdb_builder.moves import check_moves
 from solver.cli import main
-from solver.fallback import FIRST_BEAM_FAILED
 from solver.outcome import Outcome
 from solver.run.answer import BEHIND, AnswerLimit, machine_share, plans_within, shrunk_plans
 from solver.run.builds import LATE, Plan
@@ -286,18 +285,17 @@ def test_a_run_over_the_move_limits_shortens_answers_before_it_builds(mixed, tmp
 
 def test_a_walled_board_no_table_served_goes_to_its_layout_next_time():
     """``known_for_retry``: a later answer step starts from the board's lower bound; a
-    walled board that no table served and whose fallback's first beam ended without an
-    answer is marked ``ring`` (its next fallback goes straight to its layout's tables),
-    no other: not one whose first beam had no time (a cold start's compiling takes it)."""
+    walled board that no table served and the fallback left unanswered is marked
+    ``ring`` (its next fallback goes straight to its layout's tables), with the widths
+    that failed there; no other board."""
     from solver.run.answer import known_for_retry
 
-    def out(status, walls, tables, bound=30, fallback=FIRST_BEAM_FAILED, **more):
-        extra = {"walls": walls, "tables": tables, "lower_bound": bound, "length": None, "fallback": fallback}
+    def out(status, walls, tables, bound=30, **more):
+        extra = {"walls": walls, "tables": tables, "lower_bound": bound, "length": None}
         return Outcome(0, "", status, None, {**extra, **more})
 
     assert known_for_retry(out("limit", 4, {})) == (30, None, (0, ()))
     assert known_for_retry(out("limit", 4, {}, ladder_failed=[3 << 20, [1024, 4096]])).ring == (3 << 20, (1024, 4096))
-    assert known_for_retry(out("limit", 4, {}, fallback=None)) == (30, None, None)
     assert known_for_retry(out("limit", 0, {})).ring is None
     assert known_for_retry(out("limit", 4, {"6x6 layout": [1]})).ring is None
     assert known_for_retry(out("error", 4, {}, bound=None)) is None

@@ -369,31 +369,10 @@ def test_the_layout_tables_are_small_when_little_search_time_is_left(monkeypatch
     assert built == [(False, memory), (True, memory)]
 
 
-@pytest.mark.parametrize("spends", [False, True])
-def test_a_fallback_with_no_answer_says_whether_its_first_beam_failed(monkeypatch, spends):
-    """With no answer, the fallback reports ``FIRST_BEAM_FAILED`` where its first beam
-    ended without one inside its limit (the board's next try skips it), and nothing where
-    the beam used the limit up (a cold start's compiling: the next try runs it again)."""
-    from solver.fallback import FIRST_BEAM_FAILED, ladder
-
-    def no_beam(searcher, board, width, budget, **k):
-        if spends:
-            budget.spend(budget.nodes())
-        return None
-
-    monkeypatch.setattr(ladder, "beam_search", no_beam)
-    monkeypatch.setattr(ladder, "staged_search", lambda board, budget: None)
-    monkeypatch.setattr(ladder, "FALLBACK_WEIGHTS", ())  # (weighted IDA* would answer it)
-    board = read_board_arg("5,5,13O7D69E0ABC524LGJIFMN8HK").records[0].board
-    searcher = Searcher(manhattan_heuristic(board.shape))
-    moves, how, *_ = ladder.fallback_search(searcher, board, None, 100_000, searcher.initial_h(board))
-    assert moves is None and how == (None if spends else FIRST_BEAM_FAILED)
-
-
-def test_a_ring_retry_gives_its_proof_a_quarter_of_the_limit_and_the_fallback_the_rest(monkeypatch):
-    """A board marked ring (Known.ring) at a later answer step: its optimal search gets
-    ``RING_PROOF`` of the limit, the fallback its own two limits plus what the proof left,
-    so the board's time is the same; the widths that failed before are handed on."""
+def test_a_ring_retry_skips_the_first_beam_and_hands_on_the_widths_that_failed(monkeypatch):
+    """A board marked ring (Known.ring) at a later answer step: its optimal search keeps
+    the whole limit; the fallback skips its first beam and is told the widths that failed
+    before; the widths that fail now are recorded (``ladder_failed``) for the next step."""
     import solver.api as api
     from pdb_builder.formats import Record
     from solver.fallback import ladder
@@ -408,14 +387,12 @@ def test_a_ring_retry_gives_its_proof_a_quarter_of_the_limit_and_the_fallback_th
 
     def fallback(searcher, board, time_limit, node_limit, bound, layout, first_beam, failed):
         seen["fallback"], seen["first_beam"], seen["failed"] = time_limit, first_beam, failed
-        return ladder.Fallback(None, None, 0)
+        return ladder.Fallback(None, None, 0, (3 << 20, (1024, 4096)))
 
     monkeypatch.setattr(api, "optimal_search", proof)
     monkeypatch.setattr(ladder, "fallback_search", fallback)
     board = read_board_arg("6,6,40G9E31DJA56872F=BP===NZVWR=CUXQYTOI").records[0].board
     ring = (3 << 20, (1024,))
     out = api.solve_record(Record(1, str(board), board), api.SolverPool(use_db=False), 0.4, known=Known(61, None, ring))
-    assert out.status == "limit"
-    assert seen["proof"] == pytest.approx(0.4 * api.RING_PROOF)
-    extra = (1 - api.RING_PROOF) * 0.4 / ladder.FALLBACK_SHARE
-    assert seen["fallback"] == pytest.approx(0.4 + extra) and not seen["first_beam"] and seen["failed"] == ring
+    assert out.status == "limit" and out.extra["ladder_failed"] == [3 << 20, [1024, 4096]]
+    assert seen == {"proof": 0.4, "fallback": 0.4, "first_beam": False, "failed": ring}

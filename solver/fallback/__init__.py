@@ -7,7 +7,4 @@ come from :func:`pdb_builder.api.layout_tables`; nothing here imports
 :mod:`pdb_builder.make` (tested).
 """
 
-FIRST_BEAM_FAILED = "first beam failed"  # what a fallback with no answer says when its first beam ended
-# without one (not stopped by a limit), or was skipped for that reason: the board's next try goes
-# straight to its layout's tables (solver.run.answer.known_for_retry)
 SHORTER = "shorter"  # a fallback mode (``fallback=SHORTER``): a board with an answer looks for a shorter one

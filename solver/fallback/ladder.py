@@ -56,7 +56,6 @@ from pdb_builder.lookup import lookups_for
 from ..search.heuristic import Heuristic, manhattan_tables
 from ..search.limits import Budget, scaled
 from ..search.searcher import Searcher
-from . import FIRST_BEAM_FAILED
 from .beam import Beam, beam_search
 from .polish import polish
 from .staged import reversed_board, staged_search, undo
@@ -70,10 +69,10 @@ BEAM_MIN_LEVELS = 16  # a node budget too small for this many levels of the firs
 POLISH_SECONDS = 10.0  # polishing time of a fallback answer when only a node limit is given
 STAGED_RATIO = 2  # staged search is tried too when the best answer is this many times the lower bound
 LAYOUT_MEMORY = 10 << 20  # per pattern BFS of the tables step 2 builds in memory
-LAYOUT_SECONDS = 10.0  # step 2 builds tables of LAYOUT_MEMORY with this much search time left, or more
+LAYOUT_SECONDS = 1.0  # step 2 builds tables of LAYOUT_MEMORY with this much search time left, or more
 LAYOUT_SMALL = 3 << 20  # ... and of this with less (0.15-0.6 s on DevQuiz's walled 6x6 boards, against
-# 0.2-1.6 s; the beams on them answer as often: 23 of 28 ring boards each at a limit of 0.8 s, and a
-# 32768 beam all 28 on the small ones)
+# 0.2-1.6 s; the beams on them answer nearly as often: 23 of 28 ring boards each at a limit of 0.8 s,
+# and a 32768 beam all 28 on the small ones, but a 4096 one there fewer)
 LAYOUT_LEAST = 0.2  # step 2 is skipped with less search time than this left
 LADDER_WIDTHS = (1024, 4096, 32768, 65536)  # step 2's beams, each forwards and backwards
 # (on 28 DevQuiz ring boards and 3 MB tables, a 32768 beam answered all 28 in one direction or the
@@ -228,9 +227,7 @@ def fallback_search(
     step 2 does not run (a board whose first beam failed before: every second to its
     layout's tables).  ``failed``: (table bytes a pattern, widths) of step 2's beams that
     ended without an answer before (:attr:`Fallback.failed`): passed over on tables of
-    that size.  With no answer, :attr:`Fallback.how` is
-    :data:`~solver.fallback.FIRST_BEAM_FAILED` where the first beam ended without an
-    answer before its limit (or ``first_beam`` is False), else None."""
+    that size."""
     if time_limit is None and node_limit is None:
         raise ValueError("the fallback needs a time or node limit to share out")
     total = Budget(scaled(time_limit, FALLBACK_SHARE), scaled(node_limit, FALLBACK_SHARE))
@@ -262,10 +259,8 @@ def fallback_search(
     first_fits = (
         bool(BEAM_WIDTHS) and search.nodes(BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]) >= BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]
     )
-    beam_failed = not first_beam  # the first beam ended without an answer (a skipped one: it did before)
     if first_fits and first_beam:
         last = beam(BEAM_WIDTHS[0])
-        beam_failed = best is None and not search.out()
     left = search.seconds_left()
     if (
         best is None
@@ -316,7 +311,7 @@ def fallback_search(
         if len(shorter) < len(best):
             best, label = shorter, f"{label}, polished"
     if best is None:
-        return Fallback(None, FIRST_BEAM_FAILED if beam_failed else None, total.spent, tried or None)
+        return Fallback(None, None, total.spent, tried or None)
     return Fallback(best, label, total.spent)
 
 

@@ -24,7 +24,7 @@ import time
 
 from pdb_builder.errors import BoardError
 
-from ..fallback import FIRST_BEAM_FAILED, SHORTER
+from ..fallback import SHORTER
 from ..outcome import Known, Outcome
 from .answers import excess_over, totals
 from .batch import BOARD_SPAN
@@ -121,18 +121,13 @@ def known_for_full_pass(o):
 
 def known_for_retry(o):
     """What a later answer step starts ``o``'s board from (:class:`~solver.outcome.Known`):
-    its lower bound, and ``ring`` where the fallback's first beam ended without an answer
-    (:data:`~solver.fallback.FIRST_BEAM_FAILED`) on a walled board that no table served:
-    the layout's tables answer such boards far more often.  A first beam that had no time
-    (the limit taken by the optimal search, or by compiling the kernels) marks nothing:
-    the next step tries it again first, which answers most boards in a tenth of a second.
-    ``ring`` holds the beams of the layout's tables that failed (``ladder_failed``), which
+    its lower bound, and ``ring`` where the fallback found nothing on a walled board that
+    no table served (its first beam failed there, or had no time: the layout's tables
+    answer such boards far more often, and far shorter than a Manhattan beam given more
+    time), with the beams on the layout's tables that failed (``ladder_failed``), which
     the next step passes over."""
     known = Known.of(o)
-    if known is None:
-        return None
-    failed = o.status == "limit" and o.extra.get("fallback") == FIRST_BEAM_FAILED
-    if not (failed and o.extra.get("walls") and not o.extra.get("tables")):
+    if known is None or not (o.status == "limit" and o.extra.get("walls") and not o.extra.get("tables")):
         return known
     memory, widths = o.extra.get("ladder_failed") or (0, ())
     return known._replace(ring=(memory, tuple(widths)))

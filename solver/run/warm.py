@@ -1,13 +1,14 @@
 """A cold start's compiling shared out among a run's worker processes.
 
 The first run after an install compiles numba's kernels: the search's, the pruning
-automaton's BFS, the staged search's and the beam's (about 7, 7, 8 and 5 s on one
-core).  Each worker process would compile every one it needs as its first boards
-reach it, inside those boards' time limits, so the answer pass's first step would
-find no answer for them.  Instead, when numba's disk cache lacks a part, the workers
-compile the parts missing before any board, each worker its own share
-(:func:`warm_up`); each writes its kernels to the cache, from which the others then
-load them.  On 2 workers the parts take about 14 s of wall clock instead of 27.
+automaton's BFS, the staged search's, the beam's and the BFS of the tables the
+fallback builds for a walled board's layout (about 7, 7, 8, 5 and 4 s on one core).
+Each worker process would compile every one it needs as its first boards reach it,
+inside those boards' time limits, so the answer pass's first step would find no
+answer for them.  Instead, when numba's disk cache lacks a part, the workers compile
+the parts missing before any board, each worker its own share (:func:`warm_up`); each
+writes its kernels to the cache, from which the others then load them.  On 2 workers
+the parts take about 14 s of wall clock, against 23 s for all of them in one process.
 """
 
 from __future__ import annotations
@@ -56,14 +57,23 @@ def _beam() -> None:
     beam_search(Searcher(manhattan_heuristic(board.shape)), board, width=64, budget=Budget(None, WARM_NODES))
 
 
+def _layout() -> None:
+    from ..fallback.ladder import layout_searcher
+    from ..search.limits import Budget
+
+    layout_searcher(_board().shape, Budget())
+
+
 SOLVER = Path(__file__).resolve().parent.parent
-# (what compiles, its module's file, a kernel of it that numba's cache holds once compiled),
-# the longest first: worker i of n takes parts i, i + n, ...
+BUILDER = SOLVER.parent / "pdb_builder"  # (a path: the solver imports nothing of its build side)
+# (what compiles, its module's file, a kernel of it that numba's cache holds once compiled), in
+# the order that shares them out evenly: worker i of n takes parts i, i + n, ...
 PARTS = (
-    (_search, SOLVER / "search" / "kernel.py", "search_slice"),
     (_staged, SOLVER / "fallback" / "staged.py", "_stage_search"),
-    (_automaton, SOLVER / "search" / "automaton_bfs.py", "trie"),
+    (_search, SOLVER / "search" / "kernel.py", "search_slice"),
     (_beam, SOLVER / "fallback" / "beam.py", "_beam"),
+    (_automaton, SOLVER / "search" / "automaton_bfs.py", "trie"),
+    (_layout, BUILDER / "make" / "bfs.py", "expand_share"),
 )
 
 
