@@ -25,7 +25,16 @@ from pdb_builder.options import one_of, positive_number
 from pdb_builder.solvability import decide
 
 from .fallback import SHORTER
-from .outcome import Known, Outcome, certificate, exit_code, search_cost, settle_by_bound, stated_length_clash
+from .outcome import (
+    Known,
+    Outcome,
+    certificate,
+    exit_code,
+    internal_error,
+    search_cost,
+    settle_by_bound,
+    stated_length_clash,
+)
 from .search.heuristic import manhattan_heuristic
 from .search.limits import Budget, interrupt_if_stopping, scaled
 from .search.searcher import Searcher
@@ -288,15 +297,15 @@ def solve_record(
     ``FALLBACK_SHARE`` more limits, reported ``optimal: false`` with the lower bound
     the optimal search proved and how it was found (``fallback``).  ``threads``: for
     the optimal search, a count or a :class:`~pdb_builder.cores.Share` (default: the
-    pool's).  ``known``: what earlier attempts at
-    the board proved and found: the search starts at their lower bound and stops
-    where their answer would be proven (:meth:`~solver.search.searcher.Searcher.solve`'s
-    ``floor`` and ``ceiling``); with an answer known there is no fallback, every
-    second goes to the proof, and the caller keeps the better of the two outcomes
-    (:func:`solver.outcome.better`); unless ``fallback`` is
+    pool's).  ``known``: what earlier attempts at the board proved and found: the search
+    starts at their lower bound and stops where their answer would be proven
+    (:meth:`~solver.search.searcher.Searcher.solve`'s ``floor`` and ``ceiling``); with
+    an answer known there is no fallback, every second goes to the proof, and the caller
+    keeps the better outcome (:func:`solver.outcome.better`); unless ``fallback`` is
     :data:`~solver.fallback.SHORTER`: the proof gets :data:`SHORTER_PROOF` of the
     limits, then :func:`solver.fallback.ladder.shorter_search` looks for an answer
-    shorter than the known one (the outcome a ``limit`` when it finds none)."""
+    shorter than the known one (a ``limit`` when it finds none).  ``known.ring``: the
+    fallback goes to the layout's tables first (:class:`~solver.outcome.Known`)."""
     checked = check_record(rec)
     if checked.status != "valid":
         return checked
@@ -319,20 +328,7 @@ def solve_record(
         interrupt_if_stopping(exc)  # SIGTERM or Ctrl-C, which a library turned into another exception
         if os.environ.get("SLIDEPDB_DEBUG"):
             raise
-        return Outcome(
-            rec.index,
-            str(rec.board),
-            "error",
-            f"internal error: {type(exc).__name__}: {exc}",
-            {
-                "size": rec.board.shape.size_text,
-                "walls": len(rec.board.shape.walls),
-                "goal": rec.board.shape.goal_kind,
-                "moves": None,
-                "length": None,
-                "optimal": False,
-            },
-        )
+        return internal_error(rec.index, rec.board, exc)
 
 
 def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback, threads, known) -> Outcome:
@@ -356,12 +352,10 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
             pool.progress.phase("fallback (a valid answer, not proven)")
         if shorter:  # a board with an answer: weighted IDA* for a shorter one
             moves, how, more = shorter_search(searcher, board, time_limit, node_limit, known.answer)
-        else:  # a board marked ring (Known) skips the first beam, and the widths that failed, for its layout's tables
-            ring = None if known is None else known.ring
+        else:
+            ring = known.ring if known else None
             found = fallback_search(searcher, board, time_limit, node_limit, bound, layout, ring is None, ring)
-            moves, how, more = found.moves, found.how, found.nodes
-            if found.failed and found.failed[1]:
-                failed = [found.failed[0], list(found.failed[1])]
+            moves, how, more, failed = found
         nodes += more
         searcher.reads.wait()  # nothing reported before the tables read have passed their checksums
     extra = {
@@ -379,8 +373,8 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     }
     if how is not None:
         extra["fallback"] = how
-    if failed is not None and moves is None:
-        extra["ladder_failed"] = failed  # [table bytes a pattern, beam widths]: solver.run.answer.known_for_retry
+    if failed and moves is None:  # for the next try (solver.run.answer.known_for_retry)
+        extra["ladder_failed"] = [failed[0], list(failed[1])]  # table bytes a pattern, beam widths
     if result.threads > 1:
         extra["threads"] = result.threads  # the most that searched it at once
     if not result.optimal:  # what the next attempt's iterations cost: solver.run.forecast

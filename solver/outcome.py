@@ -55,6 +55,14 @@ class Outcome:
         return out
 
 
+def internal_error(index: int, board, exc: Exception) -> Outcome:
+    """What a board whose search raised ``exc`` reports (a bug; the batch goes on)."""
+    shape = board.shape
+    extra = {"size": shape.size_text, "walls": len(shape.walls), "goal": shape.goal_kind}
+    extra.update(moves=None, length=None, optimal=False)
+    return Outcome(index, str(board), "error", f"internal error: {type(exc).__name__}: {exc}", extra)
+
+
 class Known(NamedTuple):
     """What earlier attempts at a board proved and found: the lower bound (every IDA*
     iteration below it ended without a solution) and the length of the best answer

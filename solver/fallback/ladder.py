@@ -311,7 +311,7 @@ def fallback_search(
         if len(shorter) < len(best):
             best, label = shorter, f"{label}, polished"
     if best is None:
-        return Fallback(None, None, total.spent, tried or None)
+        return Fallback(None, None, total.spent, tried if tried and tried[1] else None)
     return Fallback(best, label, total.spent)
 
 
