@@ -7,7 +7,8 @@ when the search does not end), smallest boards first.  Each board's time limit i
 decided as it starts (:class:`AnswerLimit`): what lets the boards not yet started
 share the pass's part of the budget, so boards that end early leave more to those
 after them.  The boards it leaves unanswered go again with :data:`ANSWER_GROWTH`
-times the limit, up to :data:`ANSWER_STEPS` steps, before any build.
+times the limit, up to :data:`ANSWER_STEPS` steps, before any build; where the budget
+has less left, with what it has, if that is more than they had.
 
 Builds then get what the budget has left, at the speed this machine shows now:
 :func:`machine_share` (the part of a core each board's process had while it ran,
@@ -218,6 +219,16 @@ def plans_within(plans, can: float) -> list:
     return out
 
 
+def step_least(least: float, left: float, step: int) -> float | None:
+    """The least limit answer step ``step`` (0 the first) gives its boards, with
+    ``least`` the least they were to have and ``left`` seconds of the pass: ``least``
+    where a board of it ends in time; at a later step, else what a board starting now
+    can have, where that is more than they had the step before; else None (no step)."""
+    if step:
+        least = min(least, max(left / BOARD_SPAN, least / ANSWER_GROWTH))
+    return None if BOARD_SPAN * least > left else least
+
+
 def answer_pass(run) -> None:
     """Under a budget in seconds (with the fallback): every board of ``run`` (a
     :class:`solver.run.pipeline.Run`) an answer before any build, smallest boards
@@ -240,8 +251,8 @@ def answer_pass(run) -> None:
     t0, steps = time.perf_counter(), 0
     for step in range(ANSWER_STEPS):
         now, end = time.time(), run.deadline - run.reserve
-        least = min((grown.get(r.index, ANSWER_FLOOR) for r in todo), default=ANSWER_FLOOR)
-        if now + BOARD_SPAN * least > end:
+        least = step_least(min((grown.get(r.index, ANSWER_FLOOR) for r in todo), default=ANSWER_FLOOR), end - now, step)
+        if least is None:
             break
         limit = AnswerLimit(
             now + share * (end - now), len(todo), run.slots, ANSWER_MIN, ANSWER_MAX, end, ANSWER_FLOOR, grown
