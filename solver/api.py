@@ -373,7 +373,7 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     }
     if how is not None:
         extra["fallback"] = how
-    if failed and moves is None:  # for the next try (solver.run.answer.known_for_retry)
+    if failed:  # no answer: for the next try (solver.run.answer.known_for_retry)
         extra["ladder_failed"] = [failed[0], list(failed[1])]  # table bytes a pattern, beam widths
     if result.threads > 1:
         extra["threads"] = result.threads  # the most that searched it at once

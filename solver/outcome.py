@@ -67,9 +67,9 @@ class Known(NamedTuple):
     """What earlier attempts at a board proved and found: the lower bound (every IDA*
     iteration below it ended without a solution) and the length of the best answer
     (None: none yet).  A later search starts at the one and stops at the other
-    (:func:`solver.api.solve_record`).  ``ring``: an earlier fallback's first beam found
-    no answer on a walled board that no table served (most often a ring of walls, which
-    misleads it): the next goes straight to tables of the board's layout, passing over
+    (:func:`solver.api.solve_record`).  ``ring``: an earlier fallback found no answer on
+    a walled board that no table served (most often a ring of walls, which misleads its
+    first beam): the next goes straight to tables of the board's layout, passing over
     the beams that failed on them before; (table bytes a pattern, their widths), None
     where not a ring (:class:`solver.fallback.ladder.Fallback`)."""
 

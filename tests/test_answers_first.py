@@ -311,13 +311,14 @@ def test_a_walled_board_no_table_served_goes_to_its_layout_next_time():
 def test_a_cold_start_compiles_each_missing_kernel_once_a_share_a_worker(monkeypatch):
     """On a cold numba cache the workers compile the parts it lacks before any board
     (their boards' limits are not spent compiling), worker i of n parts i, i + n, ...;
-    a part the cache holds is not compiled again."""
+    a part the cache holds is not compiled again, nor the fallback's in a batch without it."""
     from solver.run import warm
 
     calls = []
-    parts = tuple((lambda k=k: calls.append(k), Path(f"m{k}.py"), f"k{k}") for k in range(5))
+    parts = tuple((lambda k=k: calls.append(k), Path(f"m{k}.py"), f"k{k}", k == 2) for k in range(5))
     monkeypatch.setattr(warm, "PARTS", parts)
     monkeypatch.setattr(warm, "cache_is_cold", lambda module, kernel: kernel != "k1")
+    assert warm.cold_parts(fallback=False) == [0, 3, 4]
     cold = warm.cold_parts()
     assert cold == [0, 2, 3, 4]
     warm.warm_up(0, 2, cold)
@@ -332,7 +333,7 @@ def test_each_warm_up_part_names_a_kernel_of_its_module():
     runs (once compiled, in well under a second)."""
     from solver.run import warm
 
-    for part, module, kernel in warm.PARTS:
+    for part, module, kernel, _ in warm.PARTS:
         assert f"def {kernel}(" in module.read_text()
         part()
 

@@ -268,7 +268,7 @@ def _local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, 
     try:
         from .warm import cold_parts
 
-        cold = cold_parts()  # kernels numba's cache lacks: each worker compiles a share before any board
+        cold = cold_parts(bool(fallback))  # kernels numba's cache lacks: a share each worker, before any board
         wait([ex.submit(_warm_up, k, workers, cold) for k in range(workers)])  # every worker forked at once
         stopped = yield from _drive(
             feed,

@@ -66,20 +66,26 @@ def _layout() -> None:
 
 SOLVER = Path(__file__).resolve().parent.parent
 BUILDER = SOLVER.parent / "pdb_builder"  # (a path: the solver imports nothing of its build side)
-# (what compiles, its module's file, a kernel of it that numba's cache holds once compiled), in
-# the order that shares them out evenly: worker i of n takes parts i, i + n, ...
+# (what compiles, its module's file, a kernel of it that numba's cache holds once compiled, whether
+# only the fallback uses it), in the order that shares them out evenly: worker i of n takes parts
+# i, i + n, ...
 PARTS = (
-    (_staged, SOLVER / "fallback" / "staged.py", "_stage_search"),
-    (_search, SOLVER / "search" / "kernel.py", "search_slice"),
-    (_beam, SOLVER / "fallback" / "beam.py", "_beam"),
-    (_automaton, SOLVER / "search" / "automaton_bfs.py", "trie"),
-    (_layout, BUILDER / "make" / "bfs.py", "expand_share"),
+    (_staged, SOLVER / "fallback" / "staged.py", "_stage_search", True),
+    (_search, SOLVER / "search" / "kernel.py", "search_slice", False),
+    (_beam, SOLVER / "fallback" / "beam.py", "_beam", True),
+    (_automaton, SOLVER / "search" / "automaton_bfs.py", "trie", False),
+    (_layout, BUILDER / "make" / "bfs.py", "expand_share", True),
 )
 
 
-def cold_parts() -> list[int]:
-    """Indices of the :data:`PARTS` whose kernels numba's disk cache lacks."""
-    return [k for k, (_, module, kernel) in enumerate(PARTS) if cache_is_cold(module, kernel)]
+def cold_parts(fallback: bool = True) -> list[int]:
+    """Indices of the :data:`PARTS` whose kernels numba's disk cache lacks (those of
+    the fallback only where ``fallback``: a batch without it never runs them)."""
+    return [
+        k
+        for k, (_, module, kernel, of_fallback) in enumerate(PARTS)
+        if (fallback or not of_fallback) and cache_is_cold(module, kernel)
+    ]
 
 
 def warm_up(worker: int, workers: int, cold: list[int]) -> None:
