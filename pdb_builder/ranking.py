@@ -203,22 +203,4 @@ def step_digits(dig, step, r, n, k):
         rank_digits(r, n, k, dig)
 
 
-@nb.njit(cache=True, nogil=True)
-def rank_many(placements, n, w):
-    """Ranks of the rows of ``placements`` (m x k)."""
-    m, k = placements.shape
-    out = np.empty(m, dtype=np.int64)
-    for j in range(m):
-        out[j] = rank_kernel(placements[j], k, w)
-    return out
-
-
-@nb.njit(cache=True, nogil=True)
-def unrank_many(ranks, n, k, w):
-    out = np.empty((ranks.shape[0], k), dtype=np.int64)
-    for j in range(ranks.shape[0]):
-        unrank_kernel(ranks[j], n, k, w, out[j])
-    return out
-
-
 load_cached(globals())  # cached kernels load without the compiler (pdb_builder/jitload.py)

@@ -45,10 +45,8 @@ def main() -> int:
                 t0 = time.perf_counter()
                 out = run_batch(recs, db_dir=a.db_dir, scheduler=client).outcomes
                 wall = time.perf_counter() - t0
-            own = sum(o.extra["seconds"] for o in out.values())
-            ok = all(
-                out[r.index].extra.get("optimal") and out[r.index].extra["length"] == r.expected_length for r in recs
-            )
+            own = sum(o.seconds for o in out.values())
+            ok = all(out[r.index].proven and out[r.index].length == r.expected_length for r in recs)
             print(
                 f"| {rnd + 1} | {workers} worker(s) x {threads} thread(s) | {wall:.2f} | {own:.2f} | {ok} |", flush=True
             )

@@ -103,10 +103,9 @@ def main() -> int:
             )
 
         def progress(o):
-            e = o.extra
             print(
-                f"{o.index}: {o.status} {e.get('size')} length {e.get('length')} optimal {e.get('optimal')} "
-                f"lower bound {e.get('lower_bound')} {e.get('seconds', 0):.1f} s",
+                f"{o.index}: {o.status} {o.size} length {o.length} optimal {o.optimal} "
+                f"lower bound {o.lower_bound} {o.seconds or 0:.1f} s",
                 file=sys.stderr,
                 flush=True,
             )
@@ -158,7 +157,7 @@ def main() -> int:
         proven = None
     else:
         answers = answers_of(outcomes)
-        proven = sum(1 for o in outcomes.values() if o.extra.get("optimal"))
+        proven = sum(1 for o in outcomes.values() if o.proven)
     entries = [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
     ends = [e for e in entries if "end" in e]
     killed = sum(1 for e in entries if "end" not in e) - len(ends)

@@ -33,11 +33,11 @@ def beam_fails(line: str) -> bool:
     from pdb_builder.formats import parse_board_text
     from solver.fallback.beam import beam_search
     from solver.search.heuristic import manhattan_heuristic
-    from solver.search.limits import Budget
+    from solver.search.limits import Limits
     from solver.search.searcher import Searcher
 
     board = parse_board_text(line)[1]
-    return beam_search(Searcher(manhattan_heuristic(board.shape)), board, width=1024, budget=Budget(3)) is None
+    return beam_search(Searcher(manhattan_heuristic(board.shape)), board, width=1024, limits=Limits(3)) is None
 
 
 def run_variant(variant: str, lines: list[str], time_limit: float, conn) -> None:

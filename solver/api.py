@@ -36,7 +36,7 @@ from .outcome import (
     stated_length_clash,
 )
 from .search.heuristic import manhattan_heuristic
-from .search.limits import Budget, interrupt_if_stopping, scaled
+from .search.limits import Limits, interrupt_if_stopping, scaled
 from .search.searcher import Searcher
 from .search.state import SearchResult
 
@@ -96,6 +96,26 @@ class Result:
         """The code ``slidepdb solve`` exits with for this board."""
         return exit_code(self.status, self.contradiction)
 
+    @classmethod
+    def of(cls, o: Outcome) -> Result:
+        """The public view of a board's record."""
+        return cls(
+            board=o.board,
+            status=o.status,
+            moves=o.moves,
+            length=o.length,
+            optimal=o.proven,
+            lower_bound=o.lower_bound,
+            nodes=int(o.nodes or 0),
+            seconds=float(o.seconds or 0.0),
+            heuristic=list(o.heuristic or []),
+            fallback=o.fallback,
+            error=o.error,
+            certificate=o.certificate,
+            tables=dict(o.tables or {}),
+            contradiction=o.contradiction,
+        )
+
 
 def _record(board: str | Board, goal: str) -> Record:
     """The board as a record: a benchmark line keeps its stated optimal length."""
@@ -148,24 +168,7 @@ def solve(
         from .search.threads import default_threads
 
         threads = default_threads()
-    out = solve_record(rec, pool, time_limit, node_limit, fallback, threads=threads)
-    e = out.extra
-    return Result(
-        board=out.board,
-        status=out.status,
-        moves=e.get("moves"),
-        length=e.get("length"),
-        optimal=bool(e.get("optimal")),
-        lower_bound=e.get("lower_bound"),
-        nodes=int(e.get("nodes", 0)),
-        seconds=float(e.get("seconds", 0.0)),
-        heuristic=list(e.get("heuristic") or []),
-        fallback=e.get("fallback"),
-        error=out.error,
-        certificate=e.get("certificate"),
-        tables=dict(e.get("tables") or {}),
-        contradiction=e.get("contradiction"),
-    )
+    return Result.of(solve_record(rec, pool, time_limit, node_limit, fallback, threads=threads))
 
 
 def _board_text(rec: Record) -> str:
@@ -178,23 +181,18 @@ def check_record(rec: Record, moves: str | None = None) -> Outcome:
         return Outcome(rec.index, rec.text, "invalid", rec.error)
     board = rec.board
     verdict = decide(board)
-    extra = {
-        "solvable": verdict.solvable,
-        "method": verdict.method,
-        "size": board.shape.size_text,
-        "walls": len(board.shape.walls),
-        "goal": board.shape.goal_kind,
-    }
+    shape = board.shape
+    out = Outcome(rec.index, _board_text(rec), "valid", None, verdict.solvable, verdict.method)
+    out.size, out.walls, out.goal = shape.size_text, len(shape.walls), shape.goal_kind
     if moves is not None:
         mc = check_moves(board, moves)
-        extra.update(moves=moves, length=len(moves), reaches_goal=mc.ok)
+        out.moves, out.length, out.reaches_goal = moves, len(moves), mc.ok
         if not mc.ok:
-            extra["move_index"] = mc.index
-            return Outcome(rec.index, _board_text(rec), "illegal", mc.reason, extra)
-        return Outcome(rec.index, _board_text(rec), "valid", None, extra)
+            out.status, out.error, out.move_index = "illegal", mc.reason, mc.index
+        return out
     if not verdict.solvable:
-        return Outcome(rec.index, _board_text(rec), "unsolvable", verdict.reason, extra)
-    return Outcome(rec.index, _board_text(rec), "valid", None, extra)
+        out.status, out.error = "unsolvable", verdict.reason
+    return out
 
 
 class SolverPool:
@@ -261,18 +259,18 @@ class SolverPool:
         self._searchers.clear()
         return True
 
-    def layout_searcher(self, shape, budget) -> Searcher | None:
+    def layout_searcher(self, shape, limits) -> Searcher | None:
         """Wall-aware Manhattan + linear conflicts + small tables of ``shape``'s exact
         layout built in memory (:func:`solver.fallback.ladder.layout_searcher`), the
         :data:`LAYOUT_SEARCHERS` most recently used kept; None when no partition fits or
-        ``budget`` ran out while building (then not kept)."""
+        ``limits`` ran out while building (then not kept)."""
         if shape in self._layouts:
             self._layouts.move_to_end(shape)
             return self._layouts[shape]
         from .fallback import ladder as fallback  # (beams, staged search: compiled kernels, loaded when needed)
 
-        searcher = fallback.layout_searcher(shape, budget, use_lc=True)
-        if searcher is None and budget.out():
+        searcher = fallback.layout_searcher(shape, limits, use_lc=True)
+        if searcher is None and limits.out():
             return None
         if searcher is not None:
             searcher.python_first = self.python_first
@@ -358,44 +356,36 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
             moves, how, more, failed = found
         nodes += more
         searcher.reads.wait()  # nothing reported before the tables read have passed their checksums
-    extra = {
-        "size": board.shape.size_text,
-        "walls": len(board.shape.walls),
-        "goal": board.shape.goal_kind,
-        "h0": result.h0,
-        "nodes": nodes,
-        "seconds": round(time.perf_counter() - t0, 4),
-        "lower_bound": bound,
-        "heuristic": result.heuristic,
-        "tables": {name: list(sums) for name, sums in searcher.h.checksums.items()},
-        **({"tables_left_out": dict(searcher.h.left_out)} if searcher.h.left_out else {}),
-        "version": __version__,
-    }
-    if how is not None:
-        extra["fallback"] = how
+    shape = board.shape
+    out = Outcome(rec.index, str(board), "solved", None, size=shape.size_text, walls=len(shape.walls))
+    out.goal, out.h0, out.nodes, out.seconds = shape.goal_kind, result.h0, nodes, round(time.perf_counter() - t0, 4)
+    out.lower_bound, out.heuristic = bound, result.heuristic
+    out.tables = {name: list(sums) for name, sums in searcher.h.checksums.items()}
+    out.tables_left_out = dict(searcher.h.left_out) or None
+    out.version, out.fallback = __version__, how
     if failed:  # no answer: for the next try (solver.run.answer.known_for_retry)
-        extra["ladder_failed"] = [failed[0], list(failed[1])]  # table bytes a pattern, beam widths
+        out.ladder_failed = [failed[0], list(failed[1])]  # table bytes a pattern, beam widths
     if result.threads > 1:
-        extra["threads"] = result.threads  # the most that searched it at once
+        out.threads = result.threads  # the most that searched it at once
     if not result.optimal:  # what the next attempt's iterations cost: solver.run.forecast
-        extra.update(search_cost(result))
+        out.iterations, out.unfinished = search_cost(result)
     if known is not None and known.lower_bound > result.h0:
-        extra["floor"] = known.lower_bound  # proven by an earlier attempt: the first iteration began there
-    if rec.expected_length is not None:
-        extra["expected_length"] = rec.expected_length
+        out.floor = known.lower_bound  # proven by an earlier attempt: the first iteration began there
+    out.expected_length = rec.expected_length
     if moves is None:
-        extra.update(moves=None, length=None, optimal=False)
         what = f"no answer shorter than {known.answer} moves" if shorter else "limit reached before an answer"
-        return Outcome(rec.index, str(board), "limit", f"{what}; lower bound {extra['lower_bound']}", extra)
+        out.status, out.error, out.optimal = "limit", f"{what}; lower bound {bound}", False
+        return out
     mc = check_moves(board, moves)
     if not mc.ok:  # never print an answer that does not simulate to the goal
-        return Outcome(rec.index, str(board), "error", f"internal error: solver answer rejected: {mc.reason}", extra)
-    extra.update(moves=moves, length=len(moves), optimal=result.status == "solved" and result.optimal)
-    settle_by_bound(extra)
-    if extra["optimal"]:
-        extra["certificate"] = certificate(extra, extra["tables"], how="search" if how is None else "bound")
-    stated_length_clash(extra, str(board))
-    return Outcome(rec.index, str(board), "solved", None, extra)
+        out.status, out.error = "error", f"internal error: solver answer rejected: {mc.reason}"
+        return out
+    out.moves, out.length, out.optimal = moves, len(moves), result.status == "solved" and result.optimal
+    settle_by_bound(out)
+    if out.optimal:
+        out.certificate = certificate(out, out.tables, how="search" if how is None else "bound")
+    stated_length_clash(out)
+    return out
 
 
 def optimal_search(
@@ -416,7 +406,7 @@ def optimal_search(
     bounds = {} if known is None else {"floor": known.lower_bound, "ceiling": known.answer}
     if not board.shape.walls or searcher.h.lookups:
         return searcher.solve(board, time_limit=time_limit, node_limit=node_limit, threads=threads, **bounds), None
-    budget = Budget(time_limit, node_limit)
+    limits = Limits(time_limit, node_limit)
     first = searcher.solve(
         board,
         time_limit=_least(time_limit, LAYOUT_AFTER),
@@ -424,20 +414,20 @@ def optimal_search(
         threads=threads,
         **bounds,
     )
-    budget.spend(first.nodes)
+    limits.spend(first.nodes)
     answer = None if known is None else known.answer
-    if first.status == "solved" or budget.out() or (answer is not None and first.lower_bound >= answer):
+    if first.status == "solved" or limits.out() or (answer is not None and first.lower_bound >= answer):
         return first, None
-    layout = pool.layout_searcher(board.shape, budget)
-    if budget.out():  # the limits ran out while building
-        first.nodes = budget.spent
+    layout = pool.layout_searcher(board.shape, limits)
+    if limits.out():  # the limits ran out while building
+        first.nodes = limits.spent
         return first, layout
     bounds["floor"] = first.lower_bound  # what the first search proved (at least the floor it had)
     second = (layout or searcher).solve(
-        board, time_limit=budget.seconds_left(), node_limit=budget.nodes(), threads=threads, **bounds
+        board, time_limit=limits.seconds_left(), node_limit=limits.nodes(), threads=threads, **bounds
     )
-    budget.spend(second.nodes)
-    second.nodes, second.expanded = budget.spent, first.expanded + second.expanded
+    limits.spend(second.nodes)
+    second.nodes, second.expanded = limits.spent, first.expanded + second.expanded
     second.lower_bound = max(first.lower_bound, second.lower_bound)
     second.h0 = max(first.h0, second.h0)
     second.threads = max(first.threads, second.threads)

@@ -150,7 +150,7 @@ def test_an_answer_limit_shares_what_is_left_among_the_boards_not_started():
 
 def test_the_machine_share_is_the_median_core_share_of_the_boards():
     def o(share, seconds=1.0):
-        return Outcome(0, "", "solved", None, {"cpu_share": share, "seconds": seconds})
+        return Outcome(0, "", "solved", None, cpu_share=share, seconds=seconds)
 
     assert machine_share([o(0.6), o(0.7), o(0.65)]) == 0.65
     assert machine_share([o(0.5), o(0.5)]) == 1.0  # too few to tell
@@ -228,13 +228,13 @@ def test_a_shorter_search_beats_a_long_answer_and_never_the_optimum():
             continue
         o = solve_record(rec, pool, None, 10_000, SHORTER, known=Known(0, best + 12))
         if o.status == "solved":
-            assert check_moves(rec.board, o.extra["moves"]).ok
-            assert best <= o.extra["length"] < best + 12
-            shortened += "weighted IDA*" in o.extra.get("fallback", "")
+            assert check_moves(rec.board, o.moves).ok
+            assert best <= o.length < best + 12
+            shortened += "weighted IDA*" in (o.fallback or "")
         else:
             assert o.status == "limit" and "no answer shorter than" in o.error
         o = solve_record(rec, pool, None, 10_000, SHORTER, known=Known(0, best))
-        assert o.status == "limit" and "no answer shorter than" in o.error or o.extra["optimal"]
+        assert o.status == "limit" and "no answer shorter than" in o.error or o.optimal
     assert shortened >= 4
 
 
@@ -245,9 +245,7 @@ def test_the_answers_longest_over_their_bounds_are_shortened_until_they_would_fi
     from solver.run.answer import over_limits, to_shorten
 
     def out(i, moves, bound, optimal=False):
-        return Outcome(
-            i, "", "solved", None, {"moves": moves, "length": len(moves), "lower_bound": bound, "optimal": optimal}
-        )
+        return Outcome(i, "", "solved", moves=moves, length=len(moves), lower_bound=bound, optimal=optimal)
 
     outs = {1: out(1, "L" * 10, 2), 2: out(2, "R" * 6, 4), 3: out(3, "U" * 30, 0, True), 4: out(4, "D" * 9, 3)}
     assert over_limits(outs.values(), (100, 100, 100, 100)) == 0
@@ -285,7 +283,7 @@ def test_a_run_over_the_move_limits_shortens_answers_before_it_builds(mixed, tmp
             assert d["status"] == "solved" and d["length"] <= first["length"]
             assert check_moves(board[i], d["moves"]).ok
         shortened += any(d["length"] < first["length"] for d in later)
-        assert res.outcomes[i].extra["length"] <= min(d["length"] for d in [first, *later])
+        assert res.outcomes[i].length <= min(d["length"] for d in [first, *later])
     assert shortened, tries
 
 
@@ -297,8 +295,7 @@ def test_a_walled_board_no_table_served_goes_to_its_layout_next_time():
     from solver.run.answer import known_for_retry
 
     def out(status, walls, tables, bound=30, **more):
-        extra = {"walls": walls, "tables": tables, "lower_bound": bound, "length": None}
-        return Outcome(0, "", status, None, {**extra, **more})
+        return Outcome(0, "", status, walls=walls, tables=tables, lower_bound=bound, **more)
 
     assert known_for_retry(out("limit", 4, {})) == (30, None, (0, ()))
     assert known_for_retry(out("limit", 4, {}, ladder_failed=[3 << 20, [1024, 4096]])).ring == (3 << 20, (1024, 4096))

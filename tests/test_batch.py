@@ -1,6 +1,7 @@
 import csv
 import json
 import os
+from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,8 @@ from solver.run.journal import read_journal
 from .conftest import bfs_lengths, flip_bit
 from .naive import bfs_distances
 from .test_inspect import walk
+
+RECORD = {f.name for f in fields(Outcome)} - {"index", "board", "status", "error", "more"}
 
 
 def test_interrupted_run_resumes_without_loss(problems, tmp_path):
@@ -108,7 +111,7 @@ def test_two_workers_same_lengths(problems, tmp_path):
     recs = read_file(str(problems)).records
     one = run_batch(recs, db_dir=tmp_path / "none", workers=1).outcomes
     two = run_batch(recs, db_dir=tmp_path / "none", workers=2).outcomes
-    assert {i: o.extra.get("length") for i, o in one.items()} == {i: o.extra.get("length") for i, o in two.items()}
+    assert {i: o.length for i, o in one.items()} == {i: o.length for i, o in two.items()}
     assert two[10].status == "unsolvable"
 
 
@@ -143,21 +146,21 @@ def test_retry_solves_again_and_keeps_the_better_outcome(problems, tmp_path):
     journal = tmp_path / "j.jsonl"
     first = run_batch(recs, db_dir=tmp_path / "none", journal=journal, node_limit=1, fallback=False)
     stopped = {i for i, o in first.outcomes.items() if o.status == "limit"}
-    assert stopped and all(first.outcomes[i].extra["lower_bound"] > 0 for i in stopped)
+    assert stopped and all(first.outcomes[i].lower_bound > 0 for i in stopped)
     again = run_batch(recs, db_dir=tmp_path / "none", journal=journal, resume=True, retry=stopped)
     assert again.resumed == len(recs) - len(stopped)
     exact = bfs_lengths(recs)
     for i in stopped:
         o = again.outcomes[i]
-        assert o.extra["optimal"] and o.extra["length"] == exact[i]
+        assert o.optimal and o.length == exact[i]
     # the journal's last word on each board is the better one, and a worse retry does not replace it
-    assert {i: o.extra["moves"] for i, o in read_journal(journal, recs).items() if i in stopped} == {
-        i: again.outcomes[i].extra["moves"] for i in stopped
+    assert {i: o.moves for i, o in read_journal(journal, recs).items() if i in stopped} == {
+        i: again.outcomes[i].moves for i in stopped
     }
     worse = run_batch(
         recs, db_dir=tmp_path / "none", journal=journal, resume=True, retry=stopped, node_limit=1, fallback=False
     )
-    assert all(worse.outcomes[i].extra["optimal"] for i in stopped)
+    assert all(worse.outcomes[i].optimal for i in stopped)
 
 
 def test_a_fallback_answer_as_long_as_the_proven_bound_is_flagged_optimal(problems, tmp_path):
@@ -172,34 +175,34 @@ def test_a_fallback_answer_as_long_as_the_proven_bound_is_flagged_optimal(proble
         for i, o in res.outcomes.items():
             if o.status != "solved":
                 continue
-            e = o.extra
-            assert e["lower_bound"] <= exact[i] <= e["length"]
-            met = e["length"] == e["lower_bound"] > e["h0"]
-            assert e["optimal"] == (e["length"] == exact[i] and (met or "fallback" not in e))
-            by_bound += e.get("proof") == "length equals the lower bound"
+            assert o.lower_bound <= exact[i] <= o.length
+            met = o.length == o.lower_bound > o.h0
+            assert o.optimal == (o.length == exact[i] and (met or o.fallback is None))
+            by_bound += o.proof == "length equals the lower bound"
     assert by_bound > 0
 
 
 def test_better_prefers_proven_then_shorter_and_keeps_the_higher_bound():
     def o(status, length=None, optimal=False, bound=None, h0=None):
-        return Outcome(
-            3,
-            "b",
-            status,
-            None,
-            {"length": length, "optimal": optimal, "lower_bound": bound} | ({} if h0 is None else {"h0": h0}),
-        )
+        return Outcome(3, "b", status, length=length, optimal=optimal, lower_bound=bound, h0=h0)
 
-    assert better(o("limit", bound=40), o("solved", 50, bound=30)).extra == {
+    def recorded(x):  # the fields that are set
+        return {f.name: getattr(x, f.name) for f in fields(x) if f.name in RECORD and getattr(x, f.name) != f.default}
+
+    assert recorded(better(o("limit", bound=40), o("solved", 50, bound=30))) == {
         "length": 50,
         "optimal": False,
         "lower_bound": 40,
     }
-    assert better(o("solved", 52, True, 52), o("solved", 56, False, 45)).extra["length"] == 52
-    assert better(o("solved", 60), o("solved", 55)).extra["length"] == 55
-    assert better(o("solved", 55), o("limit", bound=52)).extra == {"length": 55, "optimal": False, "lower_bound": 52}
+    assert better(o("solved", 52, True, 52), o("solved", 56, False, 45)).length == 52
+    assert better(o("solved", 60), o("solved", 55)).length == 55
+    assert recorded(better(o("solved", 55), o("limit", bound=52))) == {
+        "length": 55,
+        "optimal": False,
+        "lower_bound": 52,
+    }
     # a retry's higher bound proves the kept answer optimal (an iteration past h0 completed) ...
-    assert better(o("limit", bound=50, h0=40), o("solved", 50, bound=44, h0=40)).extra == {
+    assert recorded(better(o("limit", bound=50, h0=40), o("solved", 50, bound=44, h0=40))) == {
         "length": 50,
         "optimal": True,
         "lower_bound": 50,
@@ -208,8 +211,8 @@ def test_better_prefers_proven_then_shorter_and_keeps_the_higher_bound():
         "certificate": {"threshold": 50, "length": 50, "how": "bound", "tables": {}},
     }
     # ... but an answer as long as h0 alone, or with no h0 on record, is not called optimal
-    assert not better(o("limit", bound=40, h0=40), o("solved", 40, bound=40, h0=40)).extra["optimal"]
-    assert not better(o("limit", bound=50), o("solved", 50, bound=44)).extra["optimal"]
+    assert not better(o("limit", bound=40, h0=40), o("solved", 40, bound=40, h0=40)).optimal
+    assert not better(o("limit", bound=50), o("solved", 50, bound=44)).optimal
 
 
 def test_one_board_that_fails_never_stops_a_batch(tmp_path, monkeypatch):
@@ -243,8 +246,10 @@ def test_an_answer_shorter_than_a_proof_is_a_contradiction():
             3,
             "3,3,123456708",
             status,
-            None,
-            {"length": length, "optimal": optimal, "lower_bound": bound, "heuristic": ["exact 7-8 (x.h5)"]},
+            length=length,
+            optimal=optimal,
+            lower_bound=bound,
+            heuristic=["exact 7-8 (x.h5)"],
         )
 
     for old, new in (
@@ -252,13 +257,13 @@ def test_an_answer_shorter_than_a_proof_is_a_contradiction():
         (o("solved", 49, False, 45), o("solved", 50, True, 50)),
     ):
         kept = better(old, new)
-        assert kept.extra["length"] == 49 and kept.extra["optimal"] is False and kept.exit_code == 1
-        assert "49 moves is shorter than the 50 called optimal" in kept.extra["contradiction"]
-        assert "exact 7-8 (x.h5)" in kept.extra["contradiction"] and kept.extra["lower_bound"] == 45
+        assert kept.length == 49 and kept.optimal is False and kept.exit_code == 1
+        assert "49 moves is shorter than the 50 called optimal" in kept.contradiction
+        assert "exact 7-8 (x.h5)" in kept.contradiction and kept.lower_bound == 45
     kept = better(o("limit", bound=52), o("solved", 50, False, 40))
-    assert "shorter than the proven lower bound 52" in kept.extra["contradiction"] and kept.exit_code == 1
-    assert kept.extra["lower_bound"] == 40
-    assert "contradiction" not in better(o("solved", 50, True, 50), o("solved", 50, False, 44)).extra
+    assert "shorter than the proven lower bound 52" in kept.contradiction and kept.exit_code == 1
+    assert kept.lower_bound == 40
+    assert better(o("solved", 50, True, 50), o("solved", 50, False, 44)).contradiction is None
 
 
 def test_every_optimal_answer_carries_its_certificate(tmp_path):
@@ -280,8 +285,8 @@ def test_every_optimal_answer_carries_its_certificate(tmp_path):
         res = run_batch(recs, db_dir=db, use_db=use_db, workers=1)
         for rec in recs:
             o = res.outcomes[rec.index]
-            cert = o.extra["certificate"]
-            assert o.extra["optimal"] and cert["length"] == cert["threshold"] == dist[rec.board.cells]
+            cert = o.certificate
+            assert o.optimal and cert["length"] == cert["threshold"] == dist[rec.board.cells]
             assert cert["tables"] == tables and cert["how"] == "search"
     # a goal table read counts too: its keys' and distances' checksums
     from pdb_builder.make.building import build_goal_table
@@ -291,7 +296,7 @@ def test_every_optimal_answer_carries_its_certificate(tmp_path):
     assert len(gdb.checksums) == 2 and all(len(c) == 64 for c in gdb.checksums)
     res = run_batch(recs, db_dir=db, workers=1)
     for o in res.outcomes.values():
-        assert o.extra["certificate"]["tables"] == {fixture.name: sums, goal.name: [c[:16] for c in gdb.checksums]}
+        assert o.certificate["tables"] == {fixture.name: sums, goal.name: [c[:16] for c in gdb.checksums]}
 
 
 def test_a_resume_reopens_proofs_whose_tables_changed(problems, tmp_path):
@@ -313,8 +318,8 @@ def test_a_resume_reopens_proofs_whose_tables_changed(problems, tmp_path):
     journal = tmp_path / "j.jsonl"
     first = run_batch(recs, db_dir=db, journal=journal)
     name = next(db.glob("*.h5")).name
-    served = {i for i, o in first.outcomes.items() if o.extra.get("optimal") and name in o.extra["tables"]}
-    assert served and all(o.extra["version"] == __version__ for o in first.outcomes.values() if o.status == "solved")
+    served = {i for i, o in first.outcomes.items() if o.optimal and name in o.tables}
+    assert served and all(o.version == __version__ for o in first.outcomes.values() if o.status == "solved")
     assert run_batch(recs, db_dir=db, journal=journal, resume=True).reopened == 0  # nothing changed
 
     def lower(data):
@@ -328,12 +333,12 @@ def test_a_resume_reopens_proofs_whose_tables_changed(problems, tmp_path):
     exact = bfs_lengths(recs)
     for i in served:  # proven again, on the tables as they are now
         o = again.outcomes[i]
-        assert o.extra["optimal"] and o.extra["length"] == exact[i] and "reopened" not in o.extra
-        assert o.extra["certificate"]["tables"][name] != first.outcomes[i].extra["certificate"]["tables"][name]
+        assert o.optimal and o.length == exact[i] and o.reopened is None
+        assert o.certificate["tables"][name] != first.outcomes[i].certificate["tables"][name]
     assert run_batch(recs, db_dir=db, journal=journal, resume=True).reopened == 0
     path.unlink()  # a table file gone: its proofs reopen too
     gone = read_journal(journal, recs, now=lambda n: None)
-    assert all(not gone[i].extra["optimal"] and "reopened" in gone[i].extra for i in served)
+    assert all(not gone[i].optimal and gone[i].reopened is not None for i in served)
 
 
 def _churn(db, versions, stop, counts):
@@ -403,9 +408,9 @@ def test_boards_go_on_while_table_files_are_replaced_and_removed(tmp_path, monke
     assert len(res.outcomes) == len(recs) and not [o.error for o in res.outcomes.values() if o.status != "solved"]
     for rec in recs:
         o = res.outcomes[rec.index]
-        assert check_moves(rec.board, o.extra["moves"]).ok
-        if o.extra["optimal"]:
-            assert o.extra["length"] == distance(rec.board.shape, rec.board.cells)
+        assert check_moves(rec.board, o.moves).ok
+        if o.optimal:
+            assert o.length == distance(rec.board.shape, rec.board.cells)
 
 
 def test_a_damaged_table_is_left_out_and_named(tmp_path):
@@ -434,9 +439,9 @@ def test_a_damaged_table_is_left_out_and_named(tmp_path):
     res = run_batch(recs, db_dir=db, workers=1, go_on=True)
     for rec in recs:
         o = res.outcomes[rec.index]
-        assert o.status == "solved" and o.extra["optimal"]
-        assert o.extra["length"] == distance(shape, rec.board.cells)
-        assert sorted(o.extra["tables_left_out"]) == sorted([flipped.name, foreign.name])
+        assert o.status == "solved" and o.optimal
+        assert o.length == distance(shape, rec.board.cells)
+        assert sorted(o.tables_left_out) == sorted([flipped.name, foreign.name])
     with pytest.raises(DatabaseError, match=foreign.name):
         run_batch(recs, db_dir=db, workers=1)
 
@@ -450,19 +455,19 @@ def test_a_later_attempt_that_found_less_never_stands_in_for_an_answer(problems,
     rec = read_file(str(problems)).records[0]
     journal = tmp_path / "j.jsonl"
     solved = run_batch([rec], db_dir=tmp_path / "none", journal=journal).outcomes[rec.index]
-    assert solved.status == "solved" and solved.extra["optimal"]
-    bound = solved.extra["length"]
-    limit = Outcome(rec.index, str(rec.board), "limit", "limit reached before an answer", {"lower_bound": bound})
+    assert solved.status == "solved" and solved.optimal
+    bound = solved.length
+    limit = Outcome(rec.index, str(rec.board), "limit", "limit reached before an answer", lower_bound=bound)
     with open(journal, "a", encoding="utf-8") as f:
         f.write(json.dumps(limit.as_json()) + "\n")
     again = read_journal(journal, [rec])[rec.index]
-    assert again.status == "solved" and again.extra["optimal"] and again.extra["moves"] == solved.extra["moves"]
+    assert again.status == "solved" and again.optimal and again.moves == solved.moves
 
     def twice(feed, *args):  # the same board's two outcomes: its answer, then a search that found none
-        yield Outcome(rec.index, str(rec.board), "solved", None, dict(solved.extra))
-        yield Outcome(rec.index, str(rec.board), "limit", "limit", {"lower_bound": bound})
+        yield replace(solved)
+        yield Outcome(rec.index, str(rec.board), "limit", "limit", lower_bound=bound)
 
     monkeypatch.setattr(batch_mod, "_local_outcomes", twice)
     out = run_batch([rec], db_dir=tmp_path / "none", out_path=tmp_path / "a.txt").outcomes[rec.index]
-    assert out.status == "solved" and out.extra["optimal"]
-    assert (tmp_path / "a.txt").read_text() == solved.extra["moves"] + "\n"
+    assert out.status == "solved" and out.optimal
+    assert (tmp_path / "a.txt").read_text() == solved.moves + "\n"

@@ -49,8 +49,8 @@ def test_budget_rounds_prove_what_the_full_pass_left(devquiz_slice, tmp_path):
     t0 = time.time()
     res = run_pipeline(recs, out, time_limit=1.0, node_limit=300, budget=600, **kw)
     assert res.rounds and time.time() - t0 < 600
-    assert all(o.extra.get("optimal") for o in res.outcomes.values())  # the slice's boards all fall in the rounds
-    first_full = [o for o in res.full.outcomes.values() if not o.extra.get("optimal")]
+    assert all(o.optimal for o in res.outcomes.values())  # the slice's boards all fall in the rounds
+    first_full = [o for o in res.full.outcomes.values() if not o.optimal]
     # round 1 tries the boards the full pass left whose forecast fits its limit
     assert first_full and 1 <= res.rounds[0][2] <= len(first_full)
     # round k at 2^k limits (a round whose boards all wait for a longer limit is not run)
@@ -60,12 +60,12 @@ def test_budget_rounds_prove_what_the_full_pass_left(devquiz_slice, tmp_path):
     assert all(check_moves(r.board, m).ok for r, m in zip(recs, answers))
     assert {"full", "retry"} <= {r["step"] for r in timeline(out)}  # (the quick pass proved nothing: one node)
     none = run_pipeline(recs, tmp_path / "b.txt", node_limit=300, budget=1, **kw)
-    assert none.rounds == [] and not any(o.extra.get("optimal") for o in none.outcomes.values())  # none started
+    assert none.rounds == [] and not any(o.optimal for o in none.outcomes.values())  # none started
     assert none.full_limit == 5.0
     planned = run_pipeline(recs, tmp_path / "c.txt", node_limit=300, budget=400, **kw)
     assert len(recs) == 18 and 8 < planned.full_limit <= round(370 / 36, 1)
     assert Sittings.read(RunFiles(tmp_path / "c.txt").sittings).marks["limit"] == planned.full_limit
-    assert {o.extra["time_limit"] for o in planned.full.outcomes.values()} == {planned.full_limit}
+    assert {o.time_limit for o in planned.full.outcomes.values()} == {planned.full_limit}
     # the last round: what the budget has left, when that is less than twice the round before;
     # its boards start (a last round whose last start was the moment its limit was set started none)
     assert all(limit == planned.full_limit * 2**k for k, limit, *_ in planned.rounds[:-1])
@@ -83,9 +83,9 @@ def test_a_resumed_budget_counts_earlier_sittings_and_skips_rounds_they_ran(devq
     unproven = []
 
     def kill_in_round_one(o):
-        if o.extra.get("time_limit") == 1.0 and not o.extra.get("optimal"):
+        if o.time_limit == 1.0 and not o.optimal:
             unproven.append(o.index)
-        if o.extra.get("time_limit") == 2.0:
+        if o.time_limit == 2.0:
             raise KeyboardInterrupt
 
     first = run_pipeline(recs, out, budget=600, on_outcome=kill_in_round_one, **kw)
@@ -100,7 +100,7 @@ def test_a_resumed_budget_counts_earlier_sittings_and_skips_rounds_they_ran(devq
     again = run_pipeline(recs, out, budget=600, resume=True, **kw)
     # the board round 1 had before the kill is skipped (others may wait for a longer limit)
     assert again.rounds[0][:2] == (1, 2.0) and again.rounds[0][2] <= len(unproven) - 1
-    assert all(o.extra.get("optimal") for o in again.outcomes.values())
+    assert all(o.optimal for o in again.outcomes.values())
     spans = Sittings.read(RunFiles(out).sittings).spans
     assert len(spans) == 2 and spans[0][0] == float(real.split()[0]) and spans[1][0] >= spans[0][1]
 
@@ -118,7 +118,7 @@ def test_the_automatic_budget_gives_the_rounds_the_time_the_passes_took(devquiz_
     res = run_pipeline(recs, out, budget="auto", resume=True, **kw)
     passes = Sittings.read(RunFiles(out).sittings).marks["passes"]
     assert 1000 < passes < 1000 + time.time() - t0
-    assert res.rounds and all(o.extra.get("optimal") for o in res.outcomes.values())
+    assert res.rounds and all(o.optimal for o in res.outcomes.values())
     again = run_pipeline(recs, out, budget="auto", resume=True, **kw)  # nothing left: no round, the record kept
     sittings = Sittings.read(RunFiles(out).sittings)
     assert again.rounds == [] and sittings.marks["passes"] == passes and len(sittings.spans) == 3
@@ -248,11 +248,18 @@ def test_a_proof_forecast_follows_the_iterations_and_goes_with_the_lower_bound(m
     from solver.run.forecast import GROWTH, proof_seconds, typical_growth
 
     def attempt(lower_bound, length, iterations=(), unfinished=None, optimal=False):
-        extra = {"length": length, "lower_bound": lower_bound, "optimal": optimal, "h0": 30, "moves": "x" * length}
-        extra.update(iterations=[list(i) for i in iterations])
-        if unfinished:
-            extra["unfinished"] = list(unfinished)
-        return Outcome(0, "b", "solved", None, extra)
+        return Outcome(
+            0,
+            "b",
+            "solved",
+            length=length,
+            lower_bound=lower_bound,
+            optimal=optimal,
+            h0=30,
+            moves="x" * length,
+            iterations=[list(i) for i in iterations] or None,
+            unfinished=list(unfinished) if unfinished else None,
+        )
 
     import solver.run.forecast as forecast
 
@@ -261,19 +268,19 @@ def test_a_proof_forecast_follows_the_iterations_and_goes_with_the_lower_bound(m
     monkeypatch.setattr(forecast, "MIN_RATE", 0.0)  # small numbers below
     shows = attempt(44, 48, [(40, 1000, 1.0), (42, 5000, 5.0)])  # 1,000 nodes/s, growth 5
     assert proof_seconds(shows) == pytest.approx((25_000 + 125_000) / 1000)  # iterations 44 and 46
-    assert proof_seconds(attempt(44, 46, shows.extra["iterations"])) == pytest.approx(25.0)
+    assert proof_seconds(attempt(44, 46, shows.iterations)) == pytest.approx(25.0)
     one = attempt(42, 46, [(40, 800, 1.0)])  # no growth of its own: the run's
     assert proof_seconds(one, typical=3.0) == pytest.approx((2400 + 7200) / 800)
     assert typical_growth([shows, one]) == 5.0 and typical_growth([one]) == GROWTH
     stopped = attempt(42, 44, [(40, 1000, 1.0)], unfinished=(42, 9000, 9.0))  # more than 5x the last already
     assert proof_seconds(stopped) == pytest.approx(13_500 / 1000)
     assert proof_seconds(attempt(44, 44)) == 0.0 and proof_seconds(attempt(40, 44)) is None  # nothing recorded
-    assert proof_seconds(Outcome(0, "b", "limit", None, {"lower_bound": 40, "length": None})) is None
+    assert proof_seconds(Outcome(0, "b", "limit", None, lower_bound=40, length=None)) is None
     later = attempt(46, 48, [(44, 30_000, 20.0)])
-    assert better(shows, later).extra["iterations"] == later.extra["iterations"]
-    assert better(later, shows).extra["iterations"] == later.extra["iterations"]  # either order
+    assert better(shows, later).iterations == later.iterations
+    assert better(later, shows).iterations == later.iterations  # either order
     kept = better(stopped, attempt(42, 46, [(40, 1000, 1.0)]))  # the same bound: the one that searched more of it
-    assert kept.extra["length"] == 44 and kept.extra["unfinished"] == [42, 9000, 9.0]
+    assert kept.length == 44 and kept.unfinished == [42, 9000, 9.0]
 
 
 def test_a_round_waits_only_for_builds_no_longer_than_its_searches():
@@ -297,7 +304,7 @@ def test_the_last_round_spends_what_the_budget_has_left_on_the_boards_that_waite
     from types import SimpleNamespace as Rec
 
     def tried(index, limit):
-        return Outcome(index, "b", "solved", None, {"length": 80, "lower_bound": 76, "time_limit": limit})
+        return Outcome(index, "b", "solved", None, length=80, lower_bound=76, time_limit=limit)
 
     final = {1: tried(1, 10.0), 2: tried(2, 10.0), 3: tried(3, 160.0), 4: tried(4, 40.0), 5: tried(5, 10.0)}
     forecast = {1: 30.0, 2: 900.0, 3: 100.0, 4: 5000.0, 5: 20.0}
@@ -345,7 +352,7 @@ def test_a_board_no_pass_started_is_still_counted_unanswered(devquiz_slice, tmp_
     none = run_pipeline(recs, tmp_path / "a.txt", budget=1, quick_node_limit=1, **kw)
     assert sorted(none.outcomes) == sorted(r.index for r in recs)
     assert {(o.status, o.error) for o in none.outcomes.values()} == {("limit", NOT_STARTED)}
-    assert all(o.extra["size"] == r.board.shape.size_text for r, o in zip(recs, none.outcomes.values()))
+    assert all(o.size == r.board.shape.size_text for r, o in zip(recs, none.outcomes.values()))
     assert (tmp_path / "a.txt").read_text() == "\n" * len(recs)
     # the quick pass tries the boards (one node each); the full pass's last start (the
     # reserve, 5 s of a 17 s budget, and 3.2 limits of 5 s before the budget's end) has

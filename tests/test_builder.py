@@ -83,13 +83,14 @@ def test_rank_round_trip_exhaustive_and_sampled():
             seen.add(p)
         assert len(seen) == num_placements(n, k)
     rng = random.Random(2)
-    from pdb_builder.ranking import rank_many, unrank_many
+    from pdb_builder.ranking import rank_kernel, unrank_kernel
 
     for n, k in [(16, 8), (25, 6), (36, 5), (64, 4)]:
-        ranks = np.array([rng.randrange(num_placements(n, k)) for _ in range(200)], dtype=np.int64)
-        places = unrank_many(ranks, n, k, weights(n, k))
-        assert all(rank_py(tuple(p), n) == r for p, r in zip(places, ranks))
-        assert np.array_equal(rank_many(places, n, weights(n, k)), ranks)
+        w = weights(n, k)
+        for r in [rng.randrange(num_placements(n, k)) for _ in range(200)]:
+            place = np.empty(k, dtype=np.int64)
+            unrank_kernel(np.int64(r), n, k, w, place)  # the compiled kernels, as the BFS calls them
+            assert rank_py(tuple(place), n) == r and rank_kernel(place, k, w) == r
 
 
 def test_pext_pdep_equal_python():

@@ -307,7 +307,7 @@ def test_progress_line_on_a_terminal_only(monkeypatch):
     term = io.StringIO()
     bar = Progress(4, term, enabled=True)
     for i, optimal in enumerate((True, False, True)):
-        bar.update(Outcome(i, "b", "solved", None, {"optimal": optimal}))
+        bar.update(Outcome(i, "b", "solved", None, optimal=optimal))
     bar.bar.refresh()
     last = term.getvalue().split("\r")[-1]
     assert last.startswith("3/4 boards, 2 proven") and "elapsed" in last and "left" in last
@@ -315,7 +315,7 @@ def test_progress_line_on_a_terminal_only(monkeypatch):
     assert term.getvalue().split("\r")[-1].strip() == ""  # the bar leaves no line behind
     piped = io.StringIO()  # not a terminal: nothing but the per-board lines
     bar = Progress(4, piped)
-    bar.update(Outcome(0, "b", "solved", None, {"optimal": True}))
+    bar.update(Outcome(0, "b", "solved", None, optimal=True))
     assert piped.getvalue() == ""
 
 

@@ -31,7 +31,7 @@ def test_dask_local_cluster_same_answers(devquiz_slice, tmp_path, workers, threa
         distributed.Client(cluster) as client,
     ):
         remote = run_batch(recs, db_dir=tmp_path / "none", scheduler=client, out_path=tmp_path / "a.txt").outcomes
-    assert {i: o.extra["length"] for i, o in remote.items()} == {i: o.extra["length"] for i, o in local.items()}
+    assert {i: o.length for i, o in remote.items()} == {i: o.length for i, o in local.items()}
     assert all(check_moves(r.board, m).ok for r, m in zip(recs, (tmp_path / "a.txt").read_text().split("\n")))
 
 
@@ -71,7 +71,7 @@ def test_dask_cluster_runs_the_builds_too(devquiz_slice, tmp_path, monkeypatch):
     assert planned == [2] and res.full_limit == 30.0
     assert len(threads) == len(res.builds) >= 2 and not res.failed_builds
     assert all(name != threading.main_thread().name and n == 1 for name, n in threads)
-    assert all(res.outcomes[r.index].extra["length"] == truth(r) for r in recs)
+    assert all(res.outcomes[r.index].length == truth(r) for r in recs)
 
 
 _HELD = threading.Event()  # set: the held jobs below end
@@ -161,7 +161,7 @@ def test_a_dask_build_takes_its_workers_idle_threads(devquiz_slice, tmp_path):
         t0 = time.time()
         out = {o.index: o for o in dask_outcomes(feed, Pools(tmp_path / "none"), 5.0, None, True, client)}
     assert _GRANTS[-1] == 2 and time.time() - t0 < 25, _GRANTS
-    assert sorted(out) == [r.index for r in recs] and all(out[r.index].extra["length"] == truth(r) for r in recs)
+    assert sorted(out) == [r.index for r in recs] and all(out[r.index].length == truth(r) for r in recs)
 
 
 def test_a_dask_build_nothing_waits_on_is_stopped(devquiz_slice, tmp_path):
@@ -253,10 +253,10 @@ def test_a_dask_board_alone_searches_on_its_workers_idle_threads(tmp_path):
         res = run_batch(recs, use_db=False, scheduler=client, time_limit=60, fallback=False)
         fixed = run_batch(recs, use_db=False, scheduler=client, time_limit=60, fallback=False, grow=False)
     near, far = (res.outcomes[r.index] for r in recs)
-    assert near.extra["length"] == 1 and "threads" not in near.extra
-    assert far.extra["optimal"] and far.extra["length"] == recs[1].expected_length
-    assert far.extra["threads"] == 2
-    assert fixed.outcomes[recs[1].index].extra["optimal"] and "threads" not in fixed.outcomes[recs[1].index].extra
+    assert near.length == 1 and near.threads is None
+    assert far.optimal and far.length == recs[1].expected_length
+    assert far.threads == 2
+    assert fixed.outcomes[recs[1].index].optimal and fixed.outcomes[recs[1].index].threads is None
 
 
 def test_scheduler_unreachable_is_one_line(tmp_path, monkeypatch):

@@ -14,7 +14,7 @@ from solver.fallback.beam import beam_search
 from solver.fallback.polish import polish
 from solver.fallback.staged import staged_search
 from solver.search.heuristic import manhattan_heuristic
-from solver.search.limits import Budget
+from solver.search.limits import Limits
 from solver.search.searcher import Searcher
 
 from .naive import bfs_distances
@@ -73,7 +73,7 @@ def test_staged_backward_pass_answers_boards_the_forward_pass_leaves_in_a_ring(l
     cut round the blank's goal, which no table-bounded search finishes; backwards (from the
     goal to the board) they end round the start's blank, and the inverted answer is valid."""
     board = read_board_arg(line).records[0].board
-    moves = staged._one_pass(staged.reversed_board(board), 0, staged.TABLE_BITS, Budget(), staged.FINAL_NODES)
+    moves = staged._one_pass(staged.reversed_board(board), 0, staged.TABLE_BITS, Limits(), staged.FINAL_NODES)
     assert moves is not None and check_moves(board, staged.undo(moves)).ok
 
 
@@ -112,7 +112,7 @@ def test_fallback_layout_tables_never_overestimate(shape):
     from solver.fallback.ladder import layout_searcher
 
     dist = bfs_distances(shape)
-    searcher = layout_searcher(shape, Budget())
+    searcher = layout_searcher(shape, Limits())
     assert searcher is not None and searcher.h.lookups
     raised = 0
     for cells, d in dist.items():
@@ -122,13 +122,13 @@ def test_fallback_layout_tables_never_overestimate(shape):
     assert raised  # the tables see what Manhattan distance does not
     far = max(dist, key=dist.get)
     back = staged.reversed_board(Board(shape, far))
-    back_searcher = layout_searcher(back.shape, Budget())
+    back_searcher = layout_searcher(back.shape, Limits())
     assert back_searcher.initial_h(back) <= dist[far]
 
 
 def test_fallback_answers_a_ring_board_manhattan_beams_cannot():
     """DevQuiz line 2903: walls leave one ring; the Manhattan beam dies out, the layout
-    tables' beams (forwards or backwards) answer within the fallback's budget."""
+    tables' beams (forwards or backwards) answer within the fallback's limits."""
     from solver.fallback.ladder import fallback_search
 
     board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
@@ -145,7 +145,7 @@ def test_fallback_answers_a_ring_board_its_own_tables_mislead():
     from solver.fallback.ladder import fallback_search, layout_searcher
 
     board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
-    searcher = layout_searcher(board.shape, Budget())
+    searcher = layout_searcher(board.shape, Limits())
     assert searcher.h.lookups and beam_search(searcher, board, width=1024) is None
     moves, how, *_ = fallback_search(searcher, board, 6, None, searcher.initial_h(board))
     assert moves is not None and "layout tables" in how and check_moves(board, moves).ok
@@ -158,7 +158,7 @@ def test_fallback_tries_a_ring_boards_own_tables_beams_before_weighted_ida(monke
     from solver.fallback import ladder
 
     board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
-    searcher = ladder.layout_searcher(board.shape, Budget())
+    searcher = ladder.layout_searcher(board.shape, Limits())
     steps = []
     real_beams, real_solve = ladder.Ladder.beams, Searcher.solve
 
@@ -194,8 +194,8 @@ def test_the_ladders_two_directions_take_turns_by_time_not_by_levels(monkeypatch
         def __init__(self, searcher, board, width, depth):
             self.forward, self.levels, self.moves, self.width = searcher == "own", 0, None, width
 
-        def advance(self, budget):
-            if budget.out():
+        def advance(self, limits):
+            if limits.out():
                 return True
             clock[0] += 1.0 if self.forward else 0.1
             self.levels += 1
@@ -207,7 +207,7 @@ def test_the_ladders_two_directions_take_turns_by_time_not_by_levels(monkeypatch
     monkeypatch.setattr(ladder, "Beam", FakeBeam)
     rungs = ladder.Ladder(None, 10, "own")
     rungs.back_board, rungs.back = "reversed board", "reversed"
-    moves, how = rungs.beams(Budget(4.0 / ladder.LADDER_SHARE), (1024,))
+    moves, how = rungs.beams(Limits(4.0 / ladder.LADDER_SHARE), (1024,))
     assert moves == "DDRR" and how == "beam width 1024 backwards on layout tables"
     assert clock[0] <= 4.0
 
@@ -225,7 +225,7 @@ def test_the_ladder_builds_the_boards_own_tables_only_when_the_first_backward_be
         def __init__(self, searcher, board, width, depth):
             self.searcher, self.width, self.moves = searcher, width, None
 
-        def advance(self, budget):
+        def advance(self, limits):
             runs.append((self.searcher, self.width))
             if self.searcher == "reversed" and self.width == back_answers_at:
                 self.moves = "LU"
@@ -234,7 +234,7 @@ def test_the_ladder_builds_the_boards_own_tables_only_when_the_first_backward_be
     monkeypatch.setattr(ladder, "Beam", FakeBeam)
     rungs = ladder.Ladder(None, 10, lambda: made.append(1) or "own")
     rungs.back_board, rungs.back = "reversed board", "reversed"
-    moves, how = rungs.beams(Budget(60.0), (1024, 4096))
+    moves, how = rungs.beams(Limits(60.0), (1024, 4096))
     assert moves == "DR" and how == f"beam width {back_answers_at} backwards on layout tables"
     if back_answers_at == 1024:
         assert runs == [("reversed", 1024)] and not made and rungs.built is None
@@ -255,7 +255,7 @@ def test_the_ladder_passes_over_the_widths_that_failed_before_and_adds_those_tha
         def __init__(self, searcher, board, width, depth):
             self.searcher, self.width, self.moves = searcher, width, None
 
-        def advance(self, budget):
+        def advance(self, limits):
             runs.append((self.searcher, self.width))
             if self.width == 65536:
                 self.moves = "LU"
@@ -264,7 +264,7 @@ def test_the_ladder_passes_over_the_widths_that_failed_before_and_adds_those_tha
     monkeypatch.setattr(ladder, "Beam", FakeBeam)
     rungs = ladder.Ladder(None, 10, "own", failed=(1024, 4096))
     rungs.back_board, rungs.back = "reversed board", "reversed"
-    moves, how = rungs.beams(Budget(60.0), (1024, 4096, 32768, 65536))
+    moves, how = rungs.beams(Limits(60.0), (1024, 4096, 32768, 65536))
     assert moves == "DR" and how == "beam width 65536 backwards on layout tables"
     assert {w for _, w in runs} == {32768, 65536} and rungs.failed == {1024, 4096, 32768}
 
@@ -273,7 +273,7 @@ def _layout_in_child(queue):
     from solver.fallback.ladder import layout_searcher
 
     board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
-    queue.put(layout_searcher(board.shape, Budget()).initial_h(board))
+    queue.put(layout_searcher(board.shape, Limits()).initial_h(board))
 
 
 def test_fallback_tables_build_in_a_worker_forked_after_a_parallel_build():
@@ -311,10 +311,10 @@ def test_walled_board_without_tables_switches_to_layout_tables_at_bfs_lengths(mo
     switched = 0
     for k, cells in enumerate(random.Random(3).sample(sorted(dist), 40)):
         board = Board(shape, cells)
-        out = solve_record(Record(k, str(board), board), pool).extra
-        assert out["optimal"] and out["length"] == dist[cells] and out["h0"] <= dist[cells]
-        assert check_moves(board, out["moves"]).ok
-        switched += any("in memory" in name for name in out["heuristic"])
+        out = solve_record(Record(k, str(board), board), pool)
+        assert out.optimal and out.length == dist[cells] and out.h0 <= dist[cells]
+        assert check_moves(board, out.moves).ok
+        switched += any("in memory" in name for name in out.heuristic)
     assert switched  # the far boards went past the Manhattan slice
 
 
@@ -327,11 +327,11 @@ def test_ring_board_without_tables_is_proven_on_its_layout_tables():
     from solver.api import SolverPool, solve_record
 
     board = read_board_arg("6,5,=45EDB=3=A8GPLS2=FJ0T==6KQROIC").records[0].board
-    out = solve_record(Record(1, str(board), board), SolverPool(use_db=False), node_limit=30_000_000).extra
-    assert out["optimal"] and out["lower_bound"] == out["length"] and check_moves(board, out["moves"]).ok
-    assert "fallback" not in out and any("in memory" in name for name in out["heuristic"])
+    out = solve_record(Record(1, str(board), board), SolverPool(use_db=False), node_limit=30_000_000)
+    assert out.optimal and out.lower_bound == out.length and check_moves(board, out.moves).ok
+    assert out.fallback is None and any("in memory" in name for name in out.heuristic)
     alone = Searcher(manhattan_heuristic(board.shape)).solve(board, node_limit=30_000_000)
-    assert alone.status == "limit" and alone.lower_bound < out["length"]
+    assert alone.status == "limit" and alone.lower_bound < out.length
 
 
 def test_a_ring_board_marked_so_skips_the_manhattan_beam_for_its_layout_tables(monkeypatch):
@@ -362,7 +362,7 @@ def test_the_layout_tables_are_small_when_little_search_time_is_left(monkeypatch
     monkeypatch.setattr(
         ladder,
         "layout_searcher",
-        lambda shape, budget, use_lc=False, memory=0: built.append((shape.goal == board.shape.goal, memory)),
+        lambda shape, limits, use_lc=False, memory=0: built.append((shape.goal == board.shape.goal, memory)),
     )
     ladder.fallback_search(searcher, board, limit, None, searcher.initial_h(board), first_beam=False)
     memory = ladder.LAYOUT_SMALL if limit * ladder.SEARCH_SHARE < ladder.LAYOUT_SECONDS else ladder.LAYOUT_MEMORY
@@ -394,5 +394,5 @@ def test_a_ring_retry_skips_the_first_beam_and_hands_on_the_widths_that_failed(m
     board = read_board_arg("6,6,40G9E31DJA56872F=BP===NZVWR=CUXQYTOI").records[0].board
     ring = (3 << 20, (1024,))
     out = api.solve_record(Record(1, str(board), board), api.SolverPool(use_db=False), 0.4, known=Known(61, None, ring))
-    assert out.status == "limit" and out.extra["ladder_failed"] == [3 << 20, [1024, 4096]]
+    assert out.status == "limit" and out.ladder_failed == [3 << 20, [1024, 4096]]
     assert seen == {"proof": 0.4, "fallback": 0.4, "first_beam": False, "failed": ring}

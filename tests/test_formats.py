@@ -285,5 +285,5 @@ def test_dask_runs_read_the_lines_goal(tmp_path):
         res = run_pipeline(recs, tmp_path / "a.txt", db_dir=tmp_path / "db", scheduler=client, workers=2)
     for rec, line in zip(recs, lines):
         o = res.outcomes[rec.index]
-        assert o.extra["optimal"] and o.extra["length"] == bfs_length(line), line
-        assert reaches_goal(line, o.extra["moves"]), line
+        assert o.optimal and o.length == bfs_length(line), line
+        assert reaches_goal(line, o.moves), line

@@ -177,8 +177,10 @@ def test_a_board_retried_is_shown_once_unless_it_improved(capsys):
     boards = BoardSet("f.txt", records=[Record(1, "x"), Record(2, "y")])
 
     def solved(i, length, optimal):
-        extra = {"moves": "R" * length, "length": length, "optimal": optimal, "lower_bound": length - 2}
-        return Outcome(i, "x", "solved", None, {**extra, "nodes": 1, "seconds": 0.1})
+        moves, bound = "R" * length, length - 2
+        return Outcome(
+            i, "x", "solved", None, moves=moves, length=length, optimal=optimal, lower_bound=bound, nodes=1, seconds=0.1
+        )
 
     show = progressive(boards, False, human_solved(boards))
     for o in (solved(1, 8, False), solved(2, 4, True), solved(1, 8, False), solved(1, 6, True)):

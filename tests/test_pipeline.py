@@ -54,8 +54,8 @@ def test_devquiz_slice_end_to_end(devquiz_slice, tmp_path):
     for rec, moves in zip(recs, answers):
         o = res.outcomes[rec.index]
         assert check_moves(rec.board, moves).ok
-        assert o.extra["optimal"] and len(moves) == truth(rec), rec.board
-        assert any(f"({rec.board.shape.key}.pdb" in name for name in o.extra["heuristic"])  # its own layout's
+        assert o.optimal and len(moves) == truth(rec), rec.board
+        assert any(f"({rec.board.shape.key}.pdb" in name for name in o.heuristic)  # its own layout's
     assert RunFiles(out).quick_journal.exists()  # the per-board record stays; resuming a finished run solves nothing
     done = run_pipeline(
         recs,
@@ -109,7 +109,7 @@ def test_a_size_of_walled_boards_waits_on_its_layouts_not_a_wall_free_stand_in(d
     assert {p.role for p in built if hasattr(p, "role")} == {"layout"}
     assert not res.full.outcomes and len(res.quick.outcomes) == len(recs)
     for rec, moves in zip(recs, (tmp_path / "a.txt").read_text().split("\n")):
-        assert res.outcomes[rec.index].extra["optimal"] and len(moves) == truth(rec)
+        assert res.outcomes[rec.index].optimal and len(moves) == truth(rec)
 
 
 def test_run_resumes_after_a_kill(devquiz_slice, tmp_path):
@@ -136,17 +136,17 @@ def test_run_resumes_after_a_kill(devquiz_slice, tmp_path):
     assert second.full.resumed == 4  # nothing solved twice
     answers = out.read_text().split("\n")[:-1]
     assert answers[:0] == [] and all(check_moves(r.board, m).ok for r, m in zip(recs, answers))
-    assert [len(m) for m in answers] == [second.outcomes[r.index].extra["length"] for r in recs]
+    assert [len(m) for m in answers] == [second.outcomes[r.index].length for r in recs]
     rows = timeline(out)
     spans = Sittings.read(RunFiles(out).sittings).spans
     assert len(spans) == 2 and spans[0][0] == started  # the resumed run counts on from the first sitting's time
     assert [float(r["elapsed_s"]) for r in rows] == sorted(float(r["elapsed_s"]) for r in rows)
     final = second.outcomes.values()
-    assert int(rows[-1]["proven"]) == sum(bool(o.extra.get("optimal")) for o in final)
+    assert int(rows[-1]["proven"]) == sum(bool(o.optimal) for o in final)
     assert int(rows[-1]["answered"]) == sum(o.status == "solved" for o in final)
     for size in {r["size"] for r in rows}:
         last = [r for r in rows if r["size"] == size][-1]
-        want = sum(bool(o.extra.get("optimal")) for o in final if o.extra.get("size") == size)
+        want = sum(bool(o.optimal) for o in final if o.size == size)
         assert int(last["size_proven"]) == want and int(last["size_boards"]) == sum(
             r.board.shape.size_text == size for r in recs
         )
@@ -185,9 +185,7 @@ def test_a_failed_build_never_stops_the_run(devquiz_slice, tmp_path, monkeypatch
     for rec, moves in zip(recs, out.read_text().split("\n")):  # every board answered, layouts or not
         assert check_moves(rec.board, moves).ok
         assert not any(
-            f"({rec.board.shape.key}.pdb" in n
-            for n in res.outcomes[rec.index].extra["heuristic"]
-            if rec.board.shape.walls
+            f"({rec.board.shape.key}.pdb" in n for n in res.outcomes[rec.index].heuristic if rec.board.shape.walls
         )
     # the command's summary names each failed build (its quick pass held to one node, as above)
     monkeypatch.setattr(
@@ -238,9 +236,9 @@ def test_builds_share_the_workers_one_thread_each(devquiz_slice, tmp_path, monke
     assert len(res.builds) == len(rows) and not res.failed_builds
     for rec in recs:
         o = res.outcomes[rec.index]
-        assert o.extra["optimal"] and o.extra["length"] == truth(rec)
+        assert o.optimal and o.length == truth(rec)
         if rec.board.shape.walls:  # proven on its own layout's table: solved after that build
-            assert any(f"({rec.board.shape.key}.pdb" in name for name in o.extra["heuristic"])
+            assert any(f"({rec.board.shape.key}.pdb" in name for name in o.heuristic)
 
 
 def test_retry_unanswered_boards_worst_first(devquiz_slice, tmp_path):
@@ -259,7 +257,7 @@ def test_retry_unanswered_boards_worst_first(devquiz_slice, tmp_path):
     assert sum(r["step"] == "retry" for r in rows) == len(recs) + 2  # every board tried again, the first two twice
     assert rows[-1]["proven"] == str(len(recs))
     answers = out.read_text().split("\n")[:-1]
-    assert all(again.outcomes[r.index].extra["optimal"] and check_moves(r.board, m).ok for r, m in zip(recs, answers))
+    assert all(again.outcomes[r.index].optimal and check_moves(r.board, m).ok for r, m in zip(recs, answers))
     assert retry_order(None) < retry_order(again.outcomes[recs[0].index])  # unsolved boards go first
     with pytest.raises(ValueError, match="retry"):
         run_pipeline(recs, out, resume=True, retry="everything", **kw)
@@ -281,9 +279,9 @@ def test_retry_with_more_layout_partitions_builds_the_missing_ones(devquiz_slice
     assert all(b.status == "built" for b in built if hasattr(b, "status"))
     for rec, moves in zip(recs, out.read_text().split("\n")):
         o = again.outcomes[rec.index]
-        assert o.extra["optimal"] and check_moves(rec.board, moves).ok and len(moves) == truth(rec)
+        assert o.optimal and check_moves(rec.board, moves).ok and len(moves) == truth(rec)
         for part in second[rec.board.shape.key]:  # the solver reads both cuts
-            assert any(f"pdb.{part.name}.h5" in name for name in o.extra["heuristic"])
+            assert any(f"pdb.{part.name}.h5" in name for name in o.heuristic)
 
 
 def test_the_full_pass_builds_wall_free_cuts_for_the_sizes_of_its_walled_boards(devquiz_slice, tmp_path):
@@ -306,10 +304,10 @@ def test_the_full_pass_builds_wall_free_cuts_for_the_sizes_of_its_walled_boards(
         assert sorted(n for k, n in made if k == key) == sorted(p.name for p in parts)
     for rec, moves in zip(recs, (tmp_path / "a.txt").read_text().split("\n")):
         o = res.outcomes[rec.index]
-        assert o.extra["optimal"] and check_moves(rec.board, moves).ok and len(moves) == truth(rec)
+        assert o.optimal and check_moves(rec.board, moves).ok and len(moves) == truth(rec)
         if rec.board.shape.walls and res.full and rec.index in res.full.outcomes:
             for part in cuts[rec.board.shape.wall_free().key]:  # the solver reads every cut
-                assert any(f"wall-free {part.name} (" in name for name in o.extra["heuristic"])
+                assert any(f"wall-free {part.name} (" in name for name in o.heuristic)
     assert plan_wall_free_cuts(walled, tmp_path / "db", 8 << 20, 2) == []  # all there
     assert plan_wall_free_cuts(walled, tmp_path / "db", 8 << 20, 0) == []
     other = tmp_path / "other"
@@ -322,11 +320,11 @@ def test_the_full_pass_builds_wall_free_cuts_for_the_sizes_of_its_walled_boards(
 
 def test_retry_orders_unproven_boards_by_gap_both_ways():
     def o(length, bound):
-        return Outcome(3, "b", "solved", None, {"length": length, "lower_bound": bound})
+        return Outcome(3, "b", "solved", None, length=length, lower_bound=bound)
 
     gaps = [o(60, 50), o(52, 50), o(70, 64)]  # gaps 10, 2, 6
-    assert [x.extra["length"] for x in sorted(gaps, key=retry_order)] == [60, 70, 52]
-    assert [x.extra["length"] for x in sorted(gaps, key=lambda x: retry_order(x, closest=True))] == [52, 70, 60]
+    assert [x.length for x in sorted(gaps, key=retry_order)] == [60, 70, 52]
+    assert [x.length for x in sorted(gaps, key=lambda x: retry_order(x, closest=True))] == [52, 70, 60]
     assert retry_order(None, closest=True) < retry_order(gaps[1], closest=True)  # unanswered still first
     assert retry_order(gaps[0], True, attempts=1) < retry_order(gaps[1], True, attempts=2)  # least tried first
 

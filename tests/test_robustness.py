@@ -392,16 +392,19 @@ def test_a_benchmark_line_whose_stated_length_is_wrong_is_a_contradiction(tmp_pa
     """A benchmark line states its board's optimal length: a shorter answer, a proof of
     another length or a lower bound above it is a contradiction (exit 1, in --json), and
     only a proof or bound the line contradicts is withdrawn."""
-    from solver.outcome import stated_length_clash
+    from solver.outcome import Outcome, stated_length_clash
 
-    agree = {"expected_length": 9, "length": 9, "optimal": True, "lower_bound": 9}
-    assert stated_length_clash(agree, "b") is None and "contradiction" not in agree
-    shorter = {"expected_length": 9, "length": 3, "optimal": True, "lower_bound": 3}
-    assert "an answer of 3 moves" in stated_length_clash(shorter, "b") and shorter["optimal"]
-    above = {"expected_length": 9, "length": 13, "lower_bound": 11, "optimal": False}
-    assert "lower bound is 11" in stated_length_clash(above, "b") and above["lower_bound"] is None
-    longer = {"expected_length": 9, "length": 11, "lower_bound": 11, "optimal": True, "certificate": {}}
-    assert "11 is proven" in stated_length_clash(longer, "b") and not longer["optimal"] and "certificate" not in longer
+    def o(**fields):
+        return Outcome(0, "b", "solved", expected_length=9, **fields)
+
+    agree = o(length=9, optimal=True, lower_bound=9)
+    assert stated_length_clash(agree) is None and agree.contradiction is None
+    shorter = o(length=3, optimal=True, lower_bound=3)
+    assert "an answer of 3 moves" in stated_length_clash(shorter) and shorter.optimal
+    above = o(length=13, lower_bound=11, optimal=False)
+    assert "lower bound is 11" in stated_length_clash(above) and above.lower_bound is None
+    longer = o(length=11, lower_bound=11, optimal=True, certificate={})
+    assert "11 is proven" in stated_length_clash(longer) and not longer.optimal and longer.certificate is None
     r = run("solve", "--no-db", "1 99 1 2 0 3 4 5 6 7 8")  # id 1, stated 99: really 2 moves (Korf goal)
     assert (
         r.exit_code == 1

@@ -251,8 +251,8 @@ def test_a_board_releases_its_threads_before_its_fallback(monkeypatch):
 
     monkeypatch.setattr(ladder, "fallback_search", watched)
     out = solve_record(rec, SolverPool(use_db=False), node_limit=20_000, threads=share)
-    assert seen == [RELEASED] and out.extra["fallback"] and not out.extra["optimal"]
-    assert check_moves(rec.board, out.extra["moves"]).ok
+    assert seen == [RELEASED] and out.fallback and not out.optimal
+    assert check_moves(rec.board, out.moves).ok
 
 
 def test_a_board_alone_in_a_batch_searches_on_the_slots_the_others_left(tmp_path):
@@ -264,11 +264,11 @@ def test_a_board_alone_in_a_batch_searches_on_the_slots_the_others_left(tmp_path
     recs = read_file(str(f)).records
     res = run_batch(recs, use_db=False, workers=2, time_limit=60, fallback=False)
     near, far = (res.outcomes[r.index] for r in recs)
-    assert near.extra["length"] == 1 and "threads" not in near.extra
-    assert far.extra["optimal"] and far.extra["length"] == recs[1].expected_length
-    assert far.extra["threads"] == 2
+    assert near.length == 1 and near.threads is None
+    assert far.optimal and far.length == recs[1].expected_length
+    assert far.threads == 2
     fixed = run_batch(recs, use_db=False, workers=2, time_limit=60, fallback=False, grow=False)  # solve --threads 1
-    assert fixed.outcomes[recs[1].index].extra["optimal"] and "threads" not in fixed.outcomes[recs[1].index].extra
+    assert fixed.outcomes[recs[1].index].optimal and fixed.outcomes[recs[1].index].threads is None
 
 
 def test_jobs_still_running_past_the_last_start_are_abandoned():

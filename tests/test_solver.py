@@ -174,17 +174,17 @@ def test_a_board_with_a_known_answer_searches_for_the_proof_alone(monkeypatch):
     for k, cells in enumerate(random.Random(5).sample(far, 8)):
         board, d = Board(shape, cells), dist[cells]
         rec = Record(k, str(board), board)
-        earlier = Outcome(k, str(board), "solved", None, {"length": d, "lower_bound": d - 4, "h0": 0, "moves": "x"})
+        earlier = Outcome(k, str(board), "solved", None, length=d, lower_bound=d - 4, h0=0, moves="x")
         out = solve_record(rec, pool, known=Known.of(earlier))
-        assert out.status == "limit" and "fallback" not in out.extra and out.extra["lower_bound"] == d
-        assert out.extra.get("floor") == (d - 4 if d - 4 > out.extra["h0"] else None)  # where it began
+        assert out.status == "limit" and out.fallback is None and out.lower_bound == d
+        assert out.floor == (d - 4 if d - 4 > out.h0 else None)  # where it began
         kept = better(earlier, out)
-        assert kept.extra["optimal"] and kept.extra["certificate"]["how"] == "bound"
+        assert kept.optimal and kept.certificate["how"] == "bound"
         stopped = solve_record(rec, pool, node_limit=5, known=Known(0, d + 10))
-        assert stopped.status == "limit" and "fallback" not in stopped.extra  # a limit: still no fallback
-        found = solve_record(rec, pool, known=Known(d - 2, d + 2)).extra
-        assert found["optimal"] and found["length"] == d and check_moves(board, found["moves"]).ok
-        assert found["certificate"].get("floor") == (d - 2 if d - 2 > found["h0"] else None)
+        assert stopped.status == "limit" and stopped.fallback is None  # a limit: still no fallback
+        found = solve_record(rec, pool, known=Known(d - 2, d + 2))
+        assert found.optimal and found.length == d and check_moves(board, found.moves).ok
+        assert found.certificate.get("floor") == (d - 2 if d - 2 > found.h0 else None)
 
 
 def test_a_search_records_what_each_iteration_cost():

@@ -37,7 +37,7 @@ class Progress:
 
     def update(self, outcome) -> None:
         """A board's outcome; a later one of the same board (a retry) counts once."""
-        optimal = bool(outcome.extra.get("optimal"))
+        optimal = outcome.proven
         first = outcome.index not in self.seen
         self.proven += optimal - self.seen.get(outcome.index, False)
         self.seen[outcome.index] = optimal

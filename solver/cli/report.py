@@ -79,18 +79,17 @@ def human_solved(boards):
     def human(out):
         if out.status != "solved":
             return None
-        e = out.extra
-        if e["optimal"]:
-            tag = f"optimal: {e['proof']}" if e.get("proof") else "optimal"
+        if out.optimal:
+            tag = f"optimal: {out.proof}" if out.proof else "optimal"
         else:
-            parts = ["not proven optimal", e.get("fallback")]
-            if e.get("lower_bound") is not None:
-                parts.append(f"lower bound {e['lower_bound']}")
+            parts = ["not proven optimal", out.fallback]
+            if out.lower_bound is not None:
+                parts.append(f"lower bound {out.lower_bound}")
             tag = ", ".join(p for p in parts if p)
-        if e.get("contradiction"):
+        if out.contradiction:
             tag += ", contradiction (below)"
-        moves = "1 move" if e["length"] == 1 else f"{e['length']} moves"
-        return f"{where(boards, out.index)}: {moves} ({tag}, {e['nodes']} nodes, {e['seconds']:.2f} s): {e['moves']}"
+        moves = "1 move" if out.length == 1 else f"{out.length} moves"
+        return f"{where(boards, out.index)}: {moves} ({tag}, {out.nodes} nodes, {out.seconds:.2f} s): {out.moves}"
 
     return human
 
@@ -149,7 +148,7 @@ def finish_run(
                 text.append(f"  {prob}")
     if text:
         click.echo("\n".join(text), err=as_json)
-    for line in [o.extra["contradiction"] for o in outcomes.values() if o.extra.get("contradiction")] + [
+    for line in [o.contradiction for o in outcomes.values() if o.contradiction] + [
         p for c in comps for p in c.contradictions
     ]:
         click.echo(f"error: {line}", err=True)

@@ -50,11 +50,10 @@ def check(board, moves, size, goal, as_json):
 
     def human(out):
         if out.status == "valid":
-            if "length" in out.extra:
-                n = out.extra["length"]
-                moves_reach = "1 move reaches" if n == 1 else f"{n} moves reach"
+            if out.length is not None:
+                moves_reach = "1 move reaches" if out.length == 1 else f"{out.length} moves reach"
                 return f"{where(boards, out.index)}: {moves_reach} the goal"
-            return f"{where(boards, out.index)}: solvable ({out.extra['method']})"
+            return f"{where(boards, out.index)}: solvable ({out.method})"
         return None
 
     sys.exit(emit(outcomes, boards, as_json, human))

@@ -1,4 +1,4 @@
-"""Beam search: a quick, suboptimal answer where IDA* runs out of budget.
+"""Beam search: a quick, suboptimal answer where IDA* runs out of time or nodes.
 
 Breadth-first by depth, keeping the ``width`` children with the lowest estimate
 (the same admissible tables as IDA*: Manhattan along free cells and every PDB
@@ -18,7 +18,7 @@ from pdb_builder.jitload import load_cached
 from pdb_builder.ranking import rank_kernel
 
 from ..search.kernel import init_groups, load_byte
-from ..search.limits import Budget
+from ..search.limits import Limits
 from ..search.searcher import Searcher
 
 _EMPTY = np.uint64(0)
@@ -223,17 +223,17 @@ class Beam:
         self.counts = np.array([1, 1, 0], dtype=np.int64)  # beam size, states stored, children generated
         self.depth = 0  # levels done
 
-    def advance(self, budget: Budget) -> bool:
+    def advance(self, limits: Limits) -> bool:
         """Up to :data:`LEVELS_PER_CALL` more levels, the children generated spent from
-        ``budget``; whether the search is done (it fails once ``budget`` is out)."""
+        ``limits``; whether the search is done (it fails once ``limits`` is out)."""
         if self.done:
             return True
-        if budget.out() or self.depth >= self.max_depth:
+        if limits.out() or self.depth >= self.max_depth:
             return self._finish(-1, -1)
         se = self.searcher
         width = self.width
         # a level generates at most 4 children a state: no more levels a call than the nodes left pay for
-        levels = LEVELS_PER_CALL if budget.nodes() is None else min(LEVELS_PER_CALL, budget.nodes() // (4 * width))
+        levels = LEVELS_PER_CALL if limits.nodes() is None else min(LEVELS_PER_CALL, limits.nodes() // (4 * width))
         d1 = min(self.depth + max(levels, 1), self.max_depth)
         before = self.counts[2]
         depth, slot = _beam(
@@ -268,7 +268,7 @@ class Beam:
             self.depth,
             d1,
         )
-        budget.spend(self.counts[2] - before)
+        limits.spend(self.counts[2] - before)
         self.depth = d1
         if depth == -2:
             return False
@@ -297,15 +297,15 @@ def beam_search(
     max_depth: int = 1000,
     seed: int = 0,
     time_limit: float | None = None,
-    budget: Budget | None = None,
+    limits: Limits | None = None,
 ) -> str | None:
     """Moves from ``board`` to the goal found by a beam of ``width`` states on the
-    searcher's heuristic, or None (beam died out, depth, memory, time or ``budget``
+    searcher's heuristic, or None (beam died out, depth, memory, time or ``limits``
     bound reached; both are read every :data:`LEVELS_PER_CALL` levels).  The children
-    generated are spent from ``budget``."""
-    budget = (budget or Budget()).within(time_limit)
+    generated are spent from ``limits``."""
+    limits = (limits or Limits()).within(time_limit)
     beam = Beam(searcher, board, width, max_depth, seed)
-    while not beam.advance(budget):
+    while not beam.advance(limits):
         pass
     return beam.moves
 

@@ -54,7 +54,7 @@ from pdb_builder.errors import BoardError
 from pdb_builder.lookup import lookups_for
 
 from ..search.heuristic import Heuristic, manhattan_tables
-from ..search.limits import Budget, scaled
+from ..search.limits import Limits, scaled
 from ..search.searcher import Searcher
 from .beam import Beam, beam_search
 from .polish import polish
@@ -87,12 +87,12 @@ LADDER_DEPTH = (3, 60)  # step 2's beams stop at 3 x the lower bound + 60 moves 
 OWN_LADDER_SHARE = 0.85  # step 3 (step 2 on a board's own tables) takes at most this part of what is left
 
 
-def layout_searcher(shape: Shape, budget: Budget, use_lc: bool = False, memory: int = LAYOUT_MEMORY) -> Searcher | None:
+def layout_searcher(shape: Shape, limits: Limits, use_lc: bool = False, memory: int = LAYOUT_MEMORY) -> Searcher | None:
     """A searcher on wall-aware Manhattan (with linear conflicts if ``use_lc``) plus
     additive tables of ``shape``'s exact layout
     (:func:`pdb_builder.api.layout_tables` within ``memory`` bytes a pattern),
-    built in memory; None when no partition fits or ``budget`` runs out
-    between patterns.  The placements the BFS valued are spent from ``budget``.  The
+    built in memory; None when no partition fits or ``limits`` runs out
+    between patterns.  The placements the BFS valued are spent from ``limits``.  The
     BFS keeps to the calling thread: the tables are small, and a batch worker forked
     from a process that ran parallel kernels (``slidepdb run`` builds before it
     solves) must not start threads of its own."""
@@ -101,12 +101,12 @@ def layout_searcher(shape: Shape, budget: Budget, use_lc: bool = False, memory: 
     except BoardError:
         return None
     built = []
-    if budget.out():
+    if limits.out():
         return None
     for group, table, entries in tables:  # each pattern built as the loop asks for it
-        budget.spend(entries)
+        limits.spend(entries)
         built.append((group, table))
-        if budget.out() and len(built) < len(part.groups):
+        if limits.out() and len(built) < len(part.groups):
             return None
     h = Heuristic(
         shape,
@@ -139,7 +139,7 @@ class Ladder:
             self.built, self.make = self.make(), None
         return self.built
 
-    def beams(self, search: Budget, widths) -> tuple[str | None, str | None]:
+    def beams(self, search: Limits, widths) -> tuple[str | None, str | None]:
         """The beams of ``widths`` in turn: (moves, how) of the first that answers, or
         (None, None).  A width's two directions take turns by the time each has taken,
         not by levels (the board's own tables are large, so a level costs more forwards
@@ -176,7 +176,7 @@ class Ladder:
         return None, None
 
 
-def _take_turns(beams: list, pair: Budget) -> tuple[str, str] | None:
+def _take_turns(beams: list, pair: Limits) -> tuple[str, str] | None:
     """``beams`` ([seconds taken, beam, how], each of one width) advanced in turn, the
     one that has taken the least time first, within ``pair``: (moves, how) of the first
     that answers, or None when all ended without one (``beams`` emptied)."""
@@ -194,9 +194,9 @@ def _take_turns(beams: list, pair: Budget) -> tuple[str, str] | None:
     return None
 
 
-def _share(budget: Budget, share: float) -> Budget:
-    """``share`` of what is left of ``budget`` (time and nodes), inside it."""
-    return budget.within(scaled(budget.seconds_left(), share), scaled(budget.nodes(), share))
+def _share(limits: Limits, share: float) -> Limits:
+    """``share`` of what is left of ``limits`` (time and nodes), inside it."""
+    return limits.within(scaled(limits.seconds_left(), share), scaled(limits.nodes(), share))
 
 
 class Fallback(NamedTuple):
@@ -230,7 +230,7 @@ def fallback_search(
     that size."""
     if time_limit is None and node_limit is None:
         raise ValueError("the fallback needs a time or node limit to share out")
-    total = Budget(scaled(time_limit, FALLBACK_SHARE), scaled(node_limit, FALLBACK_SHARE))
+    total = Limits(scaled(time_limit, FALLBACK_SHARE), scaled(node_limit, FALLBACK_SHARE))
     search = total.within(scaled(time_limit, SEARCH_SHARE), scaled(node_limit, SEARCH_SHARE))
     best, label = None, None
 
@@ -241,16 +241,16 @@ def fallback_search(
 
     def beam(width):
         t = time.perf_counter()
-        keep(beam_search(searcher, board, width=width, budget=search), f"beam width {width}{tag}")
+        keep(beam_search(searcher, board, width=width, limits=search), f"beam width {width}{tag}")
         return time.perf_counter() - t
 
-    def ladder(rungs: Ladder, budget: Budget) -> None:
-        """Step 2's beams and staged search on ``rungs`` within ``budget``."""
-        keep(*rungs.beams(budget, LADDER_WIDTHS[:LADDER_STAGED]))
-        if best is None and not budget.out():
-            keep(staged_search(board, budget=_share(budget, LADDER_STAGED_SHARE)), "staged")
+    def ladder(rungs: Ladder, limits: Limits) -> None:
+        """Step 2's beams and staged search on ``rungs`` within ``limits``."""
+        keep(*rungs.beams(limits, LADDER_WIDTHS[:LADDER_STAGED]))
+        if best is None and not limits.out():
+            keep(staged_search(board, limits=_share(limits, LADDER_STAGED_SHARE)), "staged")
         if best is None:
-            keep(*rungs.beams(budget, LADDER_WIDTHS[LADDER_STAGED:]))
+            keep(*rungs.beams(limits, LADDER_WIDTHS[LADDER_STAGED:]))
 
     tag = ""
     tried = failed  # what step 2's beams found of no use: kept for the next try
@@ -302,12 +302,12 @@ def fallback_search(
             break
         last = beam(width)
     if best is None and not total.out():  # nothing to polish: the polishing share too
-        keep(staged_search(board, budget=total), "staged")
+        keep(staged_search(board, limits=total), "staged")
     elif best is not None and len(best) > STAGED_RATIO * lower_bound and not search.out():
-        keep(staged_search(board, budget=search), "staged")
+        keep(staged_search(board, limits=search), "staged")
     if best is not None and not total.out():
-        polish_budget = total if time_limit is not None else total.within(POLISH_SECONDS)
-        shorter = polish(board, best, budget=polish_budget)
+        polish_limits = total if time_limit is not None else total.within(POLISH_SECONDS)
+        shorter = polish(board, best, limits=polish_limits)
         if len(shorter) < len(best):
             best, label = shorter, f"{label}, polished"
     if best is None:
@@ -324,7 +324,7 @@ def shorter_search(searcher: Searcher, board: Board, time_limit: float | None, n
     moves shorter on average), then :func:`~solver.fallback.polish.polish` with what
     is left, within :data:`FALLBACK_SHARE` times the limits.  Returns (moves or None
     when nothing shorter than ``than`` was found, how, nodes of every search)."""
-    total = Budget(scaled(time_limit, FALLBACK_SHARE), scaled(node_limit, FALLBACK_SHARE))
+    total = Limits(scaled(time_limit, FALLBACK_SHARE), scaled(node_limit, FALLBACK_SHARE))
     search = total.within(scaled(time_limit, SEARCH_SHARE), scaled(node_limit, SEARCH_SHARE))
     best, label = None, None
     for weight, share in SHORTER_WEIGHTS:
@@ -337,7 +337,7 @@ def shorter_search(searcher: Searcher, board: Board, time_limit: float | None, n
             best, label = result.moves, f"weighted IDA* {weight / 100:g}"
             break
     if best is not None and not total.out():
-        shorter = polish(board, best, budget=total)
+        shorter = polish(board, best, limits=total)
         if len(shorter) < len(best):
             best, label = shorter, f"{label}, polished"
     if best is None or len(best) >= than:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pdb_builder.board import Board, Shape
 
 from ..search.heuristic import manhattan_heuristic
-from ..search.limits import Budget
+from ..search.limits import Limits
 from ..search.searcher import Searcher
 
 PASSES = ((36, 1_000_000), (48, 3_000_000))  # (moves per window, IDA* nodes per window), in turn
@@ -33,19 +33,19 @@ def _states(board: Board, moves: str) -> list[tuple[int, ...]]:
     return out
 
 
-def _pass(board: Board, moves: str, window: int, node_limit: int, budget: Budget) -> str:
+def _pass(board: Board, moves: str, window: int, node_limit: int, limits: Limits) -> str:
     shape = board.shape
     states = _states(board, moves)
     i = 0
     while i < len(moves) - 1:
-        if budget.out():
+        if limits.out():
             break
         j = min(i + window, len(moves))
         target = Shape(shape.width, shape.height, states[j], "custom")
         res = Searcher(manhattan_heuristic(target)).solve(
-            Board(target, states[i]), node_limit=budget.nodes(node_limit), time_limit=budget.seconds_left()
+            Board(target, states[i]), node_limit=limits.nodes(node_limit), time_limit=limits.seconds_left()
         )
-        budget.spend(res.nodes)
+        limits.spend(res.nodes)
         if res.status == "solved" and res.length < j - i:
             moves = moves[:i] + res.moves + moves[j:]
             states = states[:i] + _states(Board(shape, states[i]), res.moves)[:-1] + states[j:]
@@ -54,17 +54,17 @@ def _pass(board: Board, moves: str, window: int, node_limit: int, budget: Budget
 
 
 def polish(
-    board: Board, moves: str, time_limit: float | None = None, passes=PASSES, budget: Budget | None = None
+    board: Board, moves: str, time_limit: float | None = None, passes=PASSES, limits: Limits | None = None
 ) -> str:
     """``moves`` (from ``board`` to its goal) with windows, half overlapping, replaced
     by optimal paths between their ends where shorter: passes of each (window, node
     limit) of ``passes`` in turn, repeated while they gain (at most :data:`REPEATS`
-    times); stops at ``time_limit`` seconds or when ``budget`` (which the windows'
+    times); stops at ``time_limit`` seconds or when ``limits`` (which the windows'
     nodes are spent from) runs out, with what it has."""
-    budget = (budget or Budget()).within(time_limit)
+    limits = (limits or Limits()).within(time_limit)
     for window, node_limit in passes:
         for _ in range(REPEATS):
-            shorter = _pass(board, moves, window, node_limit, budget)
+            shorter = _pass(board, moves, window, node_limit, limits)
             if len(shorter) == len(moves):
                 break
             moves = shorter

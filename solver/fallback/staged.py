@@ -45,7 +45,7 @@ from pdb_builder.packed import compact_neighbours
 from pdb_builder.solvability import decide
 
 from ..search.heuristic import manhattan_heuristic
-from ..search.limits import Budget
+from ..search.limits import Limits
 from ..search.searcher import Searcher
 
 TABLE_BITS = 22  # a stage's search stores at most 70% of 2 ** TABLE_BITS states (32 bytes each)
@@ -215,10 +215,10 @@ def _moves_letters(shape: Shape, blank: int, path) -> str:
 
 
 def _place(
-    shape: Shape, cells: list[int], frozen: set[int], group: list[int], budget: Budget, whole_bits: int = TABLE_BITS
+    shape: Shape, cells: list[int], frozen: set[int], group: list[int], limits: Limits, whole_bits: int = TABLE_BITS
 ):
     """Cells the blank visits to bring ``group`` home without touching ``frozen``,
-    leaving a solvable remainder; None when there is no such path (or ``budget``, which
+    leaving a solvable remainder; None when there is no such path (or ``limits``, which
     the states stored are spent from, runs out between table sizes)."""
     region = [c for c in shape.free_cells if c not in frozen]
     sub = _region_shape(shape, set(region))
@@ -232,19 +232,19 @@ def _place(
     left = set(region) - {shape.home[t] for t in group}
     top = whole_bits if len(group) == nfree - 1 else TABLE_BITS
     for bits in list(range(16, top, 2)) + [top]:  # small tables first: most stages need few states
-        room = budget.nodes()
+        room = limits.nodes()
         if room is not None and (1 << bits) * 7 // 10 > room:
             break  # a table this size could store more states than the node budget has left
         keys = np.full(1 << bits, -1, dtype=np.int64)
         parents = np.empty(1 << bits, dtype=np.int64)
         weight = 1 if bits < WEIGHTED_FROM_BITS else 3  # shortest stage paths while they are cheap
         goals, full, stored = _stage_search(start, nbr, ndeg, homes, dist, nfree, keys, parents, weight, GOALS_TRIED)
-        budget.spend(stored)
+        limits.spend(stored)
         for g in goals:
             path = [region[i] for i in _blank_path(keys, parents, int(g), nfree)]
             if decide(_sub_board(shape, _apply(cells, path), left)).solvable:
                 return path
-        if not full or budget.out():
+        if not full or limits.out():
             break
     return None
 
@@ -302,27 +302,27 @@ def _candidates(shape: Shape, region: set[int], todo: list[int]):
     return out
 
 
-class _OutOfBudget(Exception):
+class _OutOfLimits(Exception):
     pass
 
 
-def _next_stage(shape: Shape, cells, frozen, region, todo, budget: Budget):
+def _next_stage(shape: Shape, cells, frozen, region, todo, limits: Limits):
     """(group, blank path) of the first candidate group that can be placed, or None."""
     for group in _candidates(shape, region, todo):
         if len(region) ** (len(group) + 1) >= 1 << 62:
             continue
-        if budget.out():
-            raise _OutOfBudget
-        path = _place(shape, cells, frozen, group, budget)
+        if limits.out():
+            raise _OutOfLimits
+        path = _place(shape, cells, frozen, group, limits)
         if path is not None:
             return group, path
     return None
 
 
-def _one_pass(board: Board, seed: int, whole_bits: int, budget: Budget, node_limit: int) -> str | None:
+def _one_pass(board: Board, seed: int, whole_bits: int, limits: Limits, node_limit: int) -> str | None:
     """One staged solution of ``board`` (see the module docstring), tiles taken farthest
     first; ``seed`` > 0 perturbs that order (distances jittered by less than two), so
-    another pass meets other remainders.  None when it gets stuck or ``budget`` runs out."""
+    another pass meets other remainders.  None when it gets stuck or ``limits`` runs out."""
     shape = board.shape
     dist = shape.cell_distances(shape.goal_blank)
     jitter = random.Random(seed)
@@ -335,13 +335,13 @@ def _one_pass(board: Board, seed: int, whole_bits: int, budget: Budget, node_lim
         region = set(shape.free_cells) - frozen
         todo = [t for t in order if shape.home[t] in region]
         try:
-            stage = None if len(region) <= FINAL_CELLS else _next_stage(shape, cells, frozen, region, todo, budget)
-        except _OutOfBudget:
+            stage = None if len(region) <= FINAL_CELLS else _next_stage(shape, cells, frozen, region, todo, limits)
+        except _OutOfLimits:
             return None
         if stage is None and len(region) > FINAL_CELLS and todo:
-            if budget.out():
+            if limits.out():
                 return None
-            path = _place(shape, cells, frozen, todo, budget, whole_bits)  # no group fits: every tile left at once
+            path = _place(shape, cells, frozen, todo, limits, whole_bits)  # no group fits: every tile left at once
             stage = None if path is None else (todo, path)
         if stage is None:
             break
@@ -351,13 +351,13 @@ def _one_pass(board: Board, seed: int, whole_bits: int, budget: Budget, node_lim
         frozen |= {shape.home[t] for t in group}
     rest = _sub_board(shape, cells, region)
     weight = 100 if len(region) <= FINAL_CELLS else 200
-    left = budget.seconds_left()
-    if budget.out():
+    left = limits.seconds_left()
+    if limits.out():
         return None
     result = Searcher(manhattan_heuristic(rest.shape)).solve(
-        rest, node_limit=budget.nodes(node_limit), time_limit=left, weight=weight
+        rest, node_limit=limits.nodes(node_limit), time_limit=left, weight=weight
     )
-    budget.spend(result.nodes)
+    limits.spend(result.nodes)
     if result.status != "solved":
         return None
     moves.append(result.moves)
@@ -376,7 +376,7 @@ def undo(moves: str) -> str:
 
 
 def staged_search(
-    board: Board, time_limit: float | None = None, node_limit: int = FINAL_NODES, budget: Budget | None = None
+    board: Board, time_limit: float | None = None, node_limit: int = FINAL_NODES, limits: Limits | None = None
 ) -> str | None:
     """A valid (long) answer for a solvable board, or None.
 
@@ -387,18 +387,18 @@ def staged_search(
     usually fails there, in a remainder that is one ring with a short cut), then the
     first two again with the big table.  Where a pass cannot place any group, the rest goes to weighted
     IDA* (weight 2, wall-aware Manhattan + linear conflicts, at most ``node_limit``
-    nodes).  ``time_limit`` (seconds) and ``budget`` (which the states stored and the
+    nodes).  ``time_limit`` (seconds) and ``limits`` (which the states stored and the
     nodes searched are spent from) are checked before each stage's search: None past them."""
-    budget = (budget or Budget()).within(time_limit)
+    limits = (limits or Limits()).within(time_limit)
     if not decide(board).solvable:
         return None
     back = reversed_board(board)
     plan = [(seed, TABLE_BITS) for seed in range(PASSES // 2)] + [(0, WHOLE_TABLE_BITS)]
     for seed, whole_bits in plan:
         for backwards in (False, True):
-            if budget.out():
+            if limits.out():
                 return None
-            moves = _one_pass(back if backwards else board, seed, whole_bits, budget, node_limit)
+            moves = _one_pass(back if backwards else board, seed, whole_bits, limits, node_limit)
             if moves is not None:
                 return undo(moves) if backwards else moves
     return None

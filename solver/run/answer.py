@@ -128,9 +128,9 @@ def known_for_retry(o):
     time), with the beams on the layout's tables that failed (``ladder_failed``), which
     the next step passes over."""
     known = Known.of(o)
-    if known is None or not (o.status == "limit" and o.extra.get("walls") and not o.extra.get("tables")):
+    if known is None or not (o.status == "limit" and o.walls and not o.tables):
         return known
-    memory, widths = o.extra.get("ladder_failed") or (0, ())
+    memory, widths = o.ladder_failed or (0, ())
     return known._replace(ring=(memory, tuple(widths)))
 
 
@@ -144,7 +144,7 @@ def machine_share(outcomes) -> float:
     (``cpu_share``, :func:`solver.run.slots.with_cpu_share`), 1 when fewer than
     :data:`MIN_SAMPLES` boards tell it: about 2/3 on a 2-core machine where a third
     program keeps a core busy."""
-    shares = [o.extra["cpu_share"] for o in outcomes if "cpu_share" in o.extra and (o.extra.get("seconds") or 0) > 0.02]
+    shares = [o.cpu_share for o in outcomes if o.cpu_share is not None and (o.seconds or 0) > 0.02]
     if len(shares) < MIN_SAMPLES:
         return 1.0
     return max(0.1, statistics.median(shares))
@@ -243,7 +243,7 @@ def answer_pass(run) -> None:
 
     def answer_seen(out: Outcome):
         out = run.seen(out)
-        if out.status != "limit" and (out.extra.get("optimal") or out.status != "solved"):
+        if out.status != "limit" and (out.proven or not out.solved):
             run.final[out.index] = out
 
     order = sorted(run.records, key=lambda r: (len(r.board.shape.free_cells) if r.board else 0, r.index))
@@ -259,12 +259,12 @@ def answer_pass(run) -> None:
         )
         batch = run.batch(
             todo,
-            run.files.answer_journal,
-            limit,
-            o.node_limit,
+            journal=run.files.answer_journal,
+            time_limit=limit,
+            node_limit=o.node_limit,
             fallback=True,
             on_outcome=answer_seen,
-            retried=[r.index for r in todo] if step else [],
+            retry=[r.index for r in todo] if step else [],
             last_start=end - BOARD_SPAN * least,
             known={r.index: k for r in todo if (k := known_for_retry(run.best.get(r.index)))} if step else None,
         )
@@ -284,7 +284,7 @@ def answer_pass(run) -> None:
         share = LATE_SHARE
     steps += shorten(run, order, answer_seen)
     answered = sum(1 for i in (r.index for r in order) if run.best.get(i) and run.best[i].status == "solved")
-    proven = sum(1 for x in run.best.values() if x.extra.get("optimal"))
+    proven = sum(1 for x in run.best.values() if x.proven)
     run.res.answer = (len(order), answered, proven, time.perf_counter() - t0, steps)
     run.rate *= machine_share(run.best.values())  # the build rate, at the speed the boards had
     run.builds.forecast = run.build_seconds
@@ -295,7 +295,7 @@ def over_limits(outcomes, limits) -> int:
     directions over added up (0: they fit, or there are no limits)."""
     if limits is None:
         return 0
-    return sum(excess_over(totals(x.extra.get("moves") for x in outcomes if x.status == "solved"), limits).values())
+    return sum(excess_over(totals(x.moves for x in outcomes if x.solved), limits).values())
 
 
 def to_shorten(outcomes: dict, excess: int, tried=()) -> list[int]:
@@ -303,11 +303,7 @@ def to_shorten(outcomes: dict, excess: int, tried=()) -> list[int]:
     their lower bounds first, not in ``tried``, until their excess over their bounds
     adds to :data:`SHORTEN_COVER` times ``excess``."""
     gaps = sorted(
-        (
-            (x.extra["length"] - (x.extra.get("lower_bound") or 0), i)
-            for i, x in outcomes.items()
-            if x.status == "solved" and not x.extra.get("optimal") and i not in tried
-        ),
+        ((x.gap, i) for i, x in outcomes.items() if x.solved and not x.proven and i not in tried),
         reverse=True,
     )
     out, cover = [], 0
@@ -336,12 +332,12 @@ def shorten(run, order, on_outcome) -> int:
             break
         batch = run.batch(
             [recs[i] for i in todo],
-            run.files.answer_journal,
-            SHORTEN_LIMIT,
-            run.opts.node_limit,
+            journal=run.files.answer_journal,
+            time_limit=SHORTEN_LIMIT,
+            node_limit=run.opts.node_limit,
             fallback=SHORTER,
             on_outcome=on_outcome,
-            retried=todo,
+            retry=todo,
             last_start=min(end - BOARD_SPAN * SHORTEN_LIMIT, now + SHORTEN_SHARE * (end - now)),
             known={i: Known.of(mine[i]) for i in todo},
         )

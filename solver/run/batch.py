@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pdb_builder.atomic import write_text_atomic
@@ -32,39 +32,50 @@ class BatchResult:
     failed_outputs: list = field(default_factory=list)  # OutputFailure of the answer file (solver.run.outputs)
 
 
+@dataclass
+class BatchOptions:
+    """How :func:`run_batch` solves a batch; every field is described there."""
+
+    # the tables
+    db_dir: object = None
+    use_db: bool = True
+    go_on: bool = False
+    # each board
+    time_limit: object = None
+    node_limit: int | None = None
+    fallback: bool = True
+    known: dict | None = None
+    # where the boards run
+    workers: int = 1
+    threads: int = 1
+    grow: bool = True
+    scheduler: object = None
+    # the files: journal, answer file, resume and retry
+    out_path: object = None
+    journal: object = None
+    resume: bool = False
+    retry: tuple = ()
+    limits: tuple | None = None
+    # the jobs some boards wait on, and when the last board may start
+    jobs: tuple = ()
+    job_memory: int | None = None
+    last_start: float | None = None
+    patient: tuple = ()
+    # what is told as it happens
+    on_outcome: object = None
+    search_progress: object = None
+
+
 # a board's worst wall time in time limits: its search, the fallback's 2 limits and a
 # slice of slack (BOARD_SPAN), or without the fallback its limit and some slack
 BOARD_SPAN = 3.2
 QUICK_SPAN = 1.5
 
 
-def run_batch(
-    records,
-    *,
-    db_dir=None,
-    use_db: bool = True,
-    time_limit=None,
-    node_limit=None,
-    workers: int = 1,
-    threads: int = 1,
-    grow: bool = True,
-    out_path=None,
-    resume: bool = False,
-    on_outcome=None,
-    fallback: bool = True,
-    scheduler=None,
-    limits=None,
-    journal=None,
-    jobs=(),
-    job_memory: int | None = None,
-    retry=(),
-    last_start: float | None = None,
-    search_progress=None,
-    go_on: bool = False,
-    known=None,
-    patient=(),
-) -> BatchResult:
-    """Solve every record; ``on_outcome(outcome)`` is called as each board finishes.
+def run_batch(records, options: BatchOptions | None = None, /, **changes) -> BatchResult:
+    """Solve every record as ``options`` say (:class:`BatchOptions`; ``changes``: fields
+    of it to change, ``run_batch(recs, db_dir=d)`` for short); ``on_outcome(outcome)``
+    is called as each board finishes.
     ``time_limit``: seconds a board, or a callable that decides each board's as it
     starts (``time_limit(record)``, with a ``given`` dict and ``ended(seconds)`` told as each
     ends: :class:`solver.run.answer.AnswerLimit`).
@@ -91,53 +102,62 @@ def run_batch(
     ``known``: index -> :class:`~solver.outcome.Known`, what earlier attempts at a
     board proved and found (:func:`~solver.api.solve_record`).  ``patient``: indices of
     records that have answers already: they wait for their jobs to the last start (:class:`Feed`)."""
+    o = replace(options or BatchOptions(), **changes)
     t0 = time.perf_counter()
-    if journal is None and out_path:
-        journal = RunFiles(out_path).journal
+    journal = o.journal
+    if journal is None and o.out_path:
+        journal = RunFiles(o.out_path).journal
     journal = Path(journal) if journal is not None else None
     done: dict[int, Outcome] = {}
     if journal is not None:
-        refuse_unless_resume(journal, resume)
-        done = read_journal(journal, records, current_checksums(db_dir) if use_db else None)
-    stale = [i for i, o in done.items() if o.extra.get("reopened")]
-    earlier = {i: done.pop(i) for i in set(retry) | set(stale) if i in done}
+        refuse_unless_resume(journal, o.resume)
+        done = read_journal(journal, records, current_checksums(o.db_dir) if o.use_db else None)
+    stale = [i for i, x in done.items() if x.reopened]
+    earlier = {i: done.pop(i) for i in set(o.retry) | set(stale) if i in done}
     result = BatchResult(dict(done), resumed=len(done), reopened=len(stale))
     for out in done.values():
-        if on_outcome:
-            on_outcome(out)
+        if o.on_outcome:
+            o.on_outcome(out)
     todo = [r for r in records if r.index not in done]
-    given = getattr(time_limit, "given", None)  # a limit decided as each board starts: what each had
+    given = getattr(o.time_limit, "given", None)  # a limit decided as each board starts: what each had
     feed = Feed(
-        todo, jobs, last_start, job_memory, board_seconds=None if given is not None else time_limit, patient=patient
+        todo,
+        o.jobs,
+        o.last_start,
+        o.job_memory,
+        board_seconds=None if given is not None else o.time_limit,
+        patient=o.patient,
     )
-    pools = Pools(db_dir, use_db, threads, go_on, grow)
-    if scheduler is not None:
-        outcomes = dask_outcomes(feed, pools, time_limit, node_limit, fallback, scheduler, known)
+    pools = Pools(o.db_dir, o.use_db, o.threads, o.go_on, o.grow)
+    if o.scheduler is not None:
+        outcomes = dask_outcomes(feed, pools, o.time_limit, o.node_limit, o.fallback, o.scheduler, o.known)
     else:
-        outcomes = _local_outcomes(feed, pools, time_limit, node_limit, fallback, workers, search_progress, known)
+        outcomes = _local_outcomes(
+            feed, pools, o.time_limit, o.node_limit, o.fallback, o.workers, o.search_progress, o.known
+        )
     jf = open(journal, "a", encoding="utf-8") if journal is not None else None
     try:
         for out in outcomes:
-            tried = time_limit
+            tried = o.time_limit
             if given is not None:
                 tried = given.get(out.index, 0.0)
-                time_limit.ended(out.extra.get("seconds"))
+                o.time_limit.ended(out.seconds)
             # the earlier outcome of a board solved again, or this batch's own (a board
             # handed out twice; the journalled boards are never handed out): the better one stands
             before = earlier.pop(out.index, None) or result.outcomes.get(out.index)
             if before is not None:
-                had = before.extra.get("time_limit", 0)
+                had = before.time_limit
                 tried = None if had is None or tried is None else max(had, tried)
                 out = better(before, out)
-            out.extra["time_limit"] = tried  # the largest this board has had (None: none)
-            out.extra["ended"] = round(time.time(), 3)  # wall clock: solver/run/timeline.py
+            out.time_limit = tried  # the largest this board has had (None: none)
+            out.ended = round(time.time(), 3)  # wall clock: solver/run/timeline.py
             result.outcomes[out.index] = out
             if jf is not None:
                 jf.write(json.dumps(out.as_json()) + "\n")
                 jf.flush()
                 os.fsync(jf.fileno())
-            if on_outcome:
-                on_outcome(out)
+            if o.on_outcome:
+                o.on_outcome(out)
     except KeyboardInterrupt:
         result.interrupted = True
     finally:
@@ -147,24 +167,24 @@ def run_batch(
             result.outcomes.setdefault(i, out)
         if jf is not None:
             jf.close()
-        if out_path:
+        if o.out_path:
             left_out = write_each(
                 result.failed_outputs,
                 "--out",
-                out_path,
-                lambda: write_answers(out_path, records, result.outcomes, limits),
+                o.out_path,
+                lambda: write_answers(o.out_path, records, result.outcomes, o.limits),
             )
             result.left_out = left_out or set()
         outcomes.close()
         result.seconds = time.perf_counter() - t0
         complete = not result.interrupted and len(result.outcomes) == len(records) and not result.failed_outputs
-        if out_path and complete:
+        if o.out_path and complete:
             journal.unlink(missing_ok=True)  # complete: the answer file says it all (else --resume writes it)
     return result
 
 
 def answers_of(outcomes: dict[int, Outcome]) -> dict[int, str]:
-    return {i: o.extra["moves"] for i, o in outcomes.items() if o.status == "solved" and o.extra.get("moves")}
+    return {i: o.moves for i, o in outcomes.items() if o.solved and o.moves}
 
 
 def write_answers(out_path, records, outcomes: dict[int, Outcome], limits=None) -> set[int]:
@@ -173,9 +193,9 @@ def write_answers(out_path, records, outcomes: dict[int, Outcome], limits=None) 
     Never over ``limits``: the answers :func:`solver.run.answers.fit_limits` leaves out
     get an empty line; their indices are returned (and marked in their outcomes)."""
     answers = answers_of(outcomes)
-    left_out = fit_limits(answers, limits, {i: bool(outcomes[i].extra.get("optimal")) for i in answers})
+    left_out = fit_limits(answers, limits, {i: outcomes[i].proven for i in answers})
     for i in answers:
-        outcomes[i].extra["left_out"] = i in left_out
+        outcomes[i].left_out = i in left_out
     lines = ["" if r.index in left_out else answers.get(r.index, "") for r in records]
     write_text_atomic(out_path, "".join(line + "\n" for line in lines))
     return left_out
@@ -219,7 +239,7 @@ def summary_rows(outcomes) -> list[tuple]:
     gap to the proven lower bounds), rejected, unanswered, moves, nodes, seconds."""
     groups: dict[str, list[Outcome]] = {}
     for o in outcomes:
-        groups.setdefault(o.extra.get("size", "?"), []).append(o)
+        groups.setdefault(o.size or "?", []).append(o)
 
     def key(size):
         try:
@@ -230,21 +250,21 @@ def summary_rows(outcomes) -> list[tuple]:
     rows = []
     for size in sorted(groups, key=key) + ["all"]:
         os_ = list(outcomes) if size == "all" else groups[size]
-        solved = [o for o in os_ if o.status == "solved"]
-        sub = [o for o in solved if not o.extra.get("optimal")]
+        solved = [o for o in os_ if o.solved]
+        sub = [o for o in solved if not o.proven]
         rows.append(
             (
                 size,
                 len(os_),
                 len(solved),
-                sum(1 for o in solved if o.extra.get("optimal")),
+                sum(1 for o in solved if o.proven),
                 len(sub),
-                sum(o.extra["length"] - o.extra.get("lower_bound", 0) for o in sub),
+                sum(o.gap for o in sub),
                 sum(1 for o in os_ if o.status in ("unsolvable", "invalid")),
                 sum(1 for o in os_ if o.status == "limit"),
-                sum(o.extra.get("length") or 0 for o in solved),
-                sum(o.extra.get("nodes") or 0 for o in os_),
-                round(sum(o.extra.get("seconds") or 0.0 for o in os_), 1),
+                sum(o.length or 0 for o in solved),
+                sum(o.nodes or 0 for o in os_),
+                round(sum(o.seconds or 0.0 for o in os_), 1),
             )
         )
     return rows

@@ -29,7 +29,7 @@ MIN_RATE = 2e6
 def growth(o: Outcome) -> float | None:
     """The growth per iteration (two moves) that ``o``'s last two completed iterations
     show, or None."""
-    its = o.extra.get("iterations") or []
+    its = o.iterations or []
     if len(its) < 2 or its[-2][1] <= 0:
         return None
     steps = max((its[-1][0] - its[-2][0]) // 2, 1)
@@ -48,14 +48,14 @@ def proof_seconds(o: Outcome, typical: float = GROWTH) -> float | None:
     ended, which proves it optimal (0 when it is proven); None when ``o`` has no answer,
     no lower bound, or no record of what its search cost.  ``typical``: the growth per
     iteration where ``o`` shows none (:func:`typical_growth`)."""
-    length = o.extra.get("length") if o.status == "solved" else None
-    bound = o.extra.get("lower_bound")
+    length = o.length if o.solved else None
+    bound = o.lower_bound
     if length is None or bound is None:
         return None
-    if o.extra.get("optimal") or length <= bound:
+    if o.optimal or length <= bound:
         return 0.0
-    its = o.extra.get("iterations") or []
-    unfinished = o.extra.get("unfinished")
+    its = o.iterations or []
+    unfinished = o.unfinished
     nodes = sum(n for _, n, _ in its) + (unfinished[1] if unfinished else 0)
     seconds = sum(s for _, _, s in its) + (unfinished[2] if unfinished else 0)
     if nodes <= 0 or seconds <= 0:

@@ -57,18 +57,12 @@ def current_checksums(db_dir=None):
 
 def reopen_if_stale(out: Outcome, now) -> bool:
     """Withdraw ``out``'s optimal claim and lower bound when a table file they rest on
-    (``extra["tables"]``) is gone or holds other tables now (``now``: see
+    (``out.tables``) is gone or holds other tables now (``now``: see
     :func:`current_checksums`); the answer stays.  Whether it did."""
-    changed = sorted(name for name, sums in (out.extra.get("tables") or {}).items() if now(name) != list(sums))
-    if not changed or not (out.extra.get("optimal") or out.extra.get("lower_bound")):
+    changed = sorted(name for name, sums in (out.tables or {}).items() if now(name) != list(sums))
+    if not changed or not (out.optimal or out.lower_bound):
         return False
-    out.extra.update(
-        optimal=False,
-        lower_bound=None,
-        reopened=f"the tables of its proof changed or are gone since: {', '.join(changed)}",
-    )
-    for key in ("certificate", "proof"):
-        out.extra.pop(key, None)
+    out.withdraw_proof(reopened=f"the tables of its proof changed or are gone since: {', '.join(changed)}")
     return True
 
 
@@ -98,10 +92,9 @@ def read_journal(path: Path, records, now=None) -> dict[int, Outcome]:
     attempt that found less never stands in for an earlier answer or proof)."""
     done: dict[int, Outcome] = {}
     for rec, d in board_lines(path, records):
-        extra = {k: v for k, v in d.items() if k not in ("index", "board", "status", "error")}
-        out = Outcome(rec.index, d["board"], d["status"], d.get("error"), extra)
+        out = Outcome.from_json({**d, "index": rec.index})
         if now is None or not reopen_if_stale(out, now):
-            settle_by_bound(extra)
+            settle_by_bound(out)
         done[rec.index] = better(done[rec.index], out) if rec.index in done else out
     return done
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 
 from pdb_builder.words import plural
 
@@ -53,7 +54,7 @@ from .answer import (
     shrunk_plans,
     unanswered,
 )
-from .batch import BOARD_SPAN, QUICK_SPAN, run_batch, write_answers
+from .batch import BOARD_SPAN, QUICK_SPAN, BatchOptions, run_batch, write_answers
 from .builds import (
     AUTO_DISK,
     Builds,
@@ -102,10 +103,10 @@ def journalled_outcomes(records, files: RunFiles) -> dict[int, Outcome]:
     return out
 
 
-def run_pipeline(records, out_path, **options) -> RunResult:
-    """Steps 1-5 of the module docstring for ``records``, answers to ``out_path``;
-    ``options``: the fields of :class:`RunOptions`."""
-    return Run(records, RunFiles(out_path), RunOptions(**options)).go()
+def run_pipeline(records, out_path, options: RunOptions | None = None, /, **changes) -> RunResult:
+    """Steps 1-5 of the module docstring for ``records``, answers to ``out_path``, as
+    ``options`` say (:class:`RunOptions`; ``changes``: fields of it to change)."""
+    return Run(records, RunFiles(out_path), replace(options or RunOptions(), **changes)).go()
 
 
 class Run:
@@ -190,33 +191,26 @@ class Run:
         limits at most) must have started to end before the budget does."""
         return None if self.deadline is None else self.deadline - self.reserve - span * limit
 
-    def batch(
-        self, recs, journal, limit, nodes, *, fallback, on_outcome, plans=(), retried=(), last_start=None, known=None
-    ):
-        """One batch of the run, the builds of ``plans`` as jobs its boards wait on;
-        past ``last_start`` no board starts and the builds still running are stopped;
-        ``known``: what earlier passes proved and found of its boards (index -> Known)."""
+    def batch(self, recs, plans=(), **changes):
+        """One batch of the run (:func:`~solver.run.batch.run_batch`), the builds of
+        ``plans`` as jobs its boards wait on; ``changes``: the batch's own fields of
+        :class:`~solver.run.batch.BatchOptions` (its journal, limits, fallback, retries,
+        last start, what earlier passes proved and found of its boards); the run's own
+        are set here.  Past ``last_start`` no board starts and the builds still running
+        are stopped."""
         o = self.opts
-        return run_batch(
-            recs,
+        run = BatchOptions(
             db_dir=o.db_dir,
-            time_limit=limit,
-            node_limit=nodes,
             workers=o.workers,
-            journal=journal,
-            resume=True,
-            fallback=fallback,
             scheduler=o.scheduler,
-            on_outcome=on_outcome,
-            jobs=self.builds.jobs(plans),
+            resume=True,
             job_memory=build_memory_cap(o.memory_limit),
-            retry=retried,
-            last_start=last_start,
             go_on=True,  # a table that cannot be read: its boards go on without it
-            known=known,
+            jobs=self.builds.jobs(plans),
             # boards with answers wait for their builds to the last start
             patient=[r.index for r in recs if not unanswered(self.best.get(r.index))],
         )
+        return run_batch(recs, run, **changes)
 
     def answer_pass(self) -> None:
         """Step 0 of the module docstring (:func:`solver.run.answer.answer_pass`)."""
@@ -277,9 +271,9 @@ class Run:
         order = sorted(todo, key=lambda r: cost.get(r.index, (2 if r.index in lacking else 0, 0, 0)))
         self.res.quick = self.batch(
             order,
-            self.files.quick_journal,
-            o.quick_limit,
-            min(caps, default=None),
+            journal=self.files.quick_journal,
+            time_limit=o.quick_limit,
+            node_limit=min(caps, default=None),
             fallback=False,
             on_outcome=quick_seen,
             plans=plans,
@@ -301,7 +295,7 @@ class Run:
             i: out
             for i, out in done_full.items()
             if o.retry in ("unproven", "closest")
-            and not out.extra.get("optimal")
+            and not out.proven
             or o.retry == "unanswered"
             and out.status in ("limit", "error")
         }
@@ -333,13 +327,13 @@ class Run:
         res.full_limit = time_limit
         res.full = self.batch(
             rest,
-            self.files.journal,
-            time_limit,
-            o.node_limit,
+            journal=self.files.journal,
+            time_limit=time_limit,
+            node_limit=o.node_limit,
             fallback=o.fallback,
             on_outcome=self.seen,
             plans=plans,
-            retried=list(again),
+            retry=list(again),
             last_start=self.last_start(time_limit),
             known={
                 **{r.index: k for r in rest if (k := known_for_full_pass(self.best.get(r.index))) is not None},
@@ -364,7 +358,7 @@ class Run:
         deadline, k, last = self.deadline, 0, False
         while deadline is not None and not res.interrupted and not last:
             k += 1
-            unproven = [r for r in rest if final.get(r.index) is not None and not final[r.index].extra.get("optimal")]
+            unproven = [r for r in rest if final.get(r.index) is not None and not final[r.index].proven]
             # a board with an answer searches for the proof alone (no fallback: solve_record)
             fallback = o.fallback and any(final[r.index].status != "solved" for r in unproven)
             span = BOARD_SPAN if fallback else QUICK_SPAN
@@ -391,18 +385,18 @@ class Run:
             nodes = None if o.node_limit is None else o.node_limit * 2**k
             batch = self.batch(
                 todo,
-                self.files.journal,
-                limit,
-                nodes,
+                journal=self.files.journal,
+                time_limit=limit,
+                node_limit=nodes,
                 fallback=fallback,
                 on_outcome=self.seen,
                 plans=plans,
-                retried=[r.index for r in todo],
+                retry=[r.index for r in todo],
                 last_start=last_start,
                 known=known_of({r.index: final[r.index] for r in todo}),
             )
-            tried = [x for x in batch.outcomes.values() if x.extra.get("ended", 0) >= began]  # the rest never started
-            gained = sum(bool(x.extra.get("optimal")) for x in tried)  # all were unproven
+            tried = [x for x in batch.outcomes.values() if (x.ended or 0) >= began]  # the rest never started
+            gained = sum(x.proven for x in tried)  # all were unproven
             res.rounds.append((k, limit, len(tried), gained, time.perf_counter() - t0))
             final.update({i: self.best.get(i, x) for i, x in batch.outcomes.items()})
             res.interrupted = batch.interrupted
@@ -414,5 +408,5 @@ def _not_started(rec) -> Outcome:
     out = check_record(rec)
     if out.status != "valid":
         return out
-    out.extra.update(moves=None, length=None, optimal=False)
-    return Outcome(rec.index, out.board, "limit", NOT_STARTED, out.extra)
+    out.status, out.error, out.optimal = "limit", NOT_STARTED, False
+    return out

@@ -107,7 +107,7 @@ class RunResult:
         """Time per step: builds (those of the full pass overlap its solving), quick pass,
         full pass, all."""
         q, f = self.quick, self.full
-        proven = sum(1 for o in (q.outcomes.values() if q else []) if o.extra.get("optimal"))
+        proven = sum(1 for o in (q.outcomes.values() if q else []) if o.proven)
         return [
             *(
                 [
@@ -211,11 +211,9 @@ def round_order(o: Outcome, forecast: float | None):
     """Sort key of a round's board: those without an answer first, then the cheapest
     forecast proof (:func:`~solver.run.forecast.proof_seconds`), then (no forecast)
     the smallest gap to the lower bound."""
-    length = o.extra.get("length")
-    if length is None:
+    if o.length is None:
         return (0, 0.0, 0)
-    gap = length - (o.extra.get("lower_bound") or 0)
-    return (1, float("inf") if forecast is None else forecast, gap)
+    return (1, float("inf") if forecast is None else forecast, o.length - (o.lower_bound or 0))
 
 
 def retry_order(o: Outcome | None, closest: bool = False, attempts: int = 0):
@@ -224,10 +222,9 @@ def retry_order(o: Outcome | None, closest: bool = False, attempts: int = 0):
     not solved yet or no answer, then the largest gap to the lower bound; so an
     interrupted retry has mended the most.  ``closest``: the smallest gap first (the
     proofs a longer search most likely completes)."""
-    length = None if o is None else o.extra.get("length")
-    if length is None:
+    if o is None or o.length is None:
         return attempts, -(1 << 30)
-    gap = length - (o.extra.get("lower_bound") or 0)
+    gap = o.length - (o.lower_bound or 0)
     return attempts, gap if closest else -gap
 
 
@@ -246,5 +243,4 @@ def full_pass_limit(deadline: float, todo, slots: int, building: float = 0.0, re
 
 def tried_limit(o: Outcome) -> float:
     """The largest time limit ``o``'s board has been given (0 when not recorded)."""
-    t = o.extra.get("time_limit", 0)
-    return float("inf") if t is None else float(t)
+    return float("inf") if o.time_limit is None else float(o.time_limit)

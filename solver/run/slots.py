@@ -96,8 +96,8 @@ def with_cpu_share(clock, solve) -> Outcome:
     wall, cpu = time.perf_counter(), clock()
     out = solve()
     wall = time.perf_counter() - wall
-    if wall > 0 and "threads" not in out.extra:
-        out.extra["cpu_share"] = round(min(1.0, (clock() - cpu) / wall), 3)
+    if wall > 0 and out.threads is None:
+        out.cpu_share = round(min(1.0, (clock() - cpu) / wall), 3)
     return out
 
 

@@ -42,26 +42,26 @@ def _automaton() -> None:
 
 def _staged() -> None:
     from ..fallback.staged import staged_search
-    from ..search.limits import Budget
+    from ..search.limits import Limits
 
-    staged_search(_board(), budget=Budget(None, WARM_NODES))
+    staged_search(_board(), limits=Limits(None, WARM_NODES))
 
 
 def _beam() -> None:
     from ..fallback.beam import beam_search
     from ..search.heuristic import manhattan_heuristic
-    from ..search.limits import Budget
+    from ..search.limits import Limits
     from ..search.searcher import Searcher
 
     board = _board()
-    beam_search(Searcher(manhattan_heuristic(board.shape)), board, width=64, budget=Budget(None, WARM_NODES))
+    beam_search(Searcher(manhattan_heuristic(board.shape)), board, width=64, limits=Limits(None, WARM_NODES))
 
 
 def _layout() -> None:
     from ..fallback.ladder import layout_searcher
-    from ..search.limits import Budget
+    from ..search.limits import Limits
 
-    layout_searcher(_board().shape, Budget())
+    layout_searcher(_board().shape, Limits())
 
 
 SOLVER = Path(__file__).resolve().parent.parent

@@ -1,7 +1,7 @@
 """A board's allowance of time and nodes, shared by every search that works on it.
 
 The optimal search, the fallback searches (beam, weighted IDA*, staged search) and
-the polishing of a fallback answer all draw on one :class:`Budget`, so a time or
+the polishing of a fallback answer all draw on one :class:`Limits`, so a time or
 node limit bounds the whole board, not each search separately.  Searches check it
 between bounded slices of work (an IDA* slice, a few beam levels, one stage of the
 staged search, one polishing window), so a board overruns its deadline by at most
@@ -18,19 +18,20 @@ def scaled(limit, share: float):
     return None if limit is None else limit * share
 
 
-class Budget:
-    """Seconds and nodes left; ``None`` for either means unbounded.  A budget made by
-    :meth:`within` also stays within its parent and spends from it."""
+class Limits:
+    """A board's limits as they are spent: seconds and nodes left, ``None`` for either
+    unbounded.  Limits made by :meth:`within` also stay within their parent and spend
+    from it."""
 
-    def __init__(self, seconds: float | None = None, nodes: int | None = None, parent: Budget | None = None):
+    def __init__(self, seconds: float | None = None, nodes: int | None = None, parent: Limits | None = None):
         self.deadline = None if seconds is None else time.perf_counter() + seconds
         self.nodes_left = None if nodes is None else int(nodes)
-        self.spent = 0  # nodes drawn from this budget so far
+        self.spent = 0  # nodes drawn from these limits so far
         self.parent = parent
 
-    def within(self, seconds: float | None = None, nodes: int | None = None) -> Budget:
-        """A budget of at most ``seconds`` and ``nodes`` more, inside this one."""
-        return Budget(seconds, nodes, parent=self)
+    def within(self, seconds: float | None = None, nodes: int | None = None) -> Limits:
+        """Limits of at most ``seconds`` and ``nodes`` more, inside these."""
+        return Limits(seconds, nodes, parent=self)
 
     def seconds_left(self) -> float | None:
         left = None if self.deadline is None else self.deadline - time.perf_counter()
