@@ -8,7 +8,7 @@ print, and raise the error types the CLI maps to exit codes
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .board import Board, Shape, parse_size
@@ -57,51 +57,62 @@ def shapes_of_target(target: str, goal: str = "korf", wall_free: bool = False, o
     return list(shapes.values())
 
 
-def build_reports(
-    target: str | Shape,
-    *,
-    partition: str | list[str] | None = None,
-    goal: str = "korf",
-    db_dir: str | Path | None = None,
-    memory_limit: int = DEFAULT_MEMORY,
-    goal_depth: int | str | None = None,
-    pdb: bool = True,
-    wall_free: bool = False,
-    two_bit: bool = True,
-    layout: str = "contiguous",
-    overwrite: bool = False,
-    progress=None,
-    goal_progress=None,
-    on_partition=None,
-    on_invalid=None,
-    threads: int | None = None,
-    on_step=None,
-) -> list:
-    """:func:`build`, returning each file's :class:`~pdb_builder.make.building.BuildReport`
+@dataclass
+class BuildOptions:
+    """What :func:`build_reports` builds and how: ``slidepdb build``'s options (see
+    :func:`build` for each) and what it is told as it goes."""
+
+    partition: str | list[str] | None = None
+    goal: str = "korf"
+    db_dir: str | Path | None = None
+    memory_limit: int | str = DEFAULT_MEMORY
+    goal_depth: int | str | None = None
+    pdb: bool = True
+    wall_free: bool = False
+    two_bit: bool = True
+    layout: str = "contiguous"
+    overwrite: bool = False
+    threads: int | None = None  # each BFS's threads (default: every usable core)
+    # told as it goes
+    progress: object = None
+    goal_progress: object = None
+    on_partition: object = None
+    on_invalid: object = None
+    on_step: object = None
+
+
+def build_reports(target: str | Shape, options: BuildOptions | None = None, /, **changes) -> list:
+    """:func:`build` as ``options`` say (:class:`BuildOptions`; ``changes``: fields of it
+    to change), returning each file's :class:`~pdb_builder.make.building.BuildReport`
     (path, status built/skipped/rebuilt, entries, mean estimate, seconds).
     ``progress(name, pattern index, depth, placements valued, regions marked, seconds)``
     after each BFS layer; ``goal_progress(name, depth, layer, total, seconds)``;
     ``on_partition(shape, partition)`` before each database; ``on_step(name, pattern
     index or None, what, seconds)`` after each step that follows a BFS (checksums, the
-    two-bit copy, the file's verification); ``threads``: each BFS's threads (default:
-    every usable core)."""
+    two-bit copy, the file's verification)."""
     from .make.building import build_goal_table, build_pdb, default_partition
     from .patterns import named_partition, parse_partition
 
-    one_of("goal", goal, ("korf", "devquiz"))
-    memory_limit = byte_count("memory_limit", memory_limit)
-    positive_number("threads", threads, whole=True)
+    o = replace(options or BuildOptions(), **changes)
+
+    one_of("goal", o.goal, ("korf", "devquiz"))
+    o.memory_limit = byte_count("memory_limit", o.memory_limit)
+    positive_number("threads", o.threads, whole=True)
     if not isinstance(target, (str, Shape)):
         raise OptionsError(f"target: expected a size, a board, a file name or a Shape, not {target!r}")
-    if goal_depth is not None and goal_depth != "auto" and not (isinstance(goal_depth, int) and 1 <= goal_depth <= 254):
-        raise TargetError(f"{goal_depth!r}: a depth from 1 to 254, or auto", "--goal-depth")
-    if not pdb and goal_depth is None:
+    if (
+        o.goal_depth is not None
+        and o.goal_depth != "auto"
+        and not (isinstance(o.goal_depth, int) and 1 <= o.goal_depth <= 254)
+    ):
+        raise TargetError(f"{o.goal_depth!r}: a depth from 1 to 254, or auto", "--goal-depth")
+    if not o.pdb and o.goal_depth is None:
         raise TargetError("building no pattern database needs a goal depth", "--no-pdb")
-    shapes = [target] if isinstance(target, Shape) else shapes_of_target(target, goal, wall_free, on_invalid)
-    names = [partition] if isinstance(partition, str) else list(partition or [])
+    shapes = [target] if isinstance(target, Shape) else shapes_of_target(target, o.goal, o.wall_free, o.on_invalid)
+    names = [o.partition] if isinstance(o.partition, str) else list(o.partition or [])
     reports = []
     for shape in shapes:
-        if pdb:
+        if o.pdb:
             try:
                 parts = [parse_partition(p, shape) if "," in p else named_partition(shape, p) for p in names]
             except BoardError as exc:
@@ -109,54 +120,54 @@ def build_reports(
             n = len(shape.free_cells)
             for part in parts:  # a named partition is never built past the limit it was given
                 need = part.bfs_memory(n)
-                if need > memory_limit:
+                if need > o.memory_limit:
                     raise TargetError(
                         f"partition {part.name} needs {human_bytes(need)} for its largest pattern's BFS, over the "
-                        f"memory limit of {human_bytes(memory_limit)}: raise --memory-limit or name a smaller one",
+                        f"memory limit of {human_bytes(o.memory_limit)}: raise --memory-limit or name a smaller one",
                         "--memory-limit",
                     )
-            parts = parts or [default_partition(shape, memory_limit)]  # BoardError in its own words
+            parts = parts or [default_partition(shape, o.memory_limit)]  # BoardError in its own words
             for part in parts:
-                if on_partition is not None:
-                    on_partition(shape, part)
+                if o.on_partition is not None:
+                    o.on_partition(shape, part)
                 cb = (
                     None
-                    if progress is None
-                    else (lambda i, d, v, m, s, name=f"{shape.key} {part.name}": progress(name, i, d, v, m, s))
+                    if o.progress is None
+                    else (lambda i, d, v, m, s, name=f"{shape.key} {part.name}": o.progress(name, i, d, v, m, s))
                 )
                 step = (
                     None
-                    if on_step is None
-                    else (lambda i, what, s, name=f"{shape.key} {part.name}": on_step(name, i, what, s))
+                    if o.on_step is None
+                    else (lambda i, what, s, name=f"{shape.key} {part.name}": o.on_step(name, i, what, s))
                 )
                 reports.append(
                     build_pdb(
                         shape,
                         part,
-                        db_dir,
-                        overwrite,
-                        layout,
+                        o.db_dir,
+                        o.overwrite,
+                        o.layout,
                         progress=cb,
-                        two_bit=two_bit,
-                        threads=threads,
+                        two_bit=o.two_bit,
+                        threads=o.threads,
                         on_step=step,
                     )
                 )
-        if goal_depth is not None:
+        if o.goal_depth is not None:
             cb = (
                 None
-                if goal_progress is None
-                else (lambda d, layer, total, s, name=f"{shape.key} goal": goal_progress(name, d, layer, total, s))
+                if o.goal_progress is None
+                else (lambda d, layer, total, s, name=f"{shape.key} goal": o.goal_progress(name, d, layer, total, s))
             )
             reports.append(
                 build_goal_table(
                     shape,
-                    None if goal_depth == "auto" else goal_depth,
-                    db_dir,
-                    overwrite,
-                    layout,
+                    None if o.goal_depth == "auto" else o.goal_depth,
+                    o.db_dir,
+                    o.overwrite,
+                    o.layout,
                     progress=cb,
-                    memory_limit=memory_limit,
+                    memory_limit=o.memory_limit,
                 )
             )
     return reports

@@ -24,6 +24,11 @@ from solver.search.tables import heuristic_for
 from .conftest import THREADS, Restless, data_file, sample_states
 
 
+def spec(s, h0, last):
+    """A complete iteration of ``s`` at threshold ``h0 + 6``, planned from ``last``."""
+    return parallel.IterationSpec(h0 + 6, 100, s.bpmx, None, None, 0, last, 200, s.automaton)
+
+
 def _agree(searcher, shape, dist, states, threads):
     for cells in states:
         board = Board(shape, cells)
@@ -158,9 +163,7 @@ def _iterations_agree(monkeypatch, window, depths, plan, view):
             last = (np.array(plan(depth)), 10**6)
             seen = {}
             for threads in (1, 2, 4):
-                out = parallel.run_iteration(
-                    s, rec.board, threads, h0 + 6, 100, s.bpmx, None, None, 0, last, 200, s.automaton
-                )
+                out = parallel.run_iteration(s, rec.board, threads, spec(s, h0, last))
                 assert out.status == "done"
                 seen[threads] = view(out, depth)
             assert seen[1] == seen[2] == seen[4], (rec.ident, depth)
@@ -208,12 +211,10 @@ def _restless_agree(depths, seeds: int, plan, view) -> list:
         h0 = s.initial_h(rec.board)
         for depth in depths:
             last = (np.array(plan(depth)), 10**6)
-            one = parallel.run_iteration(s, rec.board, 1, h0 + 6, 100, s.bpmx, None, None, 0, last, 200, s.automaton)
+            one = parallel.run_iteration(s, rec.board, 1, spec(s, h0, last))
             for seed in range(seeds):
                 shares.append(Restless(seed))
-                out = parallel.run_iteration(
-                    s, rec.board, shares[-1], h0 + 6, 100, s.bpmx, None, None, 0, last, 200, s.automaton
-                )
+                out = parallel.run_iteration(s, rec.board, shares[-1], spec(s, h0, last))
                 assert out.status == one.status == "done" and out.next_threshold == one.next_threshold
                 assert view(out.counts.tolist(), depth) == view(one.counts.tolist(), depth), (rec.ident, depth, seed)
     return shares

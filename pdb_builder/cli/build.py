@@ -112,7 +112,7 @@ def build(
     (every distinct shape in it).  Re-running skips what is built and valid; an
     interrupted build leaves no file that could be taken for a good one.
     """
-    from ..api import TargetError, build_reports
+    from ..api import BuildOptions, TargetError, build_reports
 
     if threads:
         import numba
@@ -172,33 +172,29 @@ def build(
     if collection is None and sample is not None:
         raise click.UsageError("--sample goes with --collection")
     check_db_dir_writable(db_dir)
+    opts = BuildOptions(
+        partition=list(partitions),
+        goal=goal,
+        db_dir=db_dir,
+        memory_limit=memory_limit,
+        goal_depth=goal_depth,
+        pdb=not no_pdb,
+        wall_free=wall_free,
+        two_bit=two_bit,
+        layout=layout,
+        overwrite=overwrite,
+        threads=threads,
+        progress=layer_progress,
+        goal_progress=goal_progress,
+        on_partition=on_partition,
+        on_invalid=lambda src, i, err: click.echo(f"invalid: {src}:{i}: {err}", err=True),
+        on_step=step_progress,
+    )
     try:
         if collection is not None:
-            reports = _collection_reports(
-                target, collection, partitions, memory_limit, goal, goal_depth, no_pdb, wall_free, sample,
-                sample_count, dict(db_dir=db_dir, two_bit=two_bit, layout=layout, overwrite=overwrite),
-                layer_progress, on_partition, quiet,
-            )  # fmt: skip
+            reports = _collection_reports(target, opts, collection, sample, sample_count, quiet)
         else:
-            reports = build_reports(
-                target,
-                partition=list(partitions),
-                goal=goal,
-                db_dir=db_dir,
-                memory_limit=memory_limit,
-                goal_depth=goal_depth,
-                pdb=not no_pdb,
-                wall_free=wall_free,
-                two_bit=two_bit,
-                layout=layout,
-                overwrite=overwrite,
-                progress=layer_progress,
-                goal_progress=goal_progress,
-                on_partition=on_partition,
-                on_invalid=lambda src, i, err: click.echo(f"invalid: {src}:{i}: {err}", err=True),
-                threads=threads,
-                on_step=step_progress,
-            )
+            reports = build_reports(target, opts)
     except TargetError as exc:
         raise click.BadParameter(str(exc), param_hint=exc.param) from None
     finally:
@@ -215,35 +211,43 @@ def build(
 STEP_LINES_FROM = 10_000_000  # placements: a database this large says each step after its BFS off a terminal
 
 
-def _collection_reports(
-    target, count, partitions, memory_limit, goal, goal_depth, no_pdb, wall_free, sample, sample_count, opts,
-    progress, on_partition, quiet,
-):  # fmt: skip
-    """``build --collection``: each shape's collection (raises TargetError on a bad target)."""
+def _collection_reports(target, o, count: int, sample, sample_count: int, quiet: bool):
+    """``build --collection``: each shape's collection of at most ``count`` partitions,
+    built as ``o`` (:class:`~pdb_builder.api.BuildOptions`) says (raises TargetError on a
+    bad target)."""
     from ..api import shapes_of_target
     from ..make.collection import build_collection
 
-    if partitions or goal_depth is not None or no_pdb:
+    if o.partition or o.goal_depth is not None or not o.pdb:
         raise click.UsageError("--collection chooses its own partitions: not with --partition, --goal-depth, --no-pdb")
     measure = (click.get_current_context().find_root().obj or {}).get("measure")
     if measure is None:
         raise click.UsageError("--collection measures with the solver: run it as `slidepdb build`")
-    shapes = shapes_of_target(target, goal, wall_free)
+    shapes = shapes_of_target(target, o.goal, o.wall_free)
     boards = None
     if sample is not None:
         from ..formats import read_file
 
-        boards = [r.board for r in read_file(sample, goal=goal).records if r.board is not None]
+        boards = [r.board for r in read_file(sample, goal=o.goal).records if r.board is not None]
     reports = []
     for shape in shapes:
         mine = None if boards is None else [b for b in boards if b.shape == shape]
         if mine is not None and not mine:
             raise click.BadParameter(f"{sample}: no board of {shape.key}", param_hint="--sample")
         col = build_collection(
-            shape, count, memory_limit, measure, samples=sample_count, boards=mine,
-            progress=lambda name, i, d, v, m, s, key=shape.key: progress(f"{key} {name}", i, d, v, m, s),
+            shape,
+            count,
+            o.memory_limit,
+            measure,
+            samples=sample_count,
+            boards=mine,
+            db_dir=o.db_dir,
+            two_bit=o.two_bit,
+            layout=o.layout,
+            overwrite=o.overwrite,
+            progress=lambda name, i, d, v, m, s, key=shape.key: o.progress(f"{key} {name}", i, d, v, m, s),
             on_step=None if quiet else (lambda text, key=shape.key: click.echo(f"{key}: {text}", err=True)),
-            on_candidate=on_partition, **opts,
-        )  # fmt: skip
+            on_candidate=o.on_partition,
+        )
         reports += col.members
     return reports

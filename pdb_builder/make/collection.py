@@ -31,7 +31,7 @@ import random
 import shutil
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import h5py
 
@@ -131,51 +131,56 @@ def _set_record(path, record: dict) -> None:
         os.fsync(fh.fileno())
 
 
+@dataclass
+class CollectionOptions:
+    """How :func:`build_collection` builds, measures and publishes a collection."""
+
+    db_dir: object = None
+    samples: int = 12  # sample boards drawn when none are given
+    seed: int = 1
+    boards: list[Board] | None = None  # the sample (default: :func:`sample_boards`)
+    two_bit: bool = True
+    layout: str = "contiguous"
+    overwrite: bool = False
+    progress: object = None
+    on_step: object = None
+    on_candidate: object = None
+
+
 def build_collection(
-    shape: Shape,
-    count: int,
-    memory_limit: int,
-    measure,
-    db_dir=None,
-    samples: int = 12,
-    seed: int = 1,
-    boards: list[Board] | None = None,
-    two_bit: bool = True,
-    layout: str = "contiguous",
-    overwrite: bool = False,
-    progress=None,
-    on_step=None,
-    on_candidate=None,
+    shape: Shape, count: int, memory_limit: int, measure, options: CollectionOptions | None = None, /, **changes
 ) -> CollectionReport:
     """Build, measure and publish a collection of at most ``count`` partitions
-    (module docstring).  ``measure(paths, boards)`` returns a dict with at least
+    (module docstring), as ``options`` say (:class:`CollectionOptions`;
+    ``changes``: fields of it to change).  ``measure(paths, boards)`` returns a dict with at least
     ``nodes`` (summed over ``boards``) for the heuristic of those files, and where it
     can ``per-board``: ``[nodes, solved]`` of each board.  ``boards``:
     the sample (default: :func:`sample_boards`).  ``on_step(text)``: one line per
     build and measurement; ``on_candidate(shape, partition)`` before each build."""
+    o = replace(options or CollectionOptions(), **changes)
     from ..storage import default_db_dir, pdb_filename
 
     if count < 1:
         raise BoardError("a collection needs at least one partition")
-    say = on_step or (lambda text: None)
-    folder = default_db_dir(db_dir)
+    say = o.on_step or (lambda text: None)
+    folder = default_db_dir(o.db_dir)
     scratch = folder / f".{shape.key}.collection"
     cands = candidates(shape, memory_limit)
     targets = [folder / pdb_filename(shape, p.name) for p in cands]
     taken = [t.name for t in targets if t.exists()]
-    if taken and not overwrite:
+    if taken and not o.overwrite:
         raise BoardError(f"{folder}: {', '.join(taken)} exist already; pass --overwrite to replace them")
     built = {}
     for p in cands:
-        if on_candidate is not None:
-            on_candidate(shape, p)
-        cb = None if progress is None else (lambda i, d, v, m, s, name=p.name: progress(name, i, d, v, m, s))
-        rep = build_pdb(shape, p, scratch, layout=layout, progress=cb, two_bit=two_bit)
+        if o.on_candidate is not None:
+            o.on_candidate(shape, p)
+        cb = None if o.progress is None else (lambda i, d, v, m, s, name=p.name: o.progress(name, i, d, v, m, s))
+        rep = build_pdb(shape, p, scratch, layout=o.layout, progress=cb, two_bit=o.two_bit)
         built[p.name] = (p, rep)
         say(f"candidate {p.name} = {p.spec()}: {rep.status}, mean h {rep.mean_h:.3f}")
     how = "given"
-    if boards is None:
-        boards, how = sample_boards(shape, samples, seed)
+    if o.boards is None:
+        o.boards, how = sample_boards(shape, o.samples, o.seed)
     path_of = {name: scratch / pdb_filename(shape, name) for name in built}
     figures: list[dict] = []
     common: set[int] | None = None  # the sample boards every candidate alone solved: what sets are compared on
@@ -191,7 +196,7 @@ def build_collection(
     def measured(names: tuple[str, ...]) -> dict:
         """The set's figures, also kept (and scored later, for the singles) in ``figures``."""
         t0 = time.perf_counter()
-        fig = {"set": list(names), **measure([path_of[n] for n in names], boards)}
+        fig = {"set": list(names), **measure([path_of[n] for n in names], o.boards)}
         fig.setdefault("seconds", time.perf_counter() - t0)
         if common is not None:
             score(fig, len(names))
@@ -202,10 +207,12 @@ def build_collection(
 
     singles = {name: measured((name,)) for name in built}
     pers = [f.get("per-board") for f in singles.values()]
-    common = set(range(len(boards))) if None in pers else {i for i in range(len(boards)) if all(p[i][1] for p in pers)}
+    common = (
+        set(range(len(o.boards))) if None in pers else {i for i in range(len(o.boards)) if all(p[i][1] for p in pers)}
+    )
     for fig in singles.values():
         score(fig, 1)
-    say(f"compared on the {len(common)} of {len(boards)} sample boards every candidate solved")
+    say(f"compared on the {len(common)} of {len(o.boards)} sample boards every candidate solved")
     chosen = [min(singles, key=lambda n: singles[n]["compared"])]
     nodes, best_cost = singles[chosen[0]]["compared"], singles[chosen[0]]["cost"]
     while len(chosen) < count:
@@ -227,12 +234,12 @@ def build_collection(
         "memory-limit": memory_limit,
         "candidates": [{"name": n, "spec": built[n][0].spec(), "mean-h": built[n][1].mean_h} for n in built],
         "figures": figures,
-        "sample": {"boards": [str(b) for b in boards], "drawn": how, "compared-on": sorted(common)},
+        "sample": {"boards": [str(b) for b in o.boards], "drawn": how, "compared-on": sorted(common)},
         "rule": "greedy: the candidate with the fewest nodes, then the one that cuts nodes most, "
         f"while nodes x (1 + {READ_COST} x (partitions - 1)) falls",
     }
     report = CollectionReport(shape.key, record=record)
-    if overwrite:  # the shape's earlier collection goes: its members that this one does not replace
+    if o.overwrite:  # the shape's earlier collection goes: its members that this one does not replace
         for old in folder.glob(f"{shape.key}.pdb.*.h5"):
             if old.name not in record["members"] and _collection_id(old):
                 log.info("%s: a member of an earlier collection; removed", old)

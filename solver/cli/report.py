@@ -4,6 +4,7 @@ the closing tables (per size, move budget, comparisons) with the exit code."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import click
 
@@ -94,24 +95,25 @@ def human_solved(boards):
     return human
 
 
+@dataclass(frozen=True)
+class Outputs:
+    """What a solve or run command writes besides its lines: the per-board report, the
+    answer files compared against, JSON lines on stdout (then the tables go to
+    stderr), the answer file."""
+
+    report_path: object = None
+    compare_paths: tuple = ()
+    as_json: bool = False
+    out_path: object = None
+
+
 def finish_run(
-    boards,
-    outcomes,
-    *,
-    report_path,
-    compare_paths,
-    as_json,
-    head,
-    left_out,
-    out_path,
-    interrupted,
-    extra_tables=(),
-    failed_outputs=(),
+    boards, outcomes, outputs: Outputs, *, head, left_out, interrupted, extra_tables=(), failed_outputs=()
 ) -> int:
     """Report, tables (per size, move budget, comparisons) and the exit code of a solve
-    or run.  ``failed_outputs``: the outputs not written so far
-    (:class:`~solver.run.outputs.OutputFailure`); the report is written on its own too,
-    and each output not written is named last (exit code 6)."""
+    or run, written as ``outputs`` say.  ``failed_outputs``: the outputs not written so
+    far (:class:`~solver.run.outputs.OutputFailure`); the report is written on its own
+    too, and each output not written is named last (exit code 6)."""
     from ..run.answers import BUDGET_HEADERS, COMPARISON_HEADERS, budget_rows, compare, comparison_rows
     from ..run.batch import SUMMARY_HEADERS, answers_of, summary_rows, write_report
     from ..run.outputs import write_each
@@ -119,8 +121,9 @@ def finish_run(
     code = 0
     outcomes = dict(outcomes)
     failed = list(failed_outputs)
-    if report_path:
-        write_each(failed, "--report", report_path, lambda: write_report(report_path, outcomes.values()))
+    report = outputs.report_path
+    if report:
+        write_each(failed, "--report", report, lambda: write_report(report, outcomes.values()))
     for o in outcomes.values():
         code = max(code, o.exit_code)
     answers = {i: m for i, m in answers_of(outcomes).items() if i not in left_out}
@@ -136,18 +139,18 @@ def finish_run(
             ]
         if left_out:
             text.append(
-                f"{plural(len(left_out), 'answer')} left out of {out_path} to stay within the move limits: "
+                f"{plural(len(left_out), 'answer')} left out of {outputs.out_path} to stay within the move limits: "
                 + ", ".join(where(boards, i) for i in sorted(left_out)[:10])
                 + (" ..." if len(left_out) > 10 else "")
             )
-    comps = [compare(p, boards.records, answers, outcomes) for p in compare_paths]
+    comps = [compare(p, boards.records, answers, outcomes) for p in outputs.compare_paths]
     if comps:
         text += ["against other answer files", format_table(comparison_rows(comps), COMPARISON_HEADERS)]
         for c in comps:
             for prob in c.problems[:5]:
                 text.append(f"  {prob}")
     if text:
-        click.echo("\n".join(text), err=as_json)
+        click.echo("\n".join(text), err=outputs.as_json)
     for line in [o.contradiction for o in outcomes.values() if o.contradiction] + [
         p for c in comps for p in c.contradictions
     ]:
@@ -159,7 +162,7 @@ def finish_run(
     if interrupted:
         click.echo(
             f"interrupted: {plural(len(outcomes), 'board')} finished"
-            + (f"; rerun with --resume to continue {out_path}" if out_path else ""),
+            + (f"; rerun with --resume to continue {outputs.out_path}" if outputs.out_path else ""),
             err=True,
         )
         return EXIT_INTERRUPTED

@@ -31,7 +31,7 @@ from .options import (
     warn_cold_kernels,
     warn_missing_db_dir,
 )
-from .report import finish_run, human_solved, progressive, reopened_text
+from .report import Outputs, finish_run, human_solved, progressive, reopened_text
 
 
 @click.command(epilog=EXIT_HELP)
@@ -284,12 +284,9 @@ def run(
         finish_run(
             boards,
             res.outcomes,
-            report_path=report_path,
-            compare_paths=compare_paths,
-            as_json=as_json,
+            Outputs(report_path, tuple(compare_paths), as_json, out_path),
             head=head,
             left_out=res.left_out,
-            out_path=out_path,
             interrupted=res.interrupted,
             extra_tables=extra,
             failed_outputs=failed,

@@ -21,7 +21,7 @@ from .options import (
     warn_cold_kernels,
     warn_missing_db_dir,
 )
-from .report import emit, finish_run, human_solved, progressive, reopened_text, where
+from .report import Outputs, emit, finish_run, human_solved, progressive, reopened_text, where
 
 
 @click.command(epilog=EXIT_HELP)
@@ -165,12 +165,9 @@ def solve(
         finish_run(
             boards,
             result.outcomes,
-            report_path=report_path,
-            compare_paths=compare_paths,
-            as_json=as_json,
+            Outputs(report_path, tuple(compare_paths), as_json, out_path),
             head=head,
             left_out=result.left_out,
-            out_path=out_path,
             interrupted=result.interrupted,
             failed_outputs=result.failed_outputs,
         )

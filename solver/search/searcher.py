@@ -410,11 +410,10 @@ class Searcher:
                 # the threads granted while one runs join it
                 parallel = grows and nodes - started > PARALLEL_AFTER
             else:  # the iteration starts again from the root, on the threads
-                from .threads import run_iteration
+                from .threads import IterationSpec, run_iteration
 
-                out = run_iteration(
-                    self, board, threads, thresh, weight, bpmx, deadline, node_limit, nodes, last, max_depth, fsm
-                )
+                spec = IterationSpec(thresh, weight, bpmx, deadline, node_limit, nodes, last, max_depth, fsm)
+                out = run_iteration(self, board, threads, spec)
                 nodes += out.nodes
                 expanded += out.expanded
                 most = max(most, out.threads)

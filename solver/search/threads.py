@@ -54,6 +54,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -166,21 +167,7 @@ class _Shared:
 class Iteration:
     """Shared state of the threads (guarded by ``cond`` where more than one writes)."""
 
-    def __init__(
-        self,
-        searcher,
-        board,
-        share: Share,
-        thresh,
-        weight,
-        bpmx,
-        deadline,
-        node_limit,
-        nodes_before,
-        last,
-        max_depth,
-        fsm,
-    ):
+    def __init__(self, searcher, board, share: Share, spec: IterationSpec):
         from . import kernel as ida_kernel
 
         self.K = ida_kernel
@@ -188,12 +175,8 @@ class Iteration:
         self.board = board
         self.share = share
         self.threads = threads = share.granted  # at the start (the plan's)
+        thresh, self.weight, self.bpmx, self.deadline, self.node_limit, self.nodes_before, last, max_depth, fsm = spec
         self.thresh = thresh
-        self.weight = weight
-        self.bpmx = bpmx
-        self.deadline = deadline
-        self.node_limit = node_limit
-        self.nodes_before = nodes_before
         self.split, self.window, self.split2 = plan(last[0], last[1], threads)
         self.taken = 0  # windows start here: numbers below it are some thread's
         self.shared: list[_Shared] = []  # nodes at the split depth shared out, in the serial order
@@ -419,18 +402,29 @@ def _once(workers, field: str, i: int) -> int:
     return sum(getattr(w, field) for w in workers) - sum(uppers) + max(uppers)
 
 
-def run_iteration(
-    searcher, board, threads, thresh, weight, bpmx, deadline, node_limit, nodes_before, last, max_depth, fsm
-):
-    """One iteration of ``board``'s search from its root on ``threads`` threads (a
-    count, or a :class:`~pdb_builder.cores.Share` followed while it runs).
+class IterationSpec(NamedTuple):
+    """One IDA* iteration of a board: its threshold, the estimate's weight and BPMX, the
+    deadline (``time.perf_counter()``) and node limit, the nodes generated before it,
     ``last``: the last iteration's (nodes visited per depth, nodes generated), from
-    which the split is planned; ``nodes_before``: nodes generated before it; ``fsm``: the
-    pruning automaton every thread follows (:mod:`solver.search.automaton`)."""
+    which the split is planned, the stack's depth, and ``fsm``: the pruning automaton
+    every thread follows (:mod:`solver.search.automaton`)."""
+
+    thresh: int
+    weight: int
+    bpmx: bool
+    deadline: float | None
+    node_limit: int | None
+    nodes_before: int
+    last: tuple
+    max_depth: int
+    fsm: object
+
+
+def run_iteration(searcher, board, threads, spec: IterationSpec):
+    """One iteration of ``board``'s search (``spec``) from its root on ``threads``
+    threads (a count, or a :class:`~pdb_builder.cores.Share` followed while it runs)."""
     share = share_of(threads)
-    it = Iteration(
-        searcher, board, share, thresh, weight, bpmx, deadline, node_limit, nodes_before, last, max_depth, fsm
-    )
+    it = Iteration(searcher, board, share, spec)
     it.grow()
     try:
         it.work(it.workers[0])
