@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .board import BLANK, MOVE_DELTA, WALL, Board
-from .errors import BoardError
 
 
 @dataclass(frozen=True)
@@ -19,14 +18,6 @@ class MoveCheck:
     index: int | None
     reason: str
     final: tuple[int, ...]
-
-
-def apply_moves(board: Board, moves: str) -> tuple[int, ...]:
-    """Arrangement after ``moves``; raises BoardError on the first illegal move."""
-    result = check_moves(board, moves)
-    if not result.legal:
-        raise BoardError(result.reason)
-    return result.final
 
 
 def check_moves(board: Board, moves: str) -> MoveCheck:

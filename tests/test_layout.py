@@ -36,6 +36,23 @@ def test_search_fallback_and_api_never_load_the_build_side():
     assert "pdb_builder.make.building" in _build_side_loaded_by("solver.run")
 
 
+def test_solving_a_board_on_its_tables_never_loads_the_build_side(tmp_path):
+    """A board solved in a fresh process with its table file there: the table is read
+    (its checksum in the proof's certificate) and nothing of pdb_builder.make is loaded
+    (the read side reads a table without the build side)."""
+    import shutil
+
+    shutil.copy(ROOT / "tests" / "data" / "3x3-devquiz.pdb.3-3-2.v1.h5", tmp_path)
+    code = (
+        "import sys\n"
+        "from solver.api import solve\n"
+        f"r = solve('3,3,123456708', db_dir={str(tmp_path)!r}, goal='devquiz')\n"
+        "print(r.optimal, sorted(r.tables), sorted(m for m in sys.modules if m.startswith('pdb_builder.make')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "True ['3x3-devquiz.pdb.3-3-2.v1.h5'] []", out
+
+
 def _modules(package: str) -> dict[str, Path]:
     base = ROOT / package
     out = {}
