@@ -78,9 +78,6 @@ LADDER_WIDTHS = (1024, 4096, 32768, 65536)  # step 2's beams, each forwards and 
 # (on 28 DevQuiz ring boards and 3 MB tables, a 32768 beam answered all 28 in one direction or the
 # other, 65536 too at twice the time, 16384 all but one: the cost to the first answer added to 18.6 s
 # over the 28 boards, at most 6.7 s on one, against 28.7 s and 11.1 s for 1024, 4096, 65536, 16384)
-RING_WIDE = 2.0  # a ring's retry with this much search time left, or more, starts step 2 at the widths
-RING_WIDTHS = (32768, 65536)  # ... of these, on tables of LAYOUT_SMALL both ways (the 32768 beam on them
-# answered all 28 of the grid above; the narrower widths had failed there, or have no time to answer)
 LADDER_SHARE = 0.8  # one width of step 2 (both directions) takes at most this part of the search time left
 LADDER_STAGED = 3  # step 2 tries staged search after this many widths (it is quick where it works)
 LADDER_STAGED_SHARE = 0.6  # ... with at most this part of what is left (where the first widths failed, the
@@ -247,13 +244,13 @@ def fallback_search(
         keep(beam_search(searcher, board, width=width, limits=search), f"beam width {width}{tag}")
         return time.perf_counter() - t
 
-    def ladder(rungs: Ladder, limits: Limits, widths=LADDER_WIDTHS) -> None:
+    def ladder(rungs: Ladder, limits: Limits) -> None:
         """Step 2's beams and staged search on ``rungs`` within ``limits``."""
-        keep(*rungs.beams(limits, widths[:LADDER_STAGED]))
+        keep(*rungs.beams(limits, LADDER_WIDTHS[:LADDER_STAGED]))
         if best is None and not limits.out():
             keep(staged_search(board, limits=_share(limits, LADDER_STAGED_SHARE)), "staged")
         if best is None:
-            keep(*rungs.beams(limits, widths[LADDER_STAGED:]))
+            keep(*rungs.beams(limits, LADDER_WIDTHS[LADDER_STAGED:]))
 
     tag = ""
     tried = failed  # what step 2's beams found of no use: kept for the next try
@@ -271,11 +268,10 @@ def fallback_search(
         and (layout is not None or not searcher.h.lookups)
         and (left is None or left >= LAYOUT_LEAST)
     ):
-        ring = failed is not None  # a ring retry: small tables both ways, wide beams where there is time
-        memory = LAYOUT_MEMORY if (left is None or left >= LAYOUT_SECONDS) and not ring else LAYOUT_SMALL
-        make = (not ring and layout) or (lambda: layout_searcher(board.shape, search, memory=memory))
+        memory = LAYOUT_MEMORY if left is None or left >= LAYOUT_SECONDS else LAYOUT_SMALL
+        make = layout or (lambda: layout_searcher(board.shape, search, memory=memory))
         rungs = Ladder(board, lower_bound, make, memory, failed[1] if failed and failed[0] == memory else ())
-        ladder(rungs, search, RING_WIDTHS if ring and (left is None or left >= RING_WIDE) else LADDER_WIDTHS)
+        ladder(rungs, search)
         tried = (memory, tuple(sorted(rungs.failed)))
         ringed = rungs.back is not None or rungs.built is not None
         if rungs.built is not None:  # the steps below on the layout's tables
