@@ -181,9 +181,9 @@ def check_record(rec: Record, moves: str | None = None) -> Outcome:
         return Outcome(rec.index, rec.text, "invalid", rec.error)
     board = rec.board
     verdict = decide(board)
-    shape = board.shape
-    out = Outcome(rec.index, _board_text(rec), "valid", None, verdict.solvable, verdict.method)
-    out.size, out.walls, out.goal = shape.size_text, len(shape.walls), shape.goal_kind
+    out = Outcome.of_board(
+        rec.index, _board_text(rec), "valid", None, board.shape, solvable=verdict.solvable, method=verdict.method
+    )
     if moves is not None:
         mc = check_moves(board, moves)
         out.moves, out.length, out.reaches_goal = moves, len(moves), mc.ok
@@ -356,9 +356,8 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
             moves, how, more, failed = found
         nodes += more
         searcher.reads.wait()  # nothing reported before the tables read have passed their checksums
-    shape = board.shape
-    out = Outcome(rec.index, str(board), "solved", None, size=shape.size_text, walls=len(shape.walls))
-    out.goal, out.h0, out.nodes, out.seconds = shape.goal_kind, result.h0, nodes, round(time.perf_counter() - t0, 4)
+    out = Outcome.of_board(rec.index, str(board), "solved", None, board.shape, h0=result.h0, nodes=nodes)
+    out.seconds = round(time.perf_counter() - t0, 4)
     out.lower_bound, out.heuristic = bound, result.heuristic
     out.tables = {name: list(sums) for name, sums in searcher.h.checksums.items()}
     out.tables_left_out = dict(searcher.h.left_out) or None

@@ -109,6 +109,13 @@ class Outcome:
     reopened: str | None = None
     more: dict = field(default_factory=dict)
 
+    @classmethod
+    def of_board(cls, index: int, board: str, status: str, error: str | None, shape, **fields) -> Outcome:
+        """A record of a board of ``shape``: its size, walls and goal filled in."""
+        return cls(
+            index, board, status, error, size=shape.size_text, walls=len(shape.walls), goal=shape.goal_kind, **fields
+        )
+
     @property
     def exit_code(self) -> int:
         return exit_code(self.status, self.contradiction)
@@ -164,17 +171,8 @@ _FIELD_NAMES = {f.name for f in fields(Outcome)} - {"more"}
 
 def internal_error(index: int, board, exc: Exception) -> Outcome:
     """What a board whose search raised ``exc`` reports (a bug; the batch goes on)."""
-    shape = board.shape
-    return Outcome(
-        index,
-        str(board),
-        "error",
-        f"internal error: {type(exc).__name__}: {exc}",
-        size=shape.size_text,
-        walls=len(shape.walls),
-        goal=shape.goal_kind,
-        optimal=False,
-    )
+    what = f"internal error: {type(exc).__name__}: {exc}"
+    return Outcome.of_board(index, str(board), "error", what, board.shape, optimal=False)
 
 
 class Known(NamedTuple):

@@ -213,7 +213,7 @@ def round_order(o: Outcome, forecast: float | None):
     the smallest gap to the lower bound."""
     if o.length is None:
         return (0, 0.0, 0)
-    return (1, float("inf") if forecast is None else forecast, o.length - (o.lower_bound or 0))
+    return (1, float("inf") if forecast is None else forecast, o.gap)
 
 
 def retry_order(o: Outcome | None, closest: bool = False, attempts: int = 0):
@@ -224,7 +224,7 @@ def retry_order(o: Outcome | None, closest: bool = False, attempts: int = 0):
     proofs a longer search most likely completes)."""
     if o is None or o.length is None:
         return attempts, -(1 << 30)
-    gap = o.length - (o.lower_bound or 0)
+    gap = o.gap
     return attempts, gap if closest else -gap
 
 
