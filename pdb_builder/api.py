@@ -70,6 +70,7 @@ class BuildOptions:
     pdb: bool = True
     wall_free: bool = False
     two_bit: bool = True
+    zero_aware: bool = False  # each table's zero-aware entries too (pdb_builder.regions)
     layout: str = "contiguous"
     overwrite: bool = False
     threads: int | None = None  # each BFS's threads (default: every usable core)
@@ -92,6 +93,7 @@ def build_reports(target: str | Shape, options: BuildOptions | None = None, /, *
     two-bit copy, the file's verification)."""
     from .make.building import build_goal_table, build_pdb, default_partition
     from .patterns import named_partition, parse_partition
+    from .regions import KEPT_REGIONS
 
     o = replace(options or BuildOptions(), **changes)
 
@@ -151,6 +153,7 @@ def build_reports(target: str | Shape, options: BuildOptions | None = None, /, *
                         two_bit=o.two_bit,
                         threads=o.threads,
                         on_step=step,
+                        regions=KEPT_REGIONS if o.zero_aware else 0,
                     )
                 )
         if o.goal_depth is not None:

@@ -40,6 +40,8 @@ class Lookup:
     packed: np.ndarray | None = None  # the table's two-bit copy (packed.py), if its file has one
     guard: object = None  # table / packed not checked yet (pdb_builder.integrity.Guard), opened lazily
     packed_guard: object = None
+    zero: object = None  # the table's zero-aware entries (pdb_builder.regions.ZeroTable), if its file has them
+    grid: tuple = ()  # the table shape's (free grid cells, width, cells): where its regions lie
 
 
 def serves(db_shape: Shape, shape: Shape) -> str | None:
@@ -53,7 +55,7 @@ def serves(db_shape: Shape, shape: Shape) -> str | None:
 
 def lookups_for(shape: Shape, db_shape: Shape, tables, group: int, reflect: bool) -> list[Lookup]:
     """Lookups reading ``tables`` ((tiles, data), or (tiles, data, packed, guard,
-    packed_guard) as Lookup names them, built for ``db_shape``) on ``shape``;
+    packed_guard, zero) as Lookup names them, built for ``db_shape``) on ``shape``;
     ``reflect``: through the diagonal reflection of ``db_shape`` (which must have one)."""
     dbcell = np.full(db_shape.n, -1, dtype=np.int64)
     for j, c in enumerate(db_shape.free_cells):
@@ -66,7 +68,8 @@ def lookups_for(shape: Shape, db_shape: Shape, tables, group: int, reflect: bool
         for s in tiles:
             src = int(tmap[db_shape.home[s]])  # the board cell whose owner reads as s
             slots.append(-(src + 1) if shape.goal[src] == WALL else shape.goal[src])
-        out.append(Lookup(data, tuple(slots), cellmap, len(db_shape.free_cells), group, *rest))
+        grid = (db_shape.free_cells, db_shape.width, db_shape.n)
+        out.append(Lookup(data, tuple(slots), cellmap, len(db_shape.free_cells), group, *rest, grid=grid))
     return out
 
 
@@ -80,7 +83,7 @@ def group_lookups(shape: Shape, databases, reflect: bool = True) -> tuple[list[L
         if db.kind != "pdb" or serves(db.shape, shape) != role:
             continue
         readings = (False, True) if reflect and db.shape.transpose_map is not None else (False,)
-        tables = [(t.tiles, t.data, t.packed, t.guard, t.packed_guard) for t in db.tables]
+        tables = [(t.tiles, t.data, t.packed, t.guard, t.packed_guard, t.zero) for t in db.tables]
         name = f"{role} {db.attrs.get('partition-name')} ({db.path.name})"
         for reflected in readings:
             lookups += lookups_for(shape, db.shape, tables, len(names), reflect=reflected)

@@ -17,6 +17,8 @@ See ``docs/FORMAT.md`` for the specification.  In short:
   ``layers`` (placements first valued at each depth);
 * optional ``packed/0`` .. ``packed/m-1``: each table at two bits an entry, the
   solver's copy (``packed.py``), with ``encoding``, ``sha256`` and ``max-lowering``;
+* optional (version 2) ``zero/0`` .. ``zero/m-1``: each table's zero-aware entries
+  (``regions.py``): ``bits``, ``prefix`` and ``values``, the group's ``regions`` attribute;
 * ``goal-table``: datasets ``keys`` (uint64, sorted, ``key-words`` words per state)
   and ``dist`` (uint8), with ``depth`` and ``sha256`` attributes.
 
@@ -46,10 +48,13 @@ from .entries import ENCODING as PACKED_ENCODING
 from .entries import MAX_LOWERING, RANKING_NAME, RANKING_VERSION, num_placements
 from .errors import DatabaseError, DatabaseGone
 from .integrity import BLOCK_HASH, REBUILD_HINT, Guard, checksum_error, digests, sha256
+from .regions import ZeroTable
 
 MAGIC = "slidepdb"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: optional zero-aware entries (``zero/i/*``); a version 1 file reads as before
 OLDEST_SUPPORTED = 1
+ADVISED = 1  # files older than this are read with a warning that rebuilding is advised
+ZERO_ARRAYS = (("bits", np.uint64), ("prefix", np.int64), ("values", np.uint8))
 STORAGE_LAYOUTS = ("contiguous", "compressed")
 DB_DIR_ENV = "SLIDEPDB_DB_DIR"
 REQUIRED_ROOT = (
@@ -88,6 +93,7 @@ class PdbTable:
     packed: np.ndarray | None = None  # two bits an entry (packed.py), when the file has them
     guard: Guard | None = None  # data not checked yet (opened lazily; integrity.py)
     packed_guard: Guard | None = None
+    zero: ZeroTable | None = None  # zero-aware entries (regions.py), when the file has them
 
 
 @dataclass
@@ -295,9 +301,14 @@ def _check_pdb_structure(name, shape: Shape, groups, f: h5py.File, packed_tables
             f"{name}: the two-bit copies present ({packed}) are not the ones written "
             f"({[int(i) for i in packed_tables]}); {REBUILD_HINT}"
         )
-    extra = [k for k in f.get("tables", {}) if not (k.isdigit() and int(k) < len(groups))]
+    extra = [
+        f"{where}/{k}"
+        for where in ("tables", "zero")
+        for k in f.get(where, {})
+        if not (k.isdigit() and int(k) < len(groups))
+    ]
     if extra:
-        raise DatabaseError(f"{name}: tables {', '.join(extra)} are not in the partition; {REBUILD_HINT}")
+        raise DatabaseError(f"{name}: datasets {', '.join(extra)} are not in the partition; {REBUILD_HINT}")
 
 
 class _Reading(NamedTuple):
@@ -366,7 +377,7 @@ def _read_database(f: h5py.File, how: _Reading, _final) -> Database:
         )
     if version < OLDEST_SUPPORTED:
         raise DatabaseError(f"{name}: format version {version} is no longer supported; {REBUILD_HINT}")
-    if version < FORMAT_VERSION:
+    if version < ADVISED:
         warnings.warn(
             f"{name}: format version {version} is older than {FORMAT_VERSION}; rebuilding is advised", stacklevel=2
         )
@@ -399,7 +410,8 @@ def _read_database(f: h5py.File, how: _Reading, _final) -> Database:
             if pk is not None and _s(pk.attrs.get("encoding")) == PACKED_ENCODING:
                 packed, packed_guard = _read_checked(f, how, f"packed/{i}")
                 tattrs["max-lowering"] = int(pk.attrs["max-lowering"])
-            db.tables.append(PdbTable(tuple(int(t) for t in tiles), data, tattrs, packed, guard, packed_guard))
+            zero = _read_zero(f, how._replace(lazy=False), i, ds.shape[0]) if f"zero/{i}" in f else None
+            db.tables.append(PdbTable(tuple(int(t) for t in tiles), data, tattrs, packed, guard, packed_guard, zero))
     elif db.kind == "goal-table":
         db.depth = int(a["depth"])
         for dsname in ("keys", "dist"):
@@ -414,6 +426,23 @@ def _read_database(f: h5py.File, how: _Reading, _final) -> Database:
     else:
         raise DatabaseError(f"{name}: unknown kind {db.kind!r}; {REBUILD_HINT}")
     return db
+
+
+def _read_zero(f: h5py.File, how: _Reading, i: int, entries: int) -> ZeroTable:
+    """Table ``i``'s zero-aware entries, checked now (the kernel reads them by address)."""
+    grp = f[f"zero/{i}"]
+    regions = int(grp.attrs.get("regions", 0))
+    arrays = []
+    for part, dtype in ZERO_ARRAYS:
+        if part not in grp or grp[part].dtype != dtype:
+            raise DatabaseError(f"{how.name}: dataset zero/{i}/{part} missing or not {np.dtype(dtype)}; {REBUILD_HINT}")
+        arrays.append(_read_checked(f, how, f"zero/{i}/{part}")[0])
+    bits, prefix, values = arrays
+    words = (entries + 63) // 64
+    count = int(prefix[-1]) + bin(int(bits[-1])).count("1") if words else 0
+    if regions < 1 or bits.shape != (words,) or prefix.shape != (words,) or values.shape != (count * regions,):
+        raise DatabaseError(f"{how.name}: group zero/{i} does not fit tables/{i}; {REBUILD_HINT}")
+    return ZeroTable(bits, prefix, values, regions)
 
 
 def _s(v) -> str | None:

@@ -81,9 +81,19 @@ def layouts(width: int, height: int, goal_kind: str = "devquiz", min_walls: int 
 
 
 def pattern_bfs(shape: Shape, pattern: tuple[int, ...]) -> dict[tuple[int, ...], int]:
-    """Additive PDB by brute force: abstract state (pattern tile cells, blank cell);
-    moving a pattern tile costs 1, the blank alone costs 0 (Korf & Felner 2002).
-    Returns placement -> least cost over blank cells (0-1 BFS with a deque)."""
+    """Additive PDB by brute force: placement -> least cost over blank cells
+    (:func:`pattern_state_bfs`)."""
+    out: dict[tuple[int, ...], int] = {}
+    for (place, _), d in pattern_state_bfs(shape, pattern).items():
+        if place not in out or d < out[place]:
+            out[place] = d
+    return out
+
+
+def pattern_state_bfs(shape: Shape, pattern: tuple[int, ...]) -> dict[tuple, int]:
+    """Abstract state (pattern tile cells, blank cell) -> cost by brute force: moving a
+    pattern tile costs 1, the blank alone costs 0 (Korf & Felner 2002; 0-1 BFS with a
+    deque)."""
     goal_place = tuple(shape.home[t] for t in pattern)
     start = (goal_place, shape.goal_blank)
     dist = {start: 0}
@@ -106,11 +116,7 @@ def pattern_bfs(shape: Shape, pattern: tuple[int, ...]) -> dict[tuple[int, ...],
                     dq.append(new)
                 else:
                     dq.appendleft(new)
-    out: dict[tuple[int, ...], int] = {}
-    for (place, _), d in dist.items():
-        if place not in out or d < out[place]:
-            out[place] = d
-    return out
+    return dist
 
 
 def is_wall(t: int) -> bool:

@@ -158,11 +158,25 @@ def inspect(db, db_dir, problems, suggest, size, goal, plot_png, no_verify, as_j
                     r.max_h,
                     f"{r.mean_h:.3f}",
                     r.two_bit,
+                    r.zero_aware,
                     r.checksum,
                 )
                 for r in rows
             ],
-            ["shape", "kind", "name", "entries", "on disk", "built", "build s", "max h", "mean h", "2-bit", "checksum"],
+            [
+                "shape",
+                "kind",
+                "name",
+                "entries",
+                "on disk",
+                "built",
+                "build s",
+                "max h",
+                "mean h",
+                "2-bit",
+                "zero-aware",
+                "checksum",
+            ],
         )
     )
     _exit_if_damaged(damaged, db_dir)

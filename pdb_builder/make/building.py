@@ -37,6 +37,7 @@ class TableStats:
     histogram: list[int] = field(default_factory=list)  # count of each value 0..254, then unreachable
     mean: float = 0.0
     max: int = 0
+    zero: object = None  # the zero-aware entries (pdb_builder.regions.ZeroTable), where built
 
 
 def grid_arrays(shape: Shape):
@@ -58,14 +59,16 @@ def grid_arrays(shape: Shape):
     return cells_of, cidx, nbr_mask, all_free, np.uint64(board & ~col0), np.uint64(board & ~last)
 
 
-def compute_pdb(shape: Shape, tiles, progress=None, threads=None) -> tuple[np.ndarray, TableStats]:
+def compute_pdb(shape: Shape, tiles, progress=None, threads=None, regions: int = 0) -> tuple[np.ndarray, TableStats]:
     """Additive PDB of pattern ``tiles`` on ``shape`` (see :mod:`pdb_builder.make.bfs`).
 
     Returns a uint8 table indexed by the k-permutation rank of the tiles' compact
     cells, and its statistics.  ``progress(depth, valued, marked, seconds)`` is
     called after each layer.  ``threads``: how many threads the BFS runs, a count or a
     :class:`~pdb_builder.cores.Share` whose grant may change while it runs
-    (default: every usable core)."""
+    (default: every usable core).  ``regions`` > 0: zero-aware too, the cost of each
+    of a placement's first ``regions`` regions of the blank in ``stats.zero``
+    (:mod:`pdb_builder.regions`)."""
     from ..cores import share_of
     from ..patterns import word_dtype
     from .bfs import FLAG_SHIFT, MAX_VALUE, UNSEEN, expand_share, flag_rows, seed_goal
@@ -80,6 +83,14 @@ def compute_pdb(shape: Shape, tiles, progress=None, threads=None) -> tuple[np.nd
     total = num_placements(n, k)
     cells_of, cidx, nbr_mask, all_free, not_col0, not_last = grid_arrays(shape)
     grid = (cells_of, cidx, nbr_mask, all_free, shape.width, not_col0, not_last)
+    zero = None
+    if regions > 0:
+        from .zero import split_placements, zero_arrays
+
+        zero = zero_arrays(split_placements(n, k, num_placements(n, k), grid), regions)
+        grid += (zero.bits, zero.prefix, zero.values, regions)
+    else:
+        grid += (np.zeros(1, np.uint64), np.zeros(1, np.int64), np.zeros(1, np.uint8), 0)
     w = weights(n, k)
     words = np.zeros(total, dtype=word_dtype(n, k))
     table = np.full(total, UNSEEN, dtype=np.uint8)
@@ -101,6 +112,10 @@ def compute_pdb(shape: Shape, tiles, progress=None, threads=None) -> tuple[np.nd
             break
         depth += 1
     del words
+    if zero is not None:
+        from .zero import keep_differing
+
+        zero = keep_differing(zero, table)
     while layers and layers[-1] == 0:
         layers.pop()
     # a placement's value is the depth of the layer that first valued it: the layers are its histogram
@@ -108,7 +123,7 @@ def compute_pdb(shape: Shape, tiles, progress=None, threads=None) -> tuple[np.nd
     hist[: len(layers)] = layers
     hist[UNSEEN] = total - sum(layers)
     stats = TableStats(
-        tiles, total, time.perf_counter() - t0, layers, [int(x) for x in hist], *histogram_mean_max(hist)
+        tiles, total, time.perf_counter() - t0, layers, [int(x) for x in hist], *histogram_mean_max(hist), zero
     )
     return table, stats
 
@@ -148,12 +163,15 @@ def build_pdb(
     two_bit: bool = True,
     threads=None,
     on_step=None,
+    regions: int = 0,
 ) -> BuildReport:
     """Build ``partition`` for ``shape`` and publish it under ``db_dir``.  An existing
-    file that opens and verifies is kept unless ``overwrite``.  ``two_bit``: also store
+    file that opens and verifies is kept unless ``overwrite`` (or ``regions`` asks for
+    zero-aware entries it lacks).  ``two_bit``: also store
     each table's two-bit copy (``packed.py``); ``threads``: the BFS's threads (see
     :func:`compute_pdb`); ``on_step``: told of the steps after each BFS
-    (:func:`~pdb_builder.make.writing.write_pdb`)."""
+    (:func:`~pdb_builder.make.writing.write_pdb`); ``regions`` > 0: zero-aware entries too,
+    for a placement's first ``regions`` regions (:func:`compute_pdb`)."""
     from ..errors import DatabaseError
     from ..storage import default_db_dir, open_database, pdb_filename
     from .writing import write_pdb
@@ -167,6 +185,8 @@ def build_pdb(
         except DatabaseError as exc:  # damaged: never trusted, always rebuilt
             log.warning("%s; rebuilding", exc)
             db = None
+        if db is not None and regions and any(t.zero is None for t in db.tables):
+            db = None  # asked for zero-aware entries it lacks: built again with them
         if db is not None and not overwrite:
             if db.partition != partition.groups:
                 raise BoardError(f"{path} holds another partition of that name; pass --overwrite to replace it")
@@ -193,7 +213,7 @@ def build_pdb(
                 num_placements(n, len(tiles)),
             )
             cb = (lambda d, v, m, s, i=i: progress(i, d, v, m, s)) if progress else None
-            yield compute_pdb(shape, tiles, progress=cb, threads=threads)
+            yield compute_pdb(shape, tiles, progress=cb, threads=threads, regions=regions)
 
     _, stats, seconds = write_pdb(
         path,

@@ -43,6 +43,7 @@ class DbRow:
     collection: str = ""  # a collection member: the collection's id (pdb_builder/make/collection.py)
     members: list = field(default_factory=list)  # a collection's row: its member files
     record: dict = field(default_factory=dict, repr=False)  # a member's collection record (not shown)
+    zero_aware: str = ""  # pdb: "yes" when every table has zero-aware entries (regions.py), else "no"
 
     def as_json(self) -> dict:
         out = self.__dict__.copy()
@@ -100,6 +101,7 @@ def _row(path: Path, verify: bool) -> DbRow:
         two_bit,
         str(record.get("id", "")),
         record=record,
+        zero_aware=("yes" if all(t.zero is not None for t in db.tables) else "no") if db.kind == "pdb" else "",
     )
 
 
@@ -143,6 +145,7 @@ def _collection_row(members: list[DbRow]) -> DbRow:
         "yes" if all(r.two_bit == "yes" for r in members) else "no",
         first.collection,
         [r.file for r in members],
+        zero_aware="yes" if all(r.zero_aware == "yes" for r in members) else "no",
     )
 
 
@@ -173,6 +176,9 @@ def describe(path) -> dict:
                 "unreachable": int(t.attrs["histogram"][255]),
                 "layers": [int(x) for x in t.attrs["layers"]],
                 "two-bit": t.packed is not None,
+                "zero-aware": None
+                if t.zero is None
+                else {"regions kept": t.zero.regions, "placements": t.zero.count, "bytes": t.zero.nbytes},
             }
             for t in db.tables
         ]

@@ -152,7 +152,7 @@ def _verify_table(path, db, i: int) -> tuple[str | None, str]:
     t = db.tables[i]
     k = len(t.tiles)
     t0 = time.perf_counter()
-    fresh, _ = compute_pdb(db.shape, t.tiles)
+    fresh, stats = compute_pdb(db.shape, t.tiles, regions=t.zero.regions if t.zero is not None else 0)
     stored = np.asarray(t.data)
     differ = np.flatnonzero(stored != fresh)
     if differ.size:
@@ -165,6 +165,16 @@ def _verify_table(path, db, i: int) -> tuple[str | None, str]:
         ), ""
     del fresh
     line = f"tables/{i} ({k} tiles): {stored.size:,} entries equal a fresh BFS ({time.perf_counter() - t0:.1f} s)"
+    if t.zero is not None:
+        for part in ("bits", "prefix", "values"):
+            mine, theirs = np.asarray(getattr(t.zero, part)), getattr(stats.zero, part)
+            if mine.shape != theirs.shape or not np.array_equal(mine, theirs):
+                where = np.flatnonzero(mine != theirs)[:1] if mine.shape == theirs.shape else []
+                at = f" first at index {int(where[0])}" if len(where) else f" (sizes {mine.size:,}, {theirs.size:,})"
+                return (
+                    f"{path}: dataset zero/{i}/{part} differs from a fresh BFS of the pattern's regions{at}; rebuild it"
+                ), ""
+        line += f"; zero/{i}: {t.zero.count:,} placements' costs by region ({t.zero.regions} kept) equal a fresh BFS"
     if t.packed is not None:
         t1 = time.perf_counter()
         lowering = int(t.attrs.get("max-lowering", MAX_LOWERING))

@@ -21,7 +21,7 @@ from ..cores import share_of
 from ..entries import ENCODING as PACKED_ENCODING
 from ..entries import RANKING_NAME, RANKING_VERSION
 from ..integrity import BLOCK_HASH, digests, sha256
-from ..storage import FORMAT_VERSION, MAGIC, REQUIRED_ROOT, STORAGE_LAYOUTS, open_database
+from ..storage import FORMAT_VERSION, MAGIC, REQUIRED_ROOT, STORAGE_LAYOUTS, ZERO_ARRAYS, open_database
 from .lowering import packed_table
 
 
@@ -64,7 +64,7 @@ def write_provenance(f: h5py.File, kind: str, shape: Shape, seconds: float, meta
 
 
 def dataset(f: h5py.File, name: str, data: np.ndarray, layout: str):
-    if layout == "contiguous":
+    if layout == "contiguous" or not len(data):
         return f.create_dataset(name, data=data)
     if layout == "compressed":
         return f.create_dataset(
@@ -125,6 +125,12 @@ def write_pdb(
                     packed_ids.append(i)
                     del pk
                     tell(i, "two-bit copy made and checked", time.perf_counter() - t_step)
+                if st.zero is not None:  # zero-aware entries (regions.py)
+                    zg = f.create_group(f"zero/{i}")
+                    zg.attrs["regions"] = int(st.zero.regions)
+                    for part, _ in ZERO_ARRAYS:
+                        dataset(zg, part, getattr(st.zero, part), layout)
+                        seal(f, f"zero/{i}/{part}", getattr(st.zero, part), share.granted)
                 stats.append(st)
                 del table
                 f.flush()

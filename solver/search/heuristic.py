@@ -28,6 +28,7 @@ import numpy as np
 
 from pdb_builder.board import BLANK, WALL, Shape
 from pdb_builder.lookup import Lookup
+from pdb_builder.regions import grid_masks, zero_value
 
 from .state import private
 
@@ -167,6 +168,45 @@ def kernel_arrays(h: Heuristic):
                 lk_slots[i, j] = 0
                 lk_fixed[i, j] = lk.cellmap[-t - 1] if t < 0 else -1
     return tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, tile_lk, tile_slot
+
+
+class ZeroArrays:
+    """The lookups' zero-aware entries (:mod:`pdb_builder.regions`) as the kernel reads
+    them (``kernel``: per lookup the addresses of its bits, prefix and values, the
+    regions it keeps, 0 where it has none, and its table shape's free grid cells, width
+    and row masks), and the root's values in plain Python (:meth:`at_root`)."""
+
+    def __init__(self, lookups):
+        nl = max(len(lookups), 1)
+        self._alive = []  # the arrays the kernel reads by address
+        addr = np.zeros((3, nl), dtype=np.int64)
+        regions = np.zeros(nl, dtype=np.int64)
+        free = np.zeros(nl, dtype=np.uint64)
+        width = np.ones(nl, dtype=np.int64)
+        not_col0 = np.zeros(nl, dtype=np.uint64)
+        not_last = np.zeros(nl, dtype=np.uint64)
+        for i, lk in enumerate(lookups):
+            if lk.zero is None or lk.zero.count == 0:
+                continue
+            arrays = [np.ascontiguousarray(a) for a in (lk.zero.bits, lk.zero.prefix, lk.zero.values)]
+            self._alive.append(arrays)
+            addr[:, i] = [a.ctypes.data for a in arrays]
+            regions[i] = lk.zero.regions
+            cells, width[i], n = lk.grid
+            free[i], not_col0[i], not_last[i] = grid_masks(int(width[i]), n, cells)
+        self.kernel = (addr[0], addr[1], addr[2], regions, free, width, not_col0, not_last)
+
+    def at_root(self, lookups, blank: int, lk_rank, lk_used, lk_val, group_sum) -> None:
+        """Each zero-aware lookup's value at a root with the blank on board cell
+        ``blank`` (the kernel keeps them up to date from there)."""
+        for i in np.flatnonzero(self.kernel[3]):
+            lk = lookups[i]
+            cells, width, n = lk.grid
+            used = int(lk_used[i])
+            free = sum(1 << c for j, c in enumerate(cells) if not (used >> j) & 1)
+            v = zero_value(lk.zero, int(lk_rank[i]), int(lk_val[i]), free, cells[int(lk.cellmap[blank])], width, n)
+            group_sum[lk.group] += v - lk_val[i]
+            lk_val[i] = v
 
 
 def board_arrays(shape: Shape, cells) -> tuple[np.ndarray, np.ndarray]:

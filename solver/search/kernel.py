@@ -25,7 +25,8 @@ from numba.extending import intrinsic
 from pdb_builder.goal_table import find_key
 from pdb_builder.jitload import load_cached
 from pdb_builder.packed import bits_at, decode
-from pdb_builder.ranking import rank_delta, rank_kernel
+from pdb_builder.ranking import pdep, popcount, rank_delta, rank_kernel
+from pdb_builder.region_kernels import flood, region_number
 
 SLICE_NODES = 2_000_000  # nodes per kernel call between time checks
 INF = 1 << 30
@@ -170,6 +171,40 @@ def load_byte(typingctx, addr):
     return sig, codegen
 
 
+@intrinsic
+def load_word(typingctx, addr):
+    """The uint64 at address ``addr`` (as :func:`load_byte`)."""
+    sig = types.uint64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        ptr = builder.inttoptr(args[0], ir.PointerType(ir.IntType(64)))
+        return builder.load(ptr)
+
+    return sig, codegen
+
+
+@nb.njit(cache=True, inline="always")
+def _zero_value(zero, i, r, used, blank, least):
+    """Lookup ``i``'s zero-aware value of rank ``r`` (:mod:`pdb_builder.regions`), the
+    pattern's table cells ``used`` and the blank on table cell ``blank``: its
+    region's cost where the table keeps one that differs, else ``least``."""
+    zbits, zprefix, zvalues, zm, zfree, zwidth, znc0, znl = zero
+    word = load_word(zbits[i] + 8 * (r >> 6))
+    bit = np.uint64(r & 63)
+    if (word >> bit) & np.uint64(1) == 0:
+        return least
+    all_free = np.uint64(zfree[i])
+    free = all_free & ~pdep(used, all_free)
+    region = flood(pdep(np.uint64(1) << np.uint64(blank), all_free), free, zwidth[i], znc0[i], znl[i])
+    j = region_number(region, free, zwidth[i], znc0[i], znl[i])
+    if j >= zm[i]:
+        return least
+    row = np.int64(load_word(zprefix[i] + 8 * (r >> 6))) + np.int64(
+        popcount(word & ((np.uint64(1) << bit) - np.uint64(1)))
+    )
+    return load_byte(zvalues[i] + row * zm[i] + j)
+
+
 @nb.njit(cache=True, nogil=True)
 def init_groups(lk_full, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups, lk_val, group_sum, place):
     """Each lookup's value (from its one-byte table, at base address ``lk_full[i]``)
@@ -201,10 +236,15 @@ def _child_values(root, tables, b, d, u, stk_ci, stk_cv):
     the one slot that moves (``rank_delta``).
     No value decides anything here, so the reads of all children are independent
     and the memory system overlaps them.  A packed lookup (``lk_pk[i]``) reads the
-    byte holding the child's two bits and decodes them against ``lk_val[i]``.
+    byte holding the child's two bits and decodes them against ``lk_val[i]``; a
+    zero-aware one (``zero[3][i] > 0``) the cost of the blank's region where its table
+    keeps one (:func:`_zero_value`: only a move of the lookup's own tile changes it).
     (Inlined: the tuples' unpacking costs nothing at run time.)"""
     cells, _, lk_val, _, _, lk_rank, lk_used, lk_slotof, _ = root
-    nbr, ndeg, _, _, _, _, _, _, lk_base, lk_pk, lk_cellmap, lk_w, tile_lk, tile_slot, ngroups, _, fsm, ndir = tables
+    nbr, ndeg, _, _, _, _, _, _, lk_base, lk_pk, lk_cellmap, lk_w, tile_lk, tile_slot, ngroups, _, fsm, ndir, zero = (
+        tables
+    )
+    zm = zero[3]
     for k in range(ndeg[b]):
         if fsm[u, ndir[b, k]] < 0:
             continue
@@ -219,6 +259,11 @@ def _child_values(root, tables, b, d, u, stk_ci, stk_cv):
                 stk_ci[d, k, g] = r
                 if lk_pk[i]:  # two bits an entry: the value relative to this node's (packed.py)
                     stk_cv[d, k, g] = decode(bits_at(load_byte(lk_base[i] + (r >> 2)), r), lk_val[i])
+                elif zm[i] > 0:  # zero-aware: the cost of the blank's region (it is on c now)
+                    used = lk_used[i] ^ (
+                        (np.uint64(1) << np.uint64(lk_cellmap[i, b])) | (np.uint64(1) << np.uint64(lk_cellmap[i, c]))
+                    )
+                    stk_cv[d, k, g] = _zero_value(zero, i, r, used, lk_cellmap[i, c], load_byte(lk_base[i] + r))
                 else:
                     stk_cv[d, k, g] = load_byte(lk_base[i] + r)
 
@@ -246,7 +291,9 @@ def _apply(root, tables, b, c, stk_old, d1, idx, vals):
     ``idx[g]`` and values ``vals[g]`` already read for that child; what changed is
     kept in ``stk_old[d1]``.  Returns the linear-conflict sum's change."""
     cells, pos, lk_val, group_sum, lc_lines, lk_rank, lk_used, lk_slotof, buf = root
-    _, _, _, rowkey, colkey, width, height, use_lc, _, _, lk_cellmap, _, tile_lk, tile_slot, ngroups, _, _, _ = tables
+    _, _, _, rowkey, colkey, width, height, use_lc, _, _, lk_cellmap, _, tile_lk, tile_slot, ngroups, _, _, _, _ = (
+        tables
+    )
     t = cells[c]
     cells[b] = t
     cells[c] = 0
@@ -279,7 +326,7 @@ def _apply(root, tables, b, c, stk_old, d1, idx, vals):
 def _retract(root, tables, b, c, stk_old, d1):
     """Reverse :func:`_apply`: the tile on ``b`` goes back to ``c``."""
     cells, pos, lk_val, group_sum, lc_lines, lk_rank, lk_used, lk_slotof, _ = root
-    _, _, _, _, _, _, _, use_lc, _, _, lk_cellmap, _, tile_lk, tile_slot, ngroups, _, _, _ = tables
+    _, _, _, _, _, _, _, use_lc, _, _, lk_cellmap, _, tile_lk, tile_slot, ngroups, _, _, _, _ = tables
     t = cells[b]
     cells[c] = t
     cells[b] = 0
@@ -327,7 +374,7 @@ def search_slice(root, tables, stack, state, budget, bpmx, goal, weight):
     (and a solution if it fits the threshold: the rest of the path is read off the
     table by greedy descent); absent, it is at least D + 1 away."""
     cells, pos, lk_val, group_sum, lc_lines, _, _, _, buf = root
-    nbr, ndeg, md, rowkey, colkey, width, height, use_lc, _, _, _, _, tile_lk, _, ngroups, bpar, fsm, ndir = tables
+    nbr, ndeg, md, rowkey, colkey, width, height, use_lc, _, _, _, _, tile_lk, _, ngroups, bpar, fsm, ndir, _ = tables
     stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_kh, stk_ci, stk_cv, stk_old, stk_cnt, path, stk_fsm = stack
     gt_keys, gt_dist, gt_depth, gt_bits, gt_per, gt_codes, gt_cells, gt_key = goal
     d = state[S_DEPTH]

@@ -32,6 +32,7 @@ from .heuristic import (
     MAX_LOOKUP_TILES,
     Heuristic,
     TableReads,
+    ZeroArrays,
     board_arrays,
     goal_arrays,
     kernel_arrays,
@@ -118,8 +119,11 @@ class Searcher:
             self.tile_slot,
         ) = kernel_arrays(heuristic)
         # lookup i's two-bit table where its file has one (unless packed=False), else the full one
+        # (a table with zero-aware entries is read whole: they are worth more than the two-bit copy's memory)
         self.packed = tuple(
-            np.ascontiguousarray(lk.packed, dtype=np.uint8) if packed and lk.packed is not None else None
+            np.ascontiguousarray(lk.packed, dtype=np.uint8)
+            if packed and lk.packed is not None and lk.zero is None
+            else None
             for lk in heuristic.lookups
         )
         self.lk_pk = np.array([p is not None for p in self.packed] or [False], dtype=np.bool_)
@@ -130,6 +134,7 @@ class Searcher:
         for i, p in enumerate(self.packed):
             if p is not None:
                 self.lk_base[i] = p.ctypes.data
+        self.zero = ZeroArrays(heuristic.lookups)
         g = self.shape.goal_blank
         self.bpar = np.array([max(self.shape.distances[g][c], 0) & 1 for c in range(self.shape.n)], dtype=np.int64)
         self.nlookups = len(heuristic.lookups)
@@ -171,6 +176,7 @@ class Searcher:
             self.bpar,
             fsm.delta,
             self.ndir,
+            self.zero.kernel,
         )
 
     def fsm_root(self, board: Board, fsm: Automaton | None = None) -> int:
@@ -234,6 +240,7 @@ class Searcher:
                     new = int(root_value(int(lk_val[i]), int(bits_at(int(p[r >> 2]), r))))
                     group_sum[self.lk_group[i]] += new - lk_val[i]
                     lk_val[i] = new
+        self.zero.at_root(self.h.lookups, board.blank, lk_rank, lk_used, lk_val, group_sum)
         h0 = max([md + lc] + [int(v) for v in group_sum[: self.ngroups]])
         keys, dist, depth, bits, per, codes, gcells, key = self.goal
         if depth >= 0:

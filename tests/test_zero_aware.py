@@ -1,0 +1,133 @@
+"""Zero-aware tables: the cost of each (placement, region of the blank) pair, against a
+brute-force BFS of the abstract states (placement, blank cell)."""
+
+import functools
+import random
+
+import numpy as np
+import pytest
+
+from pdb_builder.board import Board, Shape
+from pdb_builder.make.building import build_pdb, compute_pdb, default_partition
+from pdb_builder.moves import check_moves
+from pdb_builder.patterns import named_partition
+from pdb_builder.ranking import rank_py
+from pdb_builder.regions import KEPT_REGIONS, region_number_py, zero_value
+from solver.search.heuristic import ZeroArrays
+from solver.search.searcher import Searcher
+from solver.search.tables import heuristic_for
+
+from .conftest import THREADS, sample_states
+from .naive import bfs_distances, layouts, pattern_state_bfs
+
+
+@functools.cache
+def _states(shape, pattern):
+    return pattern_state_bfs(shape, pattern)
+
+
+SHAPES = [
+    (Shape.devquiz(3, 3), (1, 2, 3)),
+    (Shape.korf(3, 3), (1, 2, 3, 4)),
+    (Shape.devquiz(3, 3, [4]), (1, 2, 3)),
+    (Shape.devquiz(4, 3, [5, 6]), (1, 2, 3, 4)),
+    (Shape.devquiz(2, 4), (2, 3, 5)),
+    (Shape.devquiz(5, 3, [2, 7]), (1, 4, 6, 9)),  # a bottleneck row
+    (Shape.devquiz(4, 4, [5, 10]), (1, 2, 3, 4)),
+]
+
+
+@pytest.mark.parametrize("regions", [1, 3])
+@pytest.mark.parametrize("shape, pattern", SHAPES, ids=lambda x: getattr(x, "key", str(x)))
+def test_every_region_costs_what_a_brute_force_bfs_says(shape, pattern, regions):
+    plain, _ = compute_pdb(shape, pattern)
+    table, stats = compute_pdb(shape, pattern, regions=regions)
+    assert np.array_equal(table, plain)  # the least over regions, as before
+    zero = stats.zero
+    cidx = {c: i for i, c in enumerate(shape.free_cells)}
+    n = len(shape.free_cells)
+    all_free = sum(1 << c for c in shape.free_cells)
+    states = _states(shape, pattern)
+    costs = {}
+    for (place, _), d in states.items():
+        costs.setdefault(place, set()).add(d)
+    raised = 0
+    for (place, blank), d in states.items():
+        r = rank_py([cidx[c] for c in place], n)
+        free = all_free & ~sum(1 << c for c in place)
+        v = zero_value(zero, r, int(table[r]), free, blank, shape.width, shape.n)
+        assert int(table[r]) <= v <= d
+        if v < d:  # only a region numbered past the kept ones reads the least
+            assert region_number_py(free, blank, shape.width, shape.n) >= regions
+            assert v == table[r]
+        raised += v > table[r]
+    if regions >= 2 and any(len(c) > 1 for c in costs.values()):
+        assert raised > 0  # the regions that cost more than the least are read so
+
+
+@pytest.fixture(scope="module")
+def zero_tables(tmp_path_factory):
+    """Zero-aware wall-free tables (3x3 4-4, 2x4 4-3, 3x4 6-5; the walled layouts
+    read them through their walls and the reflection) and exact-layout ones."""
+    folder = tmp_path_factory.mktemp("zero")
+    for shape, name in ((Shape.devquiz(3, 3), "4-4"), (Shape.devquiz(2, 4), "4-3"), (Shape.devquiz(3, 4), "6-5")):
+        build_pdb(shape, named_partition(shape, name), folder, regions=KEPT_REGIONS)
+    for shape in EXACT:
+        build_pdb(shape, default_partition(shape, 1 << 20), folder, regions=KEPT_REGIONS)
+    return folder
+
+
+EXACT = [Shape.korf(3, 3, [8]), Shape.devquiz(3, 3, [0]), Shape.devquiz(4, 3, [0, 4, 8])]
+
+
+@pytest.mark.parametrize("threads", THREADS)
+@pytest.mark.parametrize("prune", [2, 8])
+def test_lengths_equal_bfs_with_zero_aware_tables(split, zero_tables, threads, prune):
+    """Every length the breadth-first one, on one thread and split between several,
+    with the undo-only automaton and a deeper one; the estimate never below the
+    plain tables' and above them somewhere."""
+    rng = random.Random(threads * 10 + prune)
+    shapes = [Shape.devquiz(3, 3), Shape.devquiz(2, 4), *EXACT]
+    shapes += rng.sample([s for s in layouts(3, 3, min_walls=1, max_walls=2) if len(bfs_distances(s)) > 20], 4)
+    raised = 0
+    for shape in shapes:
+        h = heuristic_for(shape, zero_tables)
+        assert h.lookups and all(lk.zero is not None for lk in h.lookups), h.names
+        s = Searcher(h, prune=prune)
+        plain = Searcher(heuristic_for(shape, zero_tables), packed=False)
+        plain.zero = ZeroArrays([])  # the same tables read as the least over regions
+        plain.zero.kernel = tuple(np.resize(a, len(h.lookups)) for a in plain.zero.kernel)
+        dist, states = sample_states(shape, 12, seed=threads)
+        for cells in states:
+            board = Board(shape, cells)
+            res = s.solve(board, threads=threads)
+            assert res.optimal and res.length == dist[cells], (str(board), res.length, dist[cells])
+            assert check_moves(board, res.moves).ok
+            assert dist[cells] >= s.initial_h(board) >= plain.initial_h(board)
+            raised += s.initial_h(board) > plain.initial_h(board)
+    assert raised > 0
+
+
+def test_a_file_keeps_its_zero_aware_entries_and_verify_checks_them(tmp_path):
+    import h5py
+
+    from pdb_builder.make.verify import verify
+    from pdb_builder.storage import open_database
+
+    shape = Shape.devquiz(3, 4)
+    part = named_partition(shape, "6-5")
+    rep = build_pdb(shape, part, tmp_path, regions=KEPT_REGIONS)
+    db = open_database(rep.path)
+    assert all(t.zero is not None and t.zero.regions == KEPT_REGIONS and t.zero.count for t in db.tables)
+    res = verify(rep.path)
+    assert res.ok and any("zero/0" in line for line in res.checks), res
+    assert build_pdb(shape, part, tmp_path).status == "skipped"  # plain asked: the zero-aware file serves
+    with h5py.File(rep.path, "r+") as f:  # a value changed behind the checksums' back
+        v = f["zero/0/values"]
+        v[0] = v[0] + 1
+    assert not verify(rep.path).ok
+    assert build_pdb(shape, part, tmp_path, regions=KEPT_REGIONS).status == "rebuilt"
+    plain = tmp_path / "plain"
+    build_pdb(shape, part, plain)  # a plain file asked for zero-aware entries is built again with them
+    assert build_pdb(shape, part, plain, regions=KEPT_REGIONS).status == "rebuilt"
+    assert all(t.zero is not None for t in open_database(plain / rep.path.split("/")[-1]).tables)
