@@ -93,7 +93,6 @@ def build_reports(target: str | Shape, options: BuildOptions | None = None, /, *
     two-bit copy, the file's verification)."""
     from .make.building import build_goal_table, build_pdb, default_partition
     from .patterns import named_partition, parse_partition
-    from .regions import KEPT_REGIONS
 
     o = replace(options or BuildOptions(), **changes)
 
@@ -153,7 +152,7 @@ def build_reports(target: str | Shape, options: BuildOptions | None = None, /, *
                         two_bit=o.two_bit,
                         threads=o.threads,
                         on_step=step,
-                        regions=KEPT_REGIONS if o.zero_aware else 0,
+                        zero_aware=o.zero_aware,
                     )
                 )
         if o.goal_depth is not None:

@@ -9,6 +9,8 @@ import numpy as np
 from .jitload import load_cached
 from .ranking import popcount
 
+REGIONS = 4  # (pdb_builder.regions.REGIONS)
+
 
 @nb.njit(cache=True, inline="always")
 def flood(seed, free, width, not_col0, not_last):
@@ -25,22 +27,24 @@ def flood(seed, free, width, not_col0, not_last):
 
 
 @nb.njit(cache=True, inline="always")
-def region_number(region, free, width, not_col0, not_last):
-    """The number of ``region`` among the regions of ``free``: how many of them have
-    their lowest cell below its lowest cell."""
-    low = region & (~region + np.uint64(1))
-    rest = free & (low - np.uint64(1))
-    count = 0
-    while rest:
-        rest &= ~flood(rest & (~rest + np.uint64(1)), free, width, not_col0, not_last)
-        count += 1
-    return count
+def region_number(cells, free, width, not_col0, not_last):
+    """The number of the region of ``free`` that holds ``cells`` (a mask inside one
+    region), regions numbered by their lowest cell; :data:`REGIONS` for any number from
+    there on."""
+    rest = free
+    for j in range(REGIONS):
+        region = flood(rest & (~rest + np.uint64(1)), free, width, not_col0, not_last)
+        if region & cells:
+            return j
+        rest &= ~region
+    return REGIONS
 
 
 @nb.njit(cache=True, inline="always")
 def zero_row(bits, prefix, r):
-    """The row of rank ``r`` in a zero-aware ``values`` array (times ``regions``), or -1
-    where its bit is clear."""
+    """A build's row of rank ``r`` (:mod:`pdb_builder.make.zero`): how many bits of
+    ``bits`` are set below bit ``r`` (``prefix``: how many below each word), or -1 where
+    bit ``r`` is clear."""
     word = bits[r >> 6]
     b = np.uint64(r & 63)
     if (word >> b) & np.uint64(1) == 0:

@@ -18,7 +18,7 @@ See ``docs/FORMAT.md`` for the specification.  In short:
 * optional ``packed/0`` .. ``packed/m-1``: each table at two bits an entry, the
   solver's copy (``packed.py``), with ``encoding``, ``sha256`` and ``max-lowering``;
 * optional (version 2) ``zero/0`` .. ``zero/m-1``: each table's zero-aware entries
-  (``regions.py``): ``bits``, ``prefix`` and ``values``, the group's ``regions`` attribute;
+  (``regions.py``), one byte per entry, with ``encoding``, ``step`` and ``sha256``;
 * ``goal-table``: datasets ``keys`` (uint64, sorted, ``key-words`` words per state)
   and ``dist`` (uint8), with ``depth`` and ``sha256`` attributes.
 
@@ -48,13 +48,14 @@ from .entries import ENCODING as PACKED_ENCODING
 from .entries import MAX_LOWERING, RANKING_NAME, RANKING_VERSION, num_placements
 from .errors import DatabaseError, DatabaseGone
 from .integrity import BLOCK_HASH, REBUILD_HINT, Guard, checksum_error, digests, sha256
+from .regions import ENCODING as ZERO_ENCODING
 from .regions import ZeroTable
 
 MAGIC = "slidepdb"
 FORMAT_VERSION = 2  # 2: optional zero-aware entries (``zero/i/*``); a version 1 file reads as before
 OLDEST_SUPPORTED = 1
 ADVISED = 1  # files older than this are read with a warning that rebuilding is advised
-ZERO_ARRAYS = (("bits", np.uint64), ("prefix", np.int64), ("values", np.uint8))
+
 STORAGE_LAYOUTS = ("contiguous", "compressed")
 DB_DIR_ENV = "SLIDEPDB_DB_DIR"
 REQUIRED_ROOT = (
@@ -428,21 +429,18 @@ def _read_database(f: h5py.File, how: _Reading, _final) -> Database:
     return db
 
 
-def _read_zero(f: h5py.File, how: _Reading, i: int, entries: int) -> ZeroTable:
-    """Table ``i``'s zero-aware entries, checked now (the kernel reads them by address)."""
-    grp = f[f"zero/{i}"]
-    regions = int(grp.attrs.get("regions", 0))
-    arrays = []
-    for part, dtype in ZERO_ARRAYS:
-        if part not in grp or grp[part].dtype != dtype:
-            raise DatabaseError(f"{how.name}: dataset zero/{i}/{part} missing or not {np.dtype(dtype)}; {REBUILD_HINT}")
-        arrays.append(_read_checked(f, how, f"zero/{i}/{part}")[0])
-    bits, prefix, values = arrays
-    words = (entries + 63) // 64
-    count = int(prefix[-1]) + bin(int(bits[-1])).count("1") if words else 0
-    if regions < 1 or bits.shape != (words,) or prefix.shape != (words,) or values.shape != (count * regions,):
-        raise DatabaseError(f"{how.name}: group zero/{i} does not fit tables/{i}; {REBUILD_HINT}")
-    return ZeroTable(bits, prefix, values, regions)
+def _read_zero(f: h5py.File, how: _Reading, i: int, entries: int) -> ZeroTable | None:
+    """Table ``i``'s zero-aware entries, checked now (the kernel reads them by address);
+    None in an encoding this slidepdb does not know."""
+    ds = f[f"zero/{i}"]
+    if _s(ds.attrs.get("encoding")) != ZERO_ENCODING:
+        return None
+    step = int(ds.attrs.get("step", 0))
+    if ds.shape != (entries,) or ds.dtype != np.uint8 or step not in (1, 2):
+        raise DatabaseError(
+            f"{how.name}: dataset zero/{i} does not fit tables/{i} (size, type or step); {REBUILD_HINT}"
+        )
+    return ZeroTable(_read_checked(f, how, f"zero/{i}")[0], step)
 
 
 def _s(v) -> str | None:

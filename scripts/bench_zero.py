@@ -139,8 +139,10 @@ def main() -> int:
             f"{sum(r[side]['seconds'] for r in both):.2f} |"
         )
     if both:
-        print(f"\nmean nodes on the {len(both)} proven by both: "
-              f"{base / len(both):,.0f} plain, {sum(r['zero']['nodes'] for r in both) / len(both):,.0f} zero-aware")
+        print(
+            f"\nmean nodes on the {len(both)} proven by both: "
+            f"{base / len(both):,.0f} plain, {sum(r['zero']['nodes'] for r in both) / len(both):,.0f} zero-aware"
+        )
     if a.results:
         Path(a.results).write_text(json.dumps({"args": vars(a), "built": built, "rows": rows}, indent=1))
     return 0

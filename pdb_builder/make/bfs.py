@@ -51,7 +51,7 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 from ..ranking import nth_free, pdep, pext, popcount, rank_digits, rank_kernel, step_digits, trailing_zeros
-from ..region_kernels import flood, region_number, zero_row
+from ..region_kernels import REGIONS, flood, region_number, zero_row
 
 UNSEEN = 255  # table entry: placement not reached (unreachable on this shape)
 MAX_VALUE = 254  # largest storable cost
@@ -175,7 +175,7 @@ def _expand_chunk(lo, hi, words, table, depth, n, k, w, grid, cur, nxt, cflags, 
     """Expand the regions at ``depth`` of placements ``lo`` to ``hi - 1`` (see
     :func:`expand_share`); returns (placements valued, new regions marked)."""
     cells_of, cidx, nbr_mask, all_free = grid[0], grid[1], grid[2], grid[3]
-    zbits, zprefix, zvalues, zm = grid[7], grid[8], grid[9], grid[10]
+    zbits, zprefix, zdepths, zero_aware = grid[7], grid[8], grid[9], grid[10]
     one = np.uint64(1)
     cpos = np.empty(k, dtype=np.int64)
     gpos = np.empty(k, dtype=np.int64)
@@ -231,16 +231,15 @@ def _expand_chunk(lo, hi, words, table, depth, n, k, w, grid, cur, nxt, cflags, 
             free = all_free & ~pmask
             # frontier cells: free cells whose slot holds cur
             front = pdep(pext(zero_fields, EVEN_BITS), free)
-            if zm > 0:  # zero-aware: each region expanded now costs ``depth``
-                row = zero_row(zbits, zprefix, p)
-                if row >= 0:
-                    rest = front
-                    while rest:
-                        region = flood(rest & (~rest + one), free, grid[4], grid[5], grid[6])
-                        rest &= ~region
-                        j = region_number(region, free, grid[4], grid[5], grid[6])
-                        if j < zm:
-                            zvalues[row * zm + j] = depth
+            row = zero_row(zbits, zprefix, p) if zero_aware else -1
+            if row >= 0:  # zero-aware: each region expanded now costs ``depth``
+                rest = front
+                while rest:
+                    region = flood(rest & (~rest + one), free, grid[4], grid[5], grid[6])
+                    rest &= ~region
+                    j = region_number(region, free, grid[4], grid[5], grid[6])
+                    if j < REGIONS:
+                        zdepths[row * REGIONS + j] = depth
             for i in range(k):
                 t = gpos[i]
                 targets = nbr_mask[t] & front

@@ -59,16 +59,17 @@ def grid_arrays(shape: Shape):
     return cells_of, cidx, nbr_mask, all_free, np.uint64(board & ~col0), np.uint64(board & ~last)
 
 
-def compute_pdb(shape: Shape, tiles, progress=None, threads=None, regions: int = 0) -> tuple[np.ndarray, TableStats]:
+def compute_pdb(
+    shape: Shape, tiles, progress=None, threads=None, zero_aware: bool = False
+) -> tuple[np.ndarray, TableStats]:
     """Additive PDB of pattern ``tiles`` on ``shape`` (see :mod:`pdb_builder.make.bfs`).
 
     Returns a uint8 table indexed by the k-permutation rank of the tiles' compact
     cells, and its statistics.  ``progress(depth, valued, marked, seconds)`` is
     called after each layer.  ``threads``: how many threads the BFS runs, a count or a
     :class:`~pdb_builder.cores.Share` whose grant may change while it runs
-    (default: every usable core).  ``regions`` > 0: zero-aware too, the cost of each
-    of a placement's first ``regions`` regions of the blank in ``stats.zero``
-    (:mod:`pdb_builder.regions`)."""
+    (default: every usable core).  ``zero_aware``: the table's zero-aware entries too,
+    in ``stats.zero`` (:mod:`pdb_builder.regions`)."""
     from ..cores import share_of
     from ..patterns import word_dtype
     from .bfs import FLAG_SHIFT, MAX_VALUE, UNSEEN, expand_share, flag_rows, seed_goal
@@ -83,14 +84,14 @@ def compute_pdb(shape: Shape, tiles, progress=None, threads=None, regions: int =
     total = num_placements(n, k)
     cells_of, cidx, nbr_mask, all_free, not_col0, not_last = grid_arrays(shape)
     grid = (cells_of, cidx, nbr_mask, all_free, shape.width, not_col0, not_last)
-    zero = None
-    if regions > 0:
-        from .zero import split_placements, zero_arrays
+    rows = None
+    if zero_aware:
+        from .zero import region_rows, split_placements
 
-        zero = zero_arrays(split_placements(n, k, num_placements(n, k), grid), regions)
-        grid += (zero.bits, zero.prefix, zero.values, regions)
+        rows = region_rows(split_placements(n, k, total, grid))
+        grid += (rows.bits, rows.prefix, rows.depths, True)
     else:
-        grid += (np.zeros(1, np.uint64), np.zeros(1, np.int64), np.zeros(1, np.uint8), 0)
+        grid += (np.zeros(1, np.uint64), np.zeros(1, np.int64), np.zeros(1, np.uint8), False)
     w = weights(n, k)
     words = np.zeros(total, dtype=word_dtype(n, k))
     table = np.full(total, UNSEEN, dtype=np.uint8)
@@ -112,10 +113,12 @@ def compute_pdb(shape: Shape, tiles, progress=None, threads=None, regions: int =
             break
         depth += 1
     del words
-    if zero is not None:
-        from .zero import keep_differing
+    zero = None
+    if rows is not None:
+        from .zero import zero_codes
 
-        zero = keep_differing(zero, table)
+        zero = zero_codes(rows, table)
+        del rows
     while layers and layers[-1] == 0:
         layers.pop()
     # a placement's value is the depth of the layer that first valued it: the layers are its histogram
@@ -163,15 +166,15 @@ def build_pdb(
     two_bit: bool = True,
     threads=None,
     on_step=None,
-    regions: int = 0,
+    zero_aware: bool = False,
 ) -> BuildReport:
     """Build ``partition`` for ``shape`` and publish it under ``db_dir``.  An existing
-    file that opens and verifies is kept unless ``overwrite`` (or ``regions`` asks for
+    file that opens and verifies is kept unless ``overwrite`` (or ``zero_aware`` asks for
     zero-aware entries it lacks).  ``two_bit``: also store
     each table's two-bit copy (``packed.py``); ``threads``: the BFS's threads (see
     :func:`compute_pdb`); ``on_step``: told of the steps after each BFS
-    (:func:`~pdb_builder.make.writing.write_pdb`); ``regions`` > 0: zero-aware entries too,
-    for a placement's first ``regions`` regions (:func:`compute_pdb`)."""
+    (:func:`~pdb_builder.make.writing.write_pdb`); ``zero_aware``: each table's zero-aware
+    entries too (:func:`compute_pdb`)."""
     from ..errors import DatabaseError
     from ..storage import default_db_dir, open_database, pdb_filename
     from .writing import write_pdb
@@ -185,7 +188,7 @@ def build_pdb(
         except DatabaseError as exc:  # damaged: never trusted, always rebuilt
             log.warning("%s; rebuilding", exc)
             db = None
-        if db is not None and regions and any(t.zero is None for t in db.tables):
+        if db is not None and zero_aware and any(t.zero is None for t in db.tables):
             db = None  # asked for zero-aware entries it lacks: built again with them
         if db is not None and not overwrite:
             if db.partition != partition.groups:
@@ -213,7 +216,7 @@ def build_pdb(
                 num_placements(n, len(tiles)),
             )
             cb = (lambda d, v, m, s, i=i: progress(i, d, v, m, s)) if progress else None
-            yield compute_pdb(shape, tiles, progress=cb, threads=threads, regions=regions)
+            yield compute_pdb(shape, tiles, progress=cb, threads=threads, zero_aware=zero_aware)
 
     _, stats, seconds = write_pdb(
         path,

@@ -178,7 +178,7 @@ def describe(path) -> dict:
                 "two-bit": t.packed is not None,
                 "zero-aware": None
                 if t.zero is None
-                else {"regions kept": t.zero.regions, "placements": t.zero.count, "bytes": t.zero.nbytes},
+                else {"step": t.zero.step, "placements with costs by region": int(np.count_nonzero(t.zero.codes))},
             }
             for t in db.tables
         ]

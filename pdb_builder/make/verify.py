@@ -152,7 +152,7 @@ def _verify_table(path, db, i: int) -> tuple[str | None, str]:
     t = db.tables[i]
     k = len(t.tiles)
     t0 = time.perf_counter()
-    fresh, stats = compute_pdb(db.shape, t.tiles, regions=t.zero.regions if t.zero is not None else 0)
+    fresh, stats = compute_pdb(db.shape, t.tiles, zero_aware=t.zero is not None)
     stored = np.asarray(t.data)
     differ = np.flatnonzero(stored != fresh)
     if differ.size:
@@ -166,15 +166,15 @@ def _verify_table(path, db, i: int) -> tuple[str | None, str]:
     del fresh
     line = f"tables/{i} ({k} tiles): {stored.size:,} entries equal a fresh BFS ({time.perf_counter() - t0:.1f} s)"
     if t.zero is not None:
-        for part in ("bits", "prefix", "values"):
-            mine, theirs = np.asarray(getattr(t.zero, part)), getattr(stats.zero, part)
-            if mine.shape != theirs.shape or not np.array_equal(mine, theirs):
-                where = np.flatnonzero(mine != theirs)[:1] if mine.shape == theirs.shape else []
-                at = f" first at index {int(where[0])}" if len(where) else f" (sizes {mine.size:,}, {theirs.size:,})"
-                return (
-                    f"{path}: dataset zero/{i}/{part} differs from a fresh BFS of the pattern's regions{at}; rebuild it"
-                ), ""
-        line += f"; zero/{i}: {t.zero.count:,} placements' costs by region ({t.zero.regions} kept) equal a fresh BFS"
+        mine, theirs = np.asarray(t.zero.codes), stats.zero.codes
+        differ = np.flatnonzero(mine != theirs)
+        if differ.size or t.zero.step != stats.zero.step:
+            at = f"rank {int(differ[0])}" if differ.size else f"step {t.zero.step}, not {stats.zero.step}"
+            return (
+                f"{path}: dataset zero/{i}: {at} differs from a fresh BFS of the pattern's regions "
+                f"({differ.size:,} entries differ); rebuild it"
+            ), ""
+        line += f"; zero/{i}: {np.count_nonzero(mine):,} placements' costs by region of the blank equal a fresh BFS"
     if t.packed is not None:
         t1 = time.perf_counter()
         lowering = int(t.attrs.get("max-lowering", MAX_LOWERING))

@@ -21,7 +21,8 @@ from ..cores import share_of
 from ..entries import ENCODING as PACKED_ENCODING
 from ..entries import RANKING_NAME, RANKING_VERSION
 from ..integrity import BLOCK_HASH, digests, sha256
-from ..storage import FORMAT_VERSION, MAGIC, REQUIRED_ROOT, STORAGE_LAYOUTS, ZERO_ARRAYS, open_database
+from ..regions import ENCODING as ZERO_ENCODING
+from ..storage import FORMAT_VERSION, MAGIC, REQUIRED_ROOT, STORAGE_LAYOUTS, open_database
 from .lowering import packed_table
 
 
@@ -126,11 +127,10 @@ def write_pdb(
                     del pk
                     tell(i, "two-bit copy made and checked", time.perf_counter() - t_step)
                 if st.zero is not None:  # zero-aware entries (regions.py)
-                    zg = f.create_group(f"zero/{i}")
-                    zg.attrs["regions"] = int(st.zero.regions)
-                    for part, _ in ZERO_ARRAYS:
-                        dataset(zg, part, getattr(st.zero, part), layout)
-                        seal(f, f"zero/{i}/{part}", getattr(st.zero, part), share.granted)
+                    zds = dataset(f, f"zero/{i}", st.zero.codes, layout)
+                    zds.attrs["encoding"] = ZERO_ENCODING
+                    zds.attrs["step"] = int(st.zero.step)
+                    seal(f, f"zero/{i}", st.zero.codes, share.granted)
                 stats.append(st)
                 del table
                 f.flush()

@@ -2,20 +2,20 @@
 
 Before the BFS, :func:`split_placements` sets the bit of every placement whose free
 cells fall into two regions or more (a placement with one region has nothing more to
-keep) and :func:`zero_arrays` gives each such placement ``regions`` bytes; the BFS
-(:mod:`pdb_builder.make.bfs`) writes each region's depth as it expands it.  After it,
-:func:`keep_differing` keeps the rows where some region costs more than the
-placement's least (the others read the plain table) and gives a region the BFS never
-reached the least (never read on a real board, and admissible if it were).
+keep) and :func:`region_rows` gives each such placement a row of :data:`REGIONS`
+bytes; the BFS (:mod:`pdb_builder.make.bfs`) writes each region's depth as it expands
+it.  After it, :func:`zero_codes` turns the rows into the stored codes.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numba as nb
 import numpy as np
 
 from ..ranking import nth_free, rank_digits, step_digits, trailing_zeros
-from ..region_kernels import flood
+from ..region_kernels import REGIONS, flood
 from ..regions import ZeroTable
 
 WORDS_A_CHUNK = 64  # bit words (of 64 placements) a thread takes at a time
@@ -57,41 +57,51 @@ def _prefix(bits: np.ndarray) -> np.ndarray:
     return np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
 
 
-def zero_arrays(bits: np.ndarray, regions: int) -> ZeroTable:
-    """The rows the BFS fills: ``regions`` bytes for each set bit, unreached (255)."""
+class Rows(NamedTuple):
+    """What the BFS fills: the placements with two regions or more (``bits``, with
+    ``prefix`` to find a row) and their regions' depths, :data:`REGIONS` a row."""
+
+    bits: np.ndarray
+    prefix: np.ndarray
+    depths: np.ndarray
+
+
+def region_rows(bits: np.ndarray) -> Rows:
+    """A row of :data:`REGIONS` bytes, unreached (255), for each set bit of ``bits``."""
     prefix = _prefix(bits)
     count = int(prefix[-1] + bin(int(bits[-1])).count("1")) if bits.size else 0
-    return ZeroTable(bits, prefix, np.full(count * regions, 255, dtype=np.uint8), regions)
+    return Rows(bits, prefix, np.full(count * REGIONS, 255, dtype=np.uint8))
 
 
 @nb.njit(cache=True)
-def _keep(bits, prefix, values, m, table, keep_bits):
-    kept = 0
+def _codes(bits, depths, table, codes, step):
+    """Each row's regions above the table's least, in units of ``step`` (at most 3,
+    rounded down), two bits a region, into ``codes``; returns whether every
+    difference was a multiple of 2."""
+    even = True
+    row = 0
     for wi in range(bits.shape[0]):
         word = bits[wi]
-        row = prefix[wi]
         while word:
             b = word & (~word + np.uint64(1))
             word ^= b
             p = wi * 64 + np.int64(trailing_zeros(b))
-            least = table[p]
-            differs = False
-            for j in range(m):
-                v = values[row * m + j]
-                if v == 255 or v < least:  # not reached: never read on a real board
-                    v = least
-                values[kept * m + j] = v
-                differs = differs or v != least
-            if differs:
-                keep_bits[wi] |= b
-                kept += 1
+            least = np.int64(table[p])
+            code = 0
+            for j in range(REGIONS):
+                v = np.int64(depths[row * REGIONS + j])
+                if v != 255 and v > least:  # (a region never reached is never met on a real board)
+                    even = even and (v - least) % 2 == 0
+                    code |= min((v - least) // step, 3) << (2 * j)
+            codes[p] = code
             row += 1
-    return kept
+    return even
 
 
-def keep_differing(zero: ZeroTable, table: np.ndarray) -> ZeroTable:
-    """Only the rows where some region costs more than the placement's least value."""
-    keep_bits = np.zeros_like(zero.bits)
-    values = zero.values.copy()
-    kept = _keep(zero.bits, zero.prefix, values, zero.regions, table, keep_bits)
-    return ZeroTable(keep_bits, _prefix(keep_bits), values[: kept * zero.regions].copy(), zero.regions)
+def zero_codes(rows: Rows, table: np.ndarray) -> ZeroTable:
+    """The entries of a table whose BFS filled ``rows`` (:mod:`pdb_builder.regions`)."""
+    codes = np.zeros(table.shape[0], dtype=np.uint8)
+    if _codes(rows.bits, rows.depths, table, codes, 2):
+        return ZeroTable(codes, 2)
+    _codes(rows.bits, rows.depths, table, codes, 1)
+    return ZeroTable(codes, 1)

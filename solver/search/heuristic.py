@@ -172,34 +172,34 @@ def kernel_arrays(h: Heuristic):
 
 class ZeroArrays:
     """The lookups' zero-aware entries (:mod:`pdb_builder.regions`) as the kernel reads
-    them (``kernel``: per lookup the addresses of its bits, prefix and values, the
-    regions it keeps, 0 where it has none, and its table shape's free grid cells, width
-    and row masks), and the root's values in plain Python (:meth:`at_root`)."""
+    them (``kernel``: per lookup the address of its codes, its step, 0 where it has
+    none, and its table shape's free grid cells, width and row masks), and the root's
+    values in plain Python (:meth:`at_root`)."""
 
     def __init__(self, lookups):
         nl = max(len(lookups), 1)
         self._alive = []  # the arrays the kernel reads by address
-        addr = np.zeros((3, nl), dtype=np.int64)
-        regions = np.zeros(nl, dtype=np.int64)
+        addr = np.zeros(nl, dtype=np.int64)
+        step = np.zeros(nl, dtype=np.int64)
         free = np.zeros(nl, dtype=np.uint64)
         width = np.ones(nl, dtype=np.int64)
         not_col0 = np.zeros(nl, dtype=np.uint64)
         not_last = np.zeros(nl, dtype=np.uint64)
         for i, lk in enumerate(lookups):
-            if lk.zero is None or lk.zero.count == 0:
+            if lk.zero is None:
                 continue
-            arrays = [np.ascontiguousarray(a) for a in (lk.zero.bits, lk.zero.prefix, lk.zero.values)]
-            self._alive.append(arrays)
-            addr[:, i] = [a.ctypes.data for a in arrays]
-            regions[i] = lk.zero.regions
+            codes = np.ascontiguousarray(lk.zero.codes)
+            self._alive.append(codes)
+            addr[i] = codes.ctypes.data
+            step[i] = lk.zero.step
             cells, width[i], n = lk.grid
             free[i], not_col0[i], not_last[i] = grid_masks(int(width[i]), n, cells)
-        self.kernel = (addr[0], addr[1], addr[2], regions, free, width, not_col0, not_last)
+        self.kernel = (addr, step, free, width, not_col0, not_last)
 
     def at_root(self, lookups, blank: int, lk_rank, lk_used, lk_val, group_sum) -> None:
         """Each zero-aware lookup's value at a root with the blank on board cell
         ``blank`` (the kernel keeps them up to date from there)."""
-        for i in np.flatnonzero(self.kernel[3]):
+        for i in np.flatnonzero(self.kernel[1]):
             lk = lookups[i]
             cells, width, n = lk.grid
             used = int(lk_used[i])

@@ -25,8 +25,8 @@ from numba.extending import intrinsic
 from pdb_builder.goal_table import find_key
 from pdb_builder.jitload import load_cached
 from pdb_builder.packed import bits_at, decode
-from pdb_builder.ranking import pdep, popcount, rank_delta, rank_kernel
-from pdb_builder.region_kernels import flood, region_number
+from pdb_builder.ranking import pdep, rank_delta, rank_kernel
+from pdb_builder.region_kernels import REGIONS, region_number
 
 SLICE_NODES = 2_000_000  # nodes per kernel call between time checks
 INF = 1 << 30
@@ -171,38 +171,18 @@ def load_byte(typingctx, addr):
     return sig, codegen
 
 
-@intrinsic
-def load_word(typingctx, addr):
-    """The uint64 at address ``addr`` (as :func:`load_byte`)."""
-    sig = types.uint64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        ptr = builder.inttoptr(args[0], ir.PointerType(ir.IntType(64)))
-        return builder.load(ptr)
-
-    return sig, codegen
-
-
 @nb.njit(cache=True, inline="always")
-def _zero_value(zero, i, r, used, blank, least):
-    """Lookup ``i``'s zero-aware value of rank ``r`` (:mod:`pdb_builder.regions`), the
-    pattern's table cells ``used`` and the blank on table cell ``blank``: its
-    region's cost where the table keeps one that differs, else ``least``."""
-    zbits, zprefix, zvalues, zm, zfree, zwidth, znc0, znl = zero
-    word = load_word(zbits[i] + 8 * (r >> 6))
-    bit = np.uint64(r & 63)
-    if (word >> bit) & np.uint64(1) == 0:
-        return least
+def _zero_value(zero, i, code, used, blank, least):
+    """Lookup ``i``'s zero-aware value (:mod:`pdb_builder.regions`) from its ``code``
+    byte, the pattern's table cells ``used`` and the blank on table cell ``blank``:
+    the least plus its region's two bits times the step."""
+    _, step, zfree, zwidth, znc0, znl = zero
     all_free = np.uint64(zfree[i])
     free = all_free & ~pdep(used, all_free)
-    region = flood(pdep(np.uint64(1) << np.uint64(blank), all_free), free, zwidth[i], znc0[i], znl[i])
-    j = region_number(region, free, zwidth[i], znc0[i], znl[i])
-    if j >= zm[i]:
+    j = region_number(pdep(np.uint64(1) << np.uint64(blank), all_free), free, zwidth[i], znc0[i], znl[i])
+    if j >= REGIONS:
         return least
-    row = np.int64(load_word(zprefix[i] + 8 * (r >> 6))) + np.int64(
-        popcount(word & ((np.uint64(1) << bit) - np.uint64(1)))
-    )
-    return load_byte(zvalues[i] + row * zm[i] + j)
+    return least + step[i] * ((code >> (2 * j)) & 3)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -237,14 +217,14 @@ def _child_values(root, tables, b, d, u, stk_ci, stk_cv):
     No value decides anything here, so the reads of all children are independent
     and the memory system overlaps them.  A packed lookup (``lk_pk[i]``) reads the
     byte holding the child's two bits and decodes them against ``lk_val[i]``; a
-    zero-aware one (``zero[3][i] > 0``) the cost of the blank's region where its table
+    zero-aware one (``zero[1][i] > 0``) the cost of the blank's region where its table
     keeps one (:func:`_zero_value`: only a move of the lookup's own tile changes it).
     (Inlined: the tuples' unpacking costs nothing at run time.)"""
     cells, _, lk_val, _, _, lk_rank, lk_used, lk_slotof, _ = root
     nbr, ndeg, _, _, _, _, _, _, lk_base, lk_pk, lk_cellmap, lk_w, tile_lk, tile_slot, ngroups, _, fsm, ndir, zero = (
         tables
     )
-    zm = zero[3]
+    zaddr, zstep = zero[0], zero[1]
     for k in range(ndeg[b]):
         if fsm[u, ndir[b, k]] < 0:
             continue
@@ -259,11 +239,16 @@ def _child_values(root, tables, b, d, u, stk_ci, stk_cv):
                 stk_ci[d, k, g] = r
                 if lk_pk[i]:  # two bits an entry: the value relative to this node's (packed.py)
                     stk_cv[d, k, g] = decode(bits_at(load_byte(lk_base[i] + (r >> 2)), r), lk_val[i])
-                elif zm[i] > 0:  # zero-aware: the cost of the blank's region (it is on c now)
-                    used = lk_used[i] ^ (
-                        (np.uint64(1) << np.uint64(lk_cellmap[i, b])) | (np.uint64(1) << np.uint64(lk_cellmap[i, c]))
-                    )
-                    stk_cv[d, k, g] = _zero_value(zero, i, r, used, lk_cellmap[i, c], load_byte(lk_base[i] + r))
+                elif zstep[i] > 0:  # zero-aware: the cost of the blank's region (it is on c now)
+                    v = load_byte(lk_base[i] + r)
+                    code = load_byte(zaddr[i] + r)
+                    if code != 0:
+                        used = lk_used[i] ^ (
+                            (np.uint64(1) << np.uint64(lk_cellmap[i, b]))
+                            | (np.uint64(1) << np.uint64(lk_cellmap[i, c]))
+                        )
+                        v = _zero_value(zero, i, code, used, lk_cellmap[i, c], v)
+                    stk_cv[d, k, g] = v
                 else:
                     stk_cv[d, k, g] = load_byte(lk_base[i] + r)
 
