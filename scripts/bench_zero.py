@@ -2,7 +2,7 @@
 sitting; prints markdown tables.
 
     .venv/bin/python scripts/bench_zero.py --plain DIR1 --zero DIR2 [--problems FILE] [--first N]
-        [--node-limit N] [--time-limit S] [--prune D|auto] [--rounds 2] [--results FILE]
+        [--lines L ...] [--node-limit N] [--time-limit S] [--prune D|auto] [--rounds 2] [--results FILE]
     .venv/bin/python scripts/bench_zero.py --plain DIR1 --zero DIR2 --build-layouts --memory-limit 64M
         --problems ../shared/data/devquiz2011/hard.txt --first 20 --node-limit 50000000
 
@@ -29,16 +29,15 @@ from benchdata import DATA, ROOT
 
 def build_layouts(recs, plain: str, zero: str, memory: int) -> list:
     from pdb_builder.make.building import build_pdb, default_partition
-    from pdb_builder.regions import KEPT_REGIONS
     from pdb_builder.storage import open_database
 
     rows = []
     for shape in {r.board.shape.key: r.board.shape for r in recs}.values():
         part = default_partition(shape, memory)
         row = [shape.key, part.name]
-        for folder, regions in ((plain, 0), (zero, KEPT_REGIONS)):
+        for folder, zero_aware in ((plain, False), (zero, True)):
             t0 = time.perf_counter()
-            rep = build_pdb(shape, part, folder, two_bit=False, regions=regions)
+            rep = build_pdb(shape, part, folder, two_bit=False, zero_aware=zero_aware)
             db = open_database(rep.path, mmap=True)
             tables = sum(t.data.nbytes for t in db.tables)
             extra = sum(t.zero.nbytes for t in db.tables if t.zero is not None)
@@ -55,6 +54,7 @@ def main() -> int:
     ap.add_argument("--problems", default=None, help="a problem file (default: Korf's 100)")
     ap.add_argument("--goal", default=None, help="goal of numeric lines (default: as the file says)")
     ap.add_argument("--first", type=int, default=None)
+    ap.add_argument("--lines", type=int, nargs="+", default=None, help="only these lines of the file, in this order")
     ap.add_argument("--build-layouts", action="store_true")
     ap.add_argument("--memory-limit", default="64M")
     ap.add_argument("--node-limit", type=int, default=None)
@@ -72,6 +72,9 @@ def main() -> int:
 
     path = a.problems or str(DATA / "korf100.txt")
     recs = [r for r in read_file(path, goal=a.goal or "korf").records[: a.first] if r.board is not None]
+    if a.lines:
+        by_line = {r.index: r for r in recs}
+        recs = [by_line[i] for i in a.lines]
     built = build_layouts(recs, a.plain, a.zero, byte_count("memory", a.memory_limit)) if a.build_layouts else []
     prune = None if a.prune == "auto" else int(a.prune)
     searchers = {}

@@ -50,8 +50,15 @@ class Plan:
     give_up_at: float | None = None  # wall clock: given up if still running then (Builds.forecast)
 
     @property
+    def zero_aware(self) -> bool:
+        """Whether its tables keep the blank's regions' costs (a layout's: see build_partition)."""
+        return self.role == "layout"
+
+    @property
     def bytes(self) -> int:
-        return self.entries  # one byte an entry, contiguous layout (no two-bit copy: see build_partition)
+        # one byte an entry, contiguous layout (no two-bit copy: see build_partition), and one
+        # more for a zero-aware table
+        return self.entries * (2 if self.zero_aware else 1)
 
 
 def _has_pdb(shape: Shape, db_dir) -> bool:
@@ -184,12 +191,14 @@ def build_memory_cap(memory_limit: int) -> int:
     return max(int(BUILD_MEMORY_SHARE * total), memory_limit)
 
 
-def build_partition(shape: Shape, partition, db_dir, *, threads) -> BuildReport:
+def build_partition(shape: Shape, partition, db_dir, zero_aware: bool = False, *, threads) -> BuildReport:
     """A build job's work (in a worker's slot, on the threads it is granted:
-    :class:`solver.run.feed.Job`)."""
-    # no two-bit copies: on the DevQuiz sizes they speed the search up too little for
-    # the build time they cost (docs/devquiz.md)
-    return build_pdb(shape, partition, db_dir, two_bit=False, threads=threads)
+    :class:`solver.run.feed.Job`).  No two-bit copies: on the DevQuiz sizes they speed
+    the search up too little for the build time they cost (docs/devquiz.md).  A wall
+    layout's tables are zero-aware: walls cut the free cells into regions whose costs
+    differ, and on the hardest boards those tables prove twice as many boards in the
+    same nodes for a tenth more build time (docs/devquiz.md)."""
+    return build_pdb(shape, partition, db_dir, two_bit=False, threads=threads, zero_aware=zero_aware)
 
 
 class Builds:
@@ -215,7 +224,7 @@ class Builds:
                 one = Plan(p.shape, p.role, p.boards, _entries(p.shape, [part]), [part], p.records)
                 job = Job(
                     build_partition,
-                    (p.shape, part, self.db_dir),
+                    (p.shape, part, self.db_dir, one.zero_aware),
                     p.records,
                     part.bfs_memory(len(p.shape.free_cells)),
                     done=functools.partial(self.done, one),
