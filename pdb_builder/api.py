@@ -184,6 +184,7 @@ def build(
     memory_limit: int = DEFAULT_MEMORY,
     goal_depth: int | str | None = None,
     wall_free: bool = False,
+    zero_aware: bool = False,
     overwrite: bool = False,
     progress: bool = False,
 ) -> list[Path]:
@@ -193,8 +194,9 @@ def build(
     boards, or a :class:`~pdb_builder.board.Shape`.  ``partition``: a name (``"7-8"``,
     ``"6-6-3"``) or explicit (``"1,2,3/4,5,6"``), or several; default: the size's
     named default, else patterns grown to fit ``memory_limit`` bytes.  A valid file
-    already there is kept (unless ``overwrite``); an interrupted build leaves none.
-    ``progress``: log each BFS layer (logger ``slidepdb.build``, level INFO).
+    already there is kept (unless ``overwrite``, or ``zero_aware`` and it lacks the
+    zero-aware entries: the cost of each region of the blank, which the solver reads);
+    an interrupted build leaves none.  ``progress``: log each BFS layer (logger ``slidepdb.build``, level INFO).
     ``memory_limit``: bytes, or a size such as ``"4G"``.  An option out of the range
     the CLI takes raises :class:`~pdb_builder.errors.OptionsError` naming it."""
 
@@ -213,6 +215,7 @@ def build(
             memory_limit=memory_limit,
             goal_depth=goal_depth,
             wall_free=wall_free,
+            zero_aware=zero_aware,
             overwrite=overwrite,
             progress=layer if progress else None,
         )

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from pdb_builder.errors import BoardError
 from pdb_builder.formats import read_file
 from pdb_builder.moves import check_moves
+from pdb_builder.storage import open_database
 from solver.cli import main
 from solver.outcome import Outcome
 from solver.run.answers import compare, direction_counts, fit_limits, totals
@@ -48,6 +49,9 @@ def test_devquiz_slice_end_to_end(devquiz_slice, tmp_path):
     assert roles == {"wall-free", "layout"}
     layouts = {r.board.shape.key for r in recs if r.board.shape.walls}
     assert {p.shape.key for p in built if getattr(p, "role", "") == "layout"} == layouts
+    for path in db.glob("*.pdb.*.h5"):  # a layout's tables keep the costs by region of the blank; a size's not
+        tables = open_database(path).tables
+        assert all((t.zero is not None) == ("-w" in path.name) for t in tables), path.name
     assert not res.interrupted and len(res.outcomes) == len(recs) and not res.left_out
     answers = out.read_text().split("\n")[:-1]
     assert len(answers) == len(recs)

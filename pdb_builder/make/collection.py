@@ -140,6 +140,7 @@ class CollectionOptions:
     seed: int = 1
     boards: list[Board] | None = None  # the sample (default: :func:`sample_boards`)
     two_bit: bool = True
+    zero_aware: bool = False  # each member's zero-aware entries too (the candidates are measured with them)
     layout: str = "contiguous"
     overwrite: bool = False
     progress: object = None
@@ -175,7 +176,7 @@ def build_collection(
         if o.on_candidate is not None:
             o.on_candidate(shape, p)
         cb = None if o.progress is None else (lambda i, d, v, m, s, name=p.name: o.progress(name, i, d, v, m, s))
-        rep = build_pdb(shape, p, scratch, layout=o.layout, progress=cb, two_bit=o.two_bit)
+        rep = build_pdb(shape, p, scratch, layout=o.layout, progress=cb, two_bit=o.two_bit, zero_aware=o.zero_aware)
         built[p.name] = (p, rep)
         say(f"candidate {p.name} = {p.spec()}: {rep.status}, mean h {rep.mean_h:.3f}")
     how = "given"
