@@ -88,7 +88,7 @@ def compute_pdb(
     if zero_aware:
         from .zero import region_rows, split_placements
 
-        rows = region_rows(split_placements(n, k, total, grid))
+        rows = region_rows(split_placements(n, k, total, grid, share))
         grid += (rows.bits, rows.prefix, rows.depths, True)
     else:
         grid += (np.zeros(1, np.uint64), np.zeros(1, np.int64), np.zeros(1, np.uint8), False)

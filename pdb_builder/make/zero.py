@@ -17,18 +17,24 @@ import numpy as np
 from ..ranking import nth_free, rank_digits, step_digits, trailing_zeros
 from ..region_kernels import REGIONS, flood
 from ..regions import ZeroTable
+from .bfs import atomic_add, atomic_or
 
-WORDS_A_CHUNK = 64  # bit words (of 64 placements) a thread takes at a time
 
-
-@nb.njit(cache=True, parallel=True, nogil=True)
-def _split_bits(bits, total, n, k, cells_of, all_free, width, not_col0, not_last):
-    nchunks = (bits.shape[0] + WORDS_A_CHUNK - 1) // WORDS_A_CHUNK
+@nb.njit(cache=True, nogil=True)
+def _split_share(counter, grant, me, chunk, bits, total, n, k, cells_of, all_free, width, not_col0, not_last):
+    """One thread's share of :func:`split_placements`: chunks of ``chunk`` words of
+    ``bits`` taken from ``counter[0]`` while thread ``me`` is below ``grant[0]`` (as
+    :func:`~pdb_builder.make.bfs.expand_share`); each word is one thread's."""
     one = np.uint64(1)
-    for ci in nb.prange(nchunks):
-        lo = ci * WORDS_A_CHUNK * 64
-        hi = min(total, lo + WORDS_A_CHUNK * 64)
-        dig = np.empty(k, dtype=np.int64)
+    dig = np.empty(k, dtype=np.int64)
+    words = bits.shape[0]
+    done = 0
+    while me < atomic_or(grant, 0, 0):
+        w0 = atomic_add(counter, 0, 1) * chunk
+        if w0 >= words:
+            break
+        lo = w0 * 64
+        hi = min(total, min(words, w0 + chunk) * 64)
         rank_digits(lo, n, k, dig)
         for p in range(lo, hi):
             if p > lo:
@@ -42,13 +48,18 @@ def _split_bits(bits, total, n, k, cells_of, all_free, width, not_col0, not_last
             free = all_free & ~pmask
             if free != 0 and flood(free & (~free + one), free, width, not_col0, not_last) != free:
                 bits[p >> 6] |= one << np.uint64(p & 63)
+        done += hi - lo
+    return done, 0
 
 
-def split_placements(n: int, k: int, total: int, grid) -> np.ndarray:
-    """One bit per placement: set where its free cells make two regions or more."""
+def split_placements(n: int, k: int, total: int, grid, share) -> np.ndarray:
+    """One bit per placement: set where its free cells make two regions or more
+    (on the threads ``share`` grants, :func:`~pdb_builder.make.share.run_layer`)."""
+    from .share import run_layer
+
     cells_of, _, _, all_free, width, not_col0, not_last = grid[:7]
     bits = np.zeros((total + 63) // 64, dtype=np.uint64)
-    _split_bits(bits, total, n, k, cells_of, all_free, width, not_col0, not_last)
+    run_layer(share, _split_share, bits.shape[0], bits, total, n, k, cells_of, all_free, width, not_col0, not_last)
     return bits
 
 
