@@ -2,10 +2,12 @@
 brute-force BFS of the abstract states (placement, blank cell)."""
 
 import functools
+import json
 import random
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
 from pdb_builder.board import Board, Shape
 from pdb_builder.make.building import build_pdb, compute_pdb, default_partition
@@ -13,6 +15,7 @@ from pdb_builder.moves import check_moves
 from pdb_builder.patterns import named_partition
 from pdb_builder.ranking import rank_py
 from pdb_builder.regions import REGIONS, region_number, zero_value
+from solver.cli import main
 from solver.search.heuristic import ZeroArrays
 from solver.search.searcher import Searcher
 from solver.search.tables import heuristic_for
@@ -120,6 +123,10 @@ def test_a_file_keeps_its_zero_aware_entries_and_verify_checks_them(tmp_path):
     assert all(t.zero is not None and np.count_nonzero(t.zero.codes) for t in db.tables)
     res = verify(rep.path)
     assert res.ok and any("zero/0" in line for line in res.checks), res
+    shown = CliRunner().invoke(main, ["inspect", rep.path])
+    assert shown.exit_code == 0 and "costs by region of the blank, in steps of 2" in shown.output, shown.output
+    listed = CliRunner().invoke(main, ["inspect", "--db-dir", str(tmp_path), "--json"])
+    assert json.loads(listed.output.splitlines()[0])["zero_aware"] == "yes", listed.output
     assert build_pdb(shape, part, tmp_path).status == "skipped"  # plain asked: the zero-aware file serves
     with h5py.File(rep.path, "r+") as f:  # a code changed behind the checksums' back
         v = f["zero/0"]

@@ -80,6 +80,12 @@ def inspect(db, db_dir, problems, suggest, size, goal, plot_png, no_verify, as_j
                 )
                 click.echo("    histogram: " + " ".join(f"{v}:{c}" for v, c in t["histogram"].items()))
                 click.echo("    BFS layers: " + " ".join(map(str, t["layers"])))
+                z = t["zero-aware"]
+                if z is not None:
+                    click.echo(
+                        f"    zero-aware: {z['placements with costs by region']:,} placements with costs by "
+                        f"region of the blank, in steps of {z['step']}"
+                    )
         else:
             click.echo(f"  {info['states']:,} states to depth {info['depth']}")
             click.echo("    layers: " + " ".join(map(str, info["layers"])))
