@@ -52,7 +52,7 @@ from .regions import ENCODING as ZERO_ENCODING
 from .regions import ZeroTable
 
 MAGIC = "slidepdb"
-FORMAT_VERSION = 2  # 2: optional zero-aware entries (``zero/i/*``); a version 1 file reads as before
+FORMAT_VERSION = 2  # 2: optional zero-aware entries (``zero/i``); a version 1 file reads as before
 OLDEST_SUPPORTED = 1
 ADVISED = 1  # files older than this are read with a warning that rebuilding is advised
 
