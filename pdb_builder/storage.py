@@ -34,7 +34,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,7 +53,6 @@ from .regions import ZeroTable
 MAGIC = "slidepdb"
 FORMAT_VERSION = 2  # 2: optional zero-aware entries (``zero/i``); a version 1 file reads as before
 OLDEST_SUPPORTED = 1
-ADVISED = 1  # files older than this are read with a warning that rebuilding is advised
 
 STORAGE_LAYOUTS = ("contiguous", "compressed")
 DB_DIR_ENV = "SLIDEPDB_DB_DIR"
@@ -378,10 +376,6 @@ def _read_database(f: h5py.File, how: _Reading, _final) -> Database:
         )
     if version < OLDEST_SUPPORTED:
         raise DatabaseError(f"{name}: format version {version} is no longer supported; {REBUILD_HINT}")
-    if version < ADVISED:
-        warnings.warn(
-            f"{name}: format version {version} is older than {FORMAT_VERSION}; rebuilding is advised", stacklevel=2
-        )
     missing = [k for k in REQUIRED_ROOT if k not in a]
     if missing:
         raise DatabaseError(f"{name}: attributes {', '.join(missing)} missing; {REBUILD_HINT}")

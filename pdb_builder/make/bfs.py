@@ -51,7 +51,7 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 from ..ranking import nth_free, pdep, pext, popcount, rank_digits, rank_kernel, step_digits, trailing_zeros
-from ..region_kernels import REGIONS, flood, region_number, zero_row
+from ..region_kernels import REGIONS, flood, zero_row
 
 UNSEEN = 255  # table entry: placement not reached (unreachable on this shape)
 MAX_VALUE = 254  # largest storable cost
@@ -232,13 +232,14 @@ def _expand_chunk(lo, hi, words, table, depth, n, k, w, grid, cur, nxt, cflags, 
             # frontier cells: free cells whose slot holds cur
             front = pdep(pext(zero_fields, EVEN_BITS), free)
             row = zero_row(zbits, zprefix, p) if zero_aware else -1
-            if row >= 0:  # zero-aware: each region expanded now costs ``depth``
-                rest = front
-                while rest:
+            if row >= 0:  # zero-aware: each of the first REGIONS regions expanded now costs ``depth``
+                rest = free
+                for j in range(REGIONS):
+                    if rest == 0:
+                        break
                     region = flood(rest & (~rest + one), free, grid[4], grid[5], grid[6])
                     rest &= ~region
-                    j = region_number(region, free, grid[4], grid[5], grid[6])
-                    if j < REGIONS:
+                    if region & front:
                         zdepths[row * REGIONS + j] = depth
             for i in range(k):
                 t = gpos[i]

@@ -24,6 +24,7 @@ from ..patterns import (
     validate_partition,
 )
 from ..ranking import num_placements, weights
+from ..regions import grid_masks
 
 log = logging.getLogger("slidepdb.build")
 
@@ -52,11 +53,7 @@ def grid_arrays(shape: Shape):
         for d in shape.neighbours[c]:
             m |= 1 << d
         nbr_mask[c] = np.uint64(m)
-    all_free = np.uint64(sum(1 << c for c in free))
-    board = (1 << shape.n) - 1
-    col0 = sum(1 << c for c in range(0, shape.n, shape.width))
-    last = sum(1 << c for c in range(shape.width - 1, shape.n, shape.width))
-    return cells_of, cidx, nbr_mask, all_free, np.uint64(board & ~col0), np.uint64(board & ~last)
+    return (cells_of, cidx, nbr_mask, *grid_masks(shape.width, shape.n, free))
 
 
 def compute_pdb(

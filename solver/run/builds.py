@@ -197,7 +197,7 @@ def build_partition(shape: Shape, partition, db_dir, zero_aware: bool = False, *
     the search up too little for the build time they cost (docs/devquiz.md).  A wall
     layout's tables are zero-aware: walls cut the free cells into regions whose costs
     differ, and on the hardest boards those tables prove twice as many boards in the
-    same nodes for a tenth more build time (docs/devquiz.md)."""
+    same nodes for a quarter more build time (docs/devquiz.md)."""
     return build_pdb(shape, partition, db_dir, two_bit=False, threads=threads, zero_aware=zero_aware)
 
 

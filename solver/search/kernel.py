@@ -239,18 +239,16 @@ def _child_values(root, tables, b, d, u, stk_ci, stk_cv):
                 stk_ci[d, k, g] = r
                 if lk_pk[i]:  # two bits an entry: the value relative to this node's (packed.py)
                     stk_cv[d, k, g] = decode(bits_at(load_byte(lk_base[i] + (r >> 2)), r), lk_val[i])
-                elif zstep[i] > 0:  # zero-aware: the cost of the blank's region (it is on c now)
+                else:
                     v = load_byte(lk_base[i] + r)
-                    code = load_byte(zaddr[i] + r)
-                    if code != 0:
+                    code = load_byte(zaddr[i] + r) if zstep[i] > 0 else 0
+                    if code != 0:  # zero-aware: the cost of the blank's region (it is on c now)
                         used = lk_used[i] ^ (
                             (np.uint64(1) << np.uint64(lk_cellmap[i, b]))
                             | (np.uint64(1) << np.uint64(lk_cellmap[i, c]))
                         )
                         v = _zero_value(zero, i, code, used, lk_cellmap[i, c], v)
                     stk_cv[d, k, g] = v
-                else:
-                    stk_cv[d, k, g] = load_byte(lk_base[i] + r)
 
 
 @nb.njit(cache=True, inline="always")
