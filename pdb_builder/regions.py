@@ -35,6 +35,7 @@ class ZeroTable(NamedTuple):
 
     codes: np.ndarray  # uint8, one per placement
     step: int  # the cost of one unit of a code's two bits: 1 or 2
+    guard: object = None  # the codes' Guard where their check is left to the reader (integrity.py)
 
     @property
     def nbytes(self) -> int:

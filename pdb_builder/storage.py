@@ -405,7 +405,7 @@ def _read_database(f: h5py.File, how: _Reading, _final) -> Database:
             if pk is not None and _s(pk.attrs.get("encoding")) == PACKED_ENCODING:
                 packed, packed_guard = _read_checked(f, how, f"packed/{i}")
                 tattrs["max-lowering"] = int(pk.attrs["max-lowering"])
-            zero = _read_zero(f, how._replace(lazy=False), i, ds.shape[0]) if f"zero/{i}" in f else None
+            zero = _read_zero(f, how, i, ds.shape[0]) if f"zero/{i}" in f else None
             db.tables.append(PdbTable(tuple(int(t) for t in tiles), data, tattrs, packed, guard, packed_guard, zero))
     elif db.kind == "goal-table":
         db.depth = int(a["depth"])
@@ -424,8 +424,8 @@ def _read_database(f: h5py.File, how: _Reading, _final) -> Database:
 
 
 def _read_zero(f: h5py.File, how: _Reading, i: int, entries: int) -> ZeroTable | None:
-    """Table ``i``'s zero-aware entries, checked now (the kernel reads them by address);
-    None in an encoding this slidepdb does not know."""
+    """Table ``i``'s zero-aware entries (checked now, or by their reader through their
+    guard as the table is); None in an encoding this slidepdb does not know."""
     ds = f[f"zero/{i}"]
     if _s(ds.attrs.get("encoding")) != ZERO_ENCODING:
         return None
@@ -434,7 +434,8 @@ def _read_zero(f: h5py.File, how: _Reading, i: int, entries: int) -> ZeroTable |
         raise DatabaseError(
             f"{how.name}: dataset zero/{i} does not fit tables/{i} (size, type or step); {REBUILD_HINT}"
         )
-    return ZeroTable(_read_checked(f, how, f"zero/{i}")[0], step)
+    codes, guard = _read_checked(f, how, f"zero/{i}")
+    return ZeroTable(codes, step, guard)
 
 
 def _s(v) -> str | None:

@@ -137,3 +137,25 @@ def test_a_file_keeps_its_zero_aware_entries_and_verify_checks_them(tmp_path):
     build_pdb(shape, part, plain)  # a plain file asked for zero-aware entries is built again with them
     assert build_pdb(shape, part, plain, zero_aware=True).status == "rebuilt"
     assert all(t.zero is not None for t in open_database(plain / rep.path.split("/")[-1]).tables)
+
+
+def test_the_codes_are_checked_like_their_table_before_an_answer(tmp_path, monkeypatch):
+    """A solver opens a zero-aware file without reading its codes (its guard hashes
+    them while the search runs, as it does the table beside them), and a damaged code
+    byte withholds the answer, naming the file and dataset: exit 1."""
+    from pdb_builder.storage import open_database
+    from solver.search import tables
+
+    from .conftest import flip_bit
+
+    shape = Shape.devquiz(3, 3)
+    rep = build_pdb(shape, named_partition(shape, "4-4"), tmp_path, zero_aware=True)
+    guards = [t.zero.guard for t in open_database(rep.path, lazy=True).tables]
+    assert all(g is not None and not g.ok for g in guards)
+    assert all(t.zero.guard is None for t in open_database(rep.path).tables)  # checked whole at open
+    flip_bit(rep.path, "zero/1", 100)
+    tables._CACHE.clear()
+    monkeypatch.setattr("solver.search.searcher.kernel_loaded", lambda: True)
+    r = CliRunner().invoke(main, ["solve", "--db-dir", str(tmp_path), "3,3,123456708"])
+    tables._CACHE.clear()
+    assert r.exit_code == 1 and "zero/1 fails its sha256" in r.output and "moves" not in r.stdout, r.output

@@ -60,10 +60,11 @@ class TableReads:
 
     With a two-bit copy in use, the search reads the one-byte table only at the
     root: :meth:`at_root` checks the blocks of the entries read there.  The arrays
-    it reads anywhere (two-bit copies, tables without one, goal tables) are hashed
-    whole in background threads from :meth:`begin`; :meth:`everything` adds the
-    one-byte tables (a beam reads them at every node).  :meth:`wait` waits for the
-    hashes and raises DatabaseError naming the file on any mismatch."""
+    it reads anywhere (two-bit copies, tables without one, zero-aware codes, goal
+    tables) are hashed whole in background threads from :meth:`begin`;
+    :meth:`everything` adds the one-byte tables (a beam reads them at every node).
+    :meth:`wait` waits for the hashes and raises DatabaseError naming the file on any
+    mismatch."""
 
     def __init__(self, h: Heuristic, packed_used):
         self.root = []  # (lookup index, guard of its one-byte table)
@@ -72,6 +73,8 @@ class TableReads:
             if pk and lk.guard is not None:
                 self.root.append((i, lk.guard))
             anywhere.append(lk.packed_guard if pk else lk.guard)
+            if lk.zero is not None:
+                anywhere.append(lk.zero.guard)
         if h.goal_table is not None:
             anywhere += list(h.goal_table.guards.values())
         self.anywhere = [g for g in anywhere if g is not None]
