@@ -222,14 +222,15 @@ def build(
     ]
 
 
-def layout_tables(shape: Shape, memory_limit: int):
+def layout_tables(shape: Shape, memory_limit: int, zero_aware: bool = False):
     """Additive pattern tables of ``shape`` (its exact wall layout) computed in memory
     and never written: the partition the build would choose within ``memory_limit``
     bytes a pattern BFS, and an iterator that builds its tables one pattern at a time
-    on the calling thread, yielding (pattern tiles, table, placements valued), so the
-    caller can stop between patterns.  Raises :class:`~pdb_builder.errors.BoardError`
-    when no partition fits.  (The solver's fallback asks for these: the build side is
-    imported here, at the first call, not by the solver.)"""
+    on the calling thread, yielding (pattern tiles, table, placements valued, its
+    zero-aware entries or None: ``zero_aware``), so the caller can stop between
+    patterns.  Raises :class:`~pdb_builder.errors.BoardError` when no partition fits.
+    (The solver's fallback asks for these: the build side is imported here, at the
+    first call, not by the solver.)"""
     from .make.building import compute_pdb, default_partition
 
     # the BFS keeps to the calling thread: the tables are small, and the board's search
@@ -238,8 +239,8 @@ def layout_tables(shape: Shape, memory_limit: int):
 
     def tables():
         for group in part.groups:
-            table, stats = compute_pdb(shape, group, threads=1)
-            yield group, table, stats.entries
+            table, stats = compute_pdb(shape, group, threads=1, zero_aware=zero_aware)
+            yield group, table, stats.entries, stats.zero
 
     return part, tables()
 

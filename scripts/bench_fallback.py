@@ -3,15 +3,17 @@
 without the exact-layout tables it builds in memory; prints a markdown table.
 
     .venv/bin/python scripts/bench_fallback.py [--boards 40] [--seed 7] [--time-limit 10]
+        [--variants manhattan "layout tables" "plain layout tables"]
 
 Draws walled boards of ``../shared/data/devquiz2011/problems.txt`` at random (seeded)
 and keeps those a width-1024 beam on wall-aware Manhattan distance cannot answer
 (about one walled board in seven): the boards that reach the rest of the fallback.
 Then runs :func:`solver.fallback.ladder.fallback_search` on each (no databases, the budget
 of ``slidepdb solve --time-limit T``'s fallback, lower bound = Manhattan) twice side
-by side, one process a variant on one core each, so both meet the same machine load:
-``manhattan`` (the layout step off) and ``layout tables`` (as shipped).  Every answer
-is simulated.  The optimal search that comes first in ``solve`` is skipped: the
+by side, one process a variant on one core each, so they meet the same machine load:
+``manhattan`` (the layout step off), ``layout tables`` (as shipped: zero-aware, each
+pattern's cost by region of the blank) and ``plain layout tables`` (the least over the
+regions); two by default.  Every answer is simulated.  The optimal search that comes first in ``solve`` is skipped: the
 fallback's own work is what is measured.
 """
 
@@ -26,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "devquiz2011" / "problems.txt"
-VARIANTS = ("manhattan", "layout tables")
+VARIANTS = ("manhattan", "layout tables", "plain layout tables")
 
 
 def beam_fails(line: str) -> bool:
@@ -49,6 +51,7 @@ def run_variant(variant: str, lines: list[str], time_limit: float, conn) -> None
 
     if variant == "manhattan":
         fb.layout_searcher = lambda *a, **k: None
+    fb.LAYOUT_ZERO_AWARE = variant != "plain layout tables"
     rows = []
     for line in lines:
         board = parse_board_text(line)[1]
@@ -68,7 +71,9 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--time-limit", type=float, default=10.0)
     ap.add_argument("--problems", default=str(DATA))
+    ap.add_argument("--variants", nargs="+", choices=VARIANTS, default=VARIANTS[:2])
     args = ap.parse_args()
+    variants = args.variants
     walled = [x for x in Path(args.problems).read_text().split("\n")[2:] if "=" in x]
     random.Random(args.seed).shuffle(walled)
     picked = []
@@ -81,31 +86,31 @@ def main() -> int:
     results = {}
     pipes = {}
     procs = []
-    for v in VARIANTS:
+    for v in variants:
         parent, child = ctx.Pipe()
         p = ctx.Process(target=run_variant, args=(v, picked, args.time_limit, child))
         p.start()
         pipes[v], procs = parent, procs + [p]
-    for v in VARIANTS:
+    for v in variants:
         results[v] = pipes[v].recv()
     for p in procs:
         p.join()
-    both = [i for i in range(len(picked)) if all(results[v][i][1] is not None for v in VARIANTS)]
+    both = [i for i in range(len(picked)) if all(results[v][i][1] is not None for v in variants)]
     print(
         f"{len(picked)} walled DevQuiz boards a width-1024 Manhattan beam cannot answer (seed {args.seed}); "
         f"fallback budget of --time-limit {args.time_limit:g}, no databases\n"
     )
     print("| fallback | answered | moves (the %d both answered) | mean s | max s |" % len(both))
     print("|---|---|---|---|---|")
-    for v in VARIANTS:
+    for v in variants:
         rows = results[v]
         print(
             f"| {v} | {sum(r[1] is not None for r in rows)}/{len(rows)} | {sum(rows[i][1] for i in both):,} | "
             f"{sum(r[3] for r in rows) / len(rows):.1f} | {max(r[3] for r in rows):.1f} |"
         )
     for i, line in enumerate(picked):
-        if any(results[v][i][1] is None for v in VARIANTS):
-            print(f"  {line}: " + "; ".join(f"{v} {results[v][i][1]} ({results[v][i][2]})" for v in VARIANTS))
+        if any(results[v][i][1] is None for v in variants):
+            print(f"  {line}: " + "; ".join(f"{v} {results[v][i][1]} ({results[v][i][2]})" for v in variants))
     return 0
 
 

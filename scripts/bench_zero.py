@@ -3,6 +3,7 @@ sitting; prints markdown tables.
 
     .venv/bin/python scripts/bench_zero.py --plain DIR1 --zero DIR2 [--problems FILE] [--first N]
         [--lines L ...] [--node-limit N] [--time-limit S] [--prune D|auto] [--rounds 2] [--results FILE]
+        [--names A B]
     .venv/bin/python scripts/bench_zero.py --plain DIR1 --zero DIR2 --build-layouts --memory-limit 64M
         --problems ../shared/data/devquiz2011/hard.txt --first 20 --node-limit 50000000
 
@@ -13,7 +14,8 @@ sitting; prints markdown tables.
 bytes are printed).  Each board is searched with the plain tables and the zero-aware ones,
 the order alternating between boards and rounds; nodes are exact (the same every round),
 seconds each side's least over ``--rounds``.  Every answer is simulated; a proven length that
-differs between the sides stops the script.
+differs between the sides stops the script.  ``--names`` labels the two sides in the tables
+(e.g. two zero-aware folders, one with a second partition beside the first).
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ def main() -> int:
     ap.add_argument("--prune", default="auto")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--results", default=None, help="write the rows here (JSON)")
+    ap.add_argument("--names", nargs=2, default=("plain", "zero-aware"), help="the two sides' labels")
     a = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from pdb_builder.formats import read_file
@@ -131,20 +134,21 @@ def main() -> int:
         for key, name, sp, bp, sz, bz in built:
             print(f"| {key} | {name} | {sp:.1f} | {bp:,} | {sz:.1f} | {bz:,} |")
         print()
-    print("| tables | proven | sum of h0 | sum of bounds | nodes (proven by both) | vs plain | search s (same) |")
+    first, second = a.names
+    print(f"| tables | proven | sum of h0 | sum of bounds | nodes (proven by both) | vs {first} | search s (same) |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     base = sum(r["plain"]["nodes"] for r in both) or 1
-    for side in ("plain", "zero"):
+    for side, label in zip(("plain", "zero"), a.names):
         nodes = sum(r[side]["nodes"] for r in both)
         print(
-            f"| {side} | {sum(r[side]['proven'] for r in rows)} | {sum(r[side]['h0'] for r in rows)} | "
+            f"| {label} | {sum(r[side]['proven'] for r in rows)} | {sum(r[side]['h0'] for r in rows)} | "
             f"{sum(r[side]['bound'] for r in rows)} | {nodes:,} | {nodes / base:.3f} | "
             f"{sum(r[side]['seconds'] for r in both):.2f} |"
         )
     if both:
         print(
             f"\nmean nodes on the {len(both)} proven by both: "
-            f"{base / len(both):,.0f} plain, {sum(r['zero']['nodes'] for r in both) / len(both):,.0f} zero-aware"
+            f"{base / len(both):,.0f} {first}, {sum(r['zero']['nodes'] for r in both) / len(both):,.0f} {second}"
         )
     if a.results:
         Path(a.results).write_text(json.dumps({"args": vars(a), "built": built, "rows": rows}, indent=1))

@@ -139,16 +139,54 @@ def test_fallback_answers_a_ring_board_manhattan_beams_cannot():
 
 
 def test_fallback_answers_a_ring_board_its_own_tables_mislead():
-    """The same ring board searched on tables of its own layout (as with a layout
-    database): the first beam dies out and weighted IDA* finds nothing in its share;
-    the beams on those tables, forwards and backwards, answer."""
+    """The same ring board searched on plain tables of its own layout (as with a
+    layout database): the first beam dies out and weighted IDA* finds nothing in its
+    share; the beams on those tables, forwards and backwards, answer."""
     from solver.fallback.ladder import fallback_search, layout_searcher
 
     board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
-    searcher = layout_searcher(board.shape, Limits())
+    searcher = layout_searcher(board.shape, Limits(), zero_aware=False)
     assert searcher.h.lookups and beam_search(searcher, board, width=1024) is None
     moves, how, *_ = fallback_search(searcher, board, 6, None, searcher.initial_h(board))
     assert moves is not None and "layout tables" in how and check_moves(board, moves).ok
+
+
+def test_a_beam_on_zero_aware_tables_answers_the_ring_board_plain_ones_mislead():
+    """The ring board above: under each pattern of its layout the blank has several
+    regions, and a plain table keeps the cheapest.  With each region's cost
+    (zero-aware tables, as the fallback builds them) the root estimate rises and a
+    1024-wide beam answers, where on the plain tables it dies out; both estimates stay
+    at most the answer's length, and the answer simulates."""
+    from solver.fallback.ladder import layout_searcher
+
+    board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
+    plain = layout_searcher(board.shape, Limits(), zero_aware=False)
+    zero = layout_searcher(board.shape, Limits())
+    assert any(lk.zero is not None for lk in zero.h.lookups)
+    assert beam_search(plain, board, width=1024) is None
+    moves = beam_search(zero, board, width=1024)
+    assert moves is not None and check_moves(board, moves).ok
+    assert plain.initial_h(board) < zero.initial_h(board) <= len(moves)
+
+
+def test_a_beams_zero_aware_values_are_those_of_each_state_afresh():
+    """The beam updates a state's lookups only where the moved tile is theirs (only
+    such a move takes the blank to another region under a pattern): after 16 levels
+    each state's values equal those the searcher computes for the state from scratch."""
+    from solver.fallback.beam import Beam
+    from solver.fallback.ladder import layout_searcher
+
+    board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
+    zero = layout_searcher(board.shape, Limits())
+    beam = Beam(zero, board, width=64)
+    for _ in range(2):
+        assert not beam.advance(Limits())
+    differ = 0
+    for j in range(int(beam.counts[0])):
+        cells = tuple(t if t < 0 else int(v) for t, v in zip(board.cells, beam.cur[j]))
+        fresh = zero.root_state(Board(board.shape, cells)).lk_val[: zero.nlookups]
+        differ += list(fresh) != list(beam.cur_lk[j, : zero.nlookups])
+    assert beam.counts[0] == 64 and differ == 0
 
 
 def test_fallback_tries_a_ring_boards_own_tables_beams_before_weighted_ida(monkeypatch):
@@ -158,7 +196,7 @@ def test_fallback_tries_a_ring_boards_own_tables_beams_before_weighted_ida(monke
     from solver.fallback import ladder
 
     board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
-    searcher = ladder.layout_searcher(board.shape, Limits())
+    searcher = ladder.layout_searcher(board.shape, Limits(), zero_aware=False)
     steps = []
     real_beams, real_solve = ladder.Ladder.beams, Searcher.solve
 

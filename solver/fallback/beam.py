@@ -17,7 +17,7 @@ from pdb_builder.board import Board
 from pdb_builder.jitload import load_cached
 from pdb_builder.ranking import rank_kernel
 
-from ..search.kernel import init_groups, load_byte
+from ..search.kernel import init_root, load_byte, region_value
 from ..search.limits import Limits
 from ..search.searcher import Searcher
 
@@ -59,15 +59,17 @@ def _lowest(h, n, m, order):
 
 
 @nb.njit(cache=True, nogil=True)
-def _beam(beam, kids, seen, counts, moves, lookups, history, depth0, depth1):
+def _beam(beam, kids, seen, counts, moves, lookups, zero, history, depth0, depth1):
     """Beam levels ``depth0`` to ``depth1 - 1`` from the beam (``beam``: its states,
     blanks, hashes, Manhattan sums, tile cells, lookup values and group sums; its size,
     the stored-state count and the children generated in ``counts``, all updated).
     ``kids``: the same arrays for the children, with their estimates, parents and
     moves; ``moves``: (neighbours, degrees, Manhattan table, Zobrist keys);
     ``lookups``: the searcher's one-byte tables (:class:`~solver.search.searcher.Searcher`'s
-    ``lk_*`` arrays, ``tile_lk``, their counts); ``history``: each level's parents and
-    moves.  A child recomputes only the lookups holding the tile that moved.
+    ``lk_*`` arrays, ``tile_lk``, their counts); ``zero``: their zero-aware entries
+    (:class:`~solver.search.heuristic.ZeroArrays`, read as the IDA* kernel reads them);
+    ``history``: each level's parents and moves.  A child recomputes only the lookups
+    holding the tile that moved (only such a move changes the blank's region under them).
     Returns (depth, slot) of the goal in the beam's history, (-1, -1) when the beam died
     out or the seen set is full, (-2, -2) when the levels ran out first."""
     cur, cur_blank, cur_hash, cur_md, cur_pos, cur_lk, cur_gs = beam
@@ -119,7 +121,14 @@ def _beam(beam, kids, seen, counts, moves, lookups, history, depth0, depth1):
                                     place[s] = f
                                 else:
                                     place[s] = lk_cellmap[j, kid_pos[nk, lk_slots[j, s]]]
-                            v = load_byte(lk_full[j] + rank_kernel(place, lk_k[j], lk_w[j]))
+                            r = rank_kernel(place, lk_k[j], lk_w[j])
+                            v = load_byte(lk_full[j] + r)
+                            code = load_byte(zero[0][j] + r) if zero[1][j] > 0 else 0
+                            if code != 0:  # zero-aware: the cost of the blank's region (it is on c now)
+                                used = np.uint64(0)
+                                for s in range(lk_k[j]):
+                                    used |= np.uint64(1) << np.uint64(place[s])
+                                v = region_value(zero, j, code, used, lk_cellmap[j, c], v)
                             kid_gs[nk, g] += v - kid_lk[nk, j]
                             kid_lk[nk, j] = v
                         if kid_gs[nk, g] > est:
@@ -198,7 +207,8 @@ class Beam:
                 pos[cells[c]] = c
         self.cur_md[0] = sum(int(searcher.h.md[t, c]) for c, t in enumerate(cells) if t > 0)
         self.cur_pos[0, :] = pos
-        init_groups(
+        lk_rank, lk_used = np.zeros(nl, dtype=np.int64), np.zeros(nl, dtype=np.uint64)
+        init_root(
             searcher.lk_full,
             pos,
             searcher.lk_k,
@@ -208,10 +218,14 @@ class Beam:
             searcher.lk_w,
             searcher.lk_group,
             searcher.nlookups,
+            lk_rank,
+            lk_used,
+            np.zeros((nl, 64), dtype=np.int64),
             self.cur_lk[0],
             self.cur_gs[0],
             np.zeros(16, dtype=np.int64),
         )
+        searcher.zero.at_root(searcher.h.lookups, board.blank, lk_rank, lk_used, self.cur_lk[0], self.cur_gs[0])
         h = np.uint64(0x9E3779B97F4A7C15)
         for c in range(n):
             if cells[c] > 0:
@@ -264,6 +278,7 @@ class Beam:
                 se.nlookups,
                 se.ngroups,
             ),
+            se.zero.kernel,
             (self.par, self.mvk),
             self.depth,
             d1,

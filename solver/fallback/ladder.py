@@ -69,6 +69,7 @@ BEAM_MIN_LEVELS = 16  # a node budget too small for this many levels of the firs
 POLISH_SECONDS = 10.0  # polishing time of a fallback answer when only a node limit is given
 STAGED_RATIO = 2  # staged search is tried too when the best answer is this many times the lower bound
 LAYOUT_MEMORY = 10 << 20  # per pattern BFS of the tables step 2 builds in memory
+LAYOUT_ZERO_AWARE = True  # and their costs by region of the blank (pdb_builder/regions.py)
 LAYOUT_SECONDS = 1.0  # step 2 builds tables of LAYOUT_MEMORY with this much search time left, or more
 LAYOUT_SMALL = 3 << 20  # ... and of this with less (0.15-0.6 s on DevQuiz's walled 6x6 boards, against
 # 0.2-1.6 s; the beams on them answer nearly as often: 23 of 28 ring boards each at a limit of 0.8 s,
@@ -87,7 +88,9 @@ LADDER_DEPTH = (3, 60)  # step 2's beams stop at 3 x the lower bound + 60 moves 
 OWN_LADDER_SHARE = 0.85  # step 3 (step 2 on a board's own tables) takes at most this part of what is left
 
 
-def layout_searcher(shape: Shape, limits: Limits, use_lc: bool = False, memory: int = LAYOUT_MEMORY) -> Searcher | None:
+def layout_searcher(
+    shape: Shape, limits: Limits, use_lc: bool = False, memory: int = LAYOUT_MEMORY, zero_aware: bool | None = None
+) -> Searcher | None:
     """A searcher on wall-aware Manhattan (with linear conflicts if ``use_lc``) plus
     additive tables of ``shape``'s exact layout
     (:func:`pdb_builder.api.layout_tables` within ``memory`` bytes a pattern),
@@ -97,15 +100,15 @@ def layout_searcher(shape: Shape, limits: Limits, use_lc: bool = False, memory: 
     from a process that ran parallel kernels (``slidepdb run`` builds before it
     solves) must not start threads of its own."""
     try:
-        part, tables = layout_tables(shape, memory)
+        part, tables = layout_tables(shape, memory, LAYOUT_ZERO_AWARE if zero_aware is None else zero_aware)
     except BoardError:
         return None
     built = []
     if limits.out():
         return None
-    for group, table, entries in tables:  # each pattern built as the loop asks for it
+    for group, table, entries, zero in tables:  # each pattern built as the loop asks for it
         limits.spend(entries)
-        built.append((group, table))
+        built.append((group, table, None, None, None, zero))
         if limits.out() and len(built) < len(part.groups):
             return None
     h = Heuristic(

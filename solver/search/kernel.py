@@ -172,7 +172,7 @@ def load_byte(typingctx, addr):
 
 
 @nb.njit(cache=True, inline="always")
-def _zero_value(zero, i, code, used, blank, least):
+def region_value(zero, i, code, used, blank, least):
     """Lookup ``i``'s zero-aware value (:mod:`pdb_builder.regions`) from its ``code``
     byte, the pattern's table cells ``used`` and the blank on table cell ``blank``:
     the least plus its region's two bits times the step."""
@@ -218,7 +218,7 @@ def _child_values(root, tables, b, d, u, stk_ci, stk_cv):
     and the memory system overlaps them.  A packed lookup (``lk_pk[i]``) reads the
     byte holding the child's two bits and decodes them against ``lk_val[i]``; a
     zero-aware one (``zero[1][i] > 0``) the cost of the blank's region where its table
-    keeps one (:func:`_zero_value`: only a move of the lookup's own tile changes it).
+    keeps one (:func:`region_value`: only a move of the lookup's own tile changes it).
     (Inlined: the tuples' unpacking costs nothing at run time.)"""
     cells, _, lk_val, _, _, lk_rank, lk_used, lk_slotof, _ = root
     nbr, ndeg, _, _, _, _, _, _, lk_base, lk_pk, lk_cellmap, lk_w, tile_lk, tile_slot, ngroups, _, fsm, ndir, zero = (
@@ -247,7 +247,7 @@ def _child_values(root, tables, b, d, u, stk_ci, stk_cv):
                             (np.uint64(1) << np.uint64(lk_cellmap[i, b]))
                             | (np.uint64(1) << np.uint64(lk_cellmap[i, c]))
                         )
-                        v = _zero_value(zero, i, code, used, lk_cellmap[i, c], v)
+                        v = region_value(zero, i, code, used, lk_cellmap[i, c], v)
                     stk_cv[d, k, g] = v
 
 
