@@ -327,6 +327,25 @@ def test_the_last_round_spends_what_the_budget_has_left_on_the_boards_that_waite
     assert last and limit == (40.0 - 6.0 - 3.0) / 1.5
 
 
+def test_the_last_rounds_boards_each_get_what_is_left_as_they_start(monkeypatch):
+    """The last round's limit is decided as each board starts: what the budget has left
+    over the span a board may last, so a board that ends early hands its slot to the
+    next with what is left, not to nothing (a fixed limit let none start after the first
+    seconds of the round); each board's limit is recorded."""
+    from types import SimpleNamespace as Rec
+
+    import solver.run.plan as plan
+
+    clock = [1000.0]
+    monkeypatch.setattr(plan.time, "time", lambda: clock[0])
+    limit = plan.UntilEnd(1300.0, 1.5)
+    assert limit(Rec(index=7)) == 200.0
+    clock[0] = 1150.0  # the first board ended after 150 s: the next gets the 150 s left over 1.5
+    assert limit(Rec(index=8)) == 100.0
+    clock[0] = 1400.0  # past the end: a token limit, never a negative one
+    assert limit(Rec(index=9)) == 0.01 and limit.given == {7: 200.0, 8: 100.0, 9: 0.01}
+
+
 def test_the_timeline_never_counts_a_board_down_for_a_later_try_that_found_less(devquiz_slice, tmp_path):
     from solver.run.timeline import timeline_rows
 

@@ -76,14 +76,17 @@ from .plan import (
     MAX_LAYOUT_PARTITIONS,
     NOT_STARTED,
     RESERVE,
+    ROUND_GROWTH,
     RunOptions,
     RunResult,
+    UntilEnd,
     full_pass_limit,
     known_of,
     reserve_for,
     retry_order,
     round_boards,
     round_limit,
+    tried_limit,
     worth_waiting_for,
 )
 from .timeline import Sittings, write_timeline
@@ -369,15 +372,20 @@ class Run:
             forecast = {r.index: proof_seconds(final[r.index], typical) for r in unproven}
             todo = round_boards(unproven, final, forecast, limit, last)
             log.warning(
-                "round %d: %s at %.4g s, %d waiting for a longer limit",
+                "round %d: %s at %s%.4g s, %d waiting for a longer limit",
                 k,
                 plural(len(todo), "board"),
+                "up to " if last else "",
                 limit,
                 0 if last else sum(1 for f in forecast.values() if f is not None and f > limit),
             )
             if not todo:
                 continue
-            last_start = self.last_start(limit, span)  # a board started later might outlast the budget
+            time_limit, last_start = limit, self.last_start(limit, span)  # one started later might outlast the budget
+            if last:  # each board what is left as it starts, while that is more than any of them had
+                floor = max(res.full_limit, min(tried_limit(final[r.index]) for r in todo) * ROUND_GROWTH)
+                time_limit = UntilEnd(deadline - self.reserve, span)
+                last_start = max(last_start, self.last_start(floor, span))
             count = min(MAX_LAYOUT_PARTITIONS, o.layout_count + k)
             plans = plan_layouts(todo, o.db_dir, min(o.memory_limit, o.layout_memory << k), count) if o.build else []
             plans = worth_waiting_for(plans, limit, self.rate)
@@ -386,7 +394,7 @@ class Run:
             batch = self.batch(
                 todo,
                 journal=self.files.journal,
-                time_limit=limit,
+                time_limit=time_limit,
                 node_limit=nodes,
                 fallback=fallback,
                 on_outcome=self.seen,

@@ -190,6 +190,26 @@ def round_limit(
     return (full, False) if full <= left else (left, True)
 
 
+class UntilEnd:
+    """The budget's last round's time limit, decided as each board starts (a callable
+    for :func:`solver.run.batch.run_batch`): what the budget has left to ``end`` (wall
+    clock), a board lasting ``span`` limits at most.  A board that ends early hands its
+    slot to the next board with what is left, instead of leaving it idle to the end.
+    ``given``: each board's limit (index -> seconds)."""
+
+    def __init__(self, end: float, span: float):
+        self.end, self.span = end, span
+        self.given: dict[int, float] = {}
+
+    def __call__(self, rec) -> float:
+        limit = max((self.end - time.time()) / self.span, 0.01)
+        self.given[rec.index] = round(limit, 3)
+        return limit
+
+    def ended(self, seconds: float | None) -> None:
+        """A board ended (the limit does not learn from it)."""
+
+
 def round_boards(unproven, final: dict[int, Outcome], forecast: dict, limit: float, last: bool) -> list:
     """The boards of a round at ``limit`` seconds, in the order they start: each whose
     limit grows by :data:`ROUND_GROWTH` at least (one given about this limit before, in
