@@ -73,17 +73,30 @@ def lookups_for(shape: Shape, db_shape: Shape, tables, group: int, reflect: bool
     return out
 
 
+def mirrors_itself(db_shape: Shape, groups) -> bool:
+    """Whether the diagonal reflection of ``db_shape`` (which must have one) maps every
+    pattern of the partition ``groups`` onto a pattern of it.  Then reading the tables
+    through the reflection sums to what reading them directly does, state by state (the
+    reflected reading of pattern P is the direct reading of P's mirror image), and the
+    second reading only costs lookups."""
+    tmap = db_shape.transpose_map
+    mirror = {frozenset(db_shape.goal[tmap[db_shape.home[t]]] for t in g) for g in groups}
+    return mirror == {frozenset(g) for g in groups}
+
+
 def group_lookups(shape: Shape, databases, reflect: bool = True) -> tuple[list[Lookup], list[str]]:
     """Lookups of every PDB in ``databases`` ((role, Database) pairs, role ``exact``
     or ``wall-free``) that serves ``shape`` in that role, one group per reading (the
-    reflected reading too where the shape allows it), and a name for each group."""
+    reflected reading too where the shape allows it and the partition is not its own
+    mirror image: :func:`mirrors_itself`), and a name for each group."""
     lookups: list[Lookup] = []
     names: list[str] = []
     for role, db in databases:
         if db.kind != "pdb" or serves(db.shape, shape) != role:
             continue
-        readings = (False, True) if reflect and db.shape.transpose_map is not None else (False,)
         tables = [(t.tiles, t.data, t.packed, t.guard, t.packed_guard, t.zero) for t in db.tables]
+        mirrored = reflect and db.shape.transpose_map is not None
+        readings = (False, True) if mirrored and not mirrors_itself(db.shape, [t[0] for t in tables]) else (False,)
         name = f"{role} {db.attrs.get('partition-name')} ({db.path.name})"
         for reflected in readings:
             lookups += lookups_for(shape, db.shape, tables, len(names), reflect=reflected)

@@ -313,6 +313,32 @@ def test_layout_partitions_are_distinct_named_cuts():
         named_partition(shape, "5-5.diagonal")
 
 
+def test_a_partition_that_is_its_own_mirror_image_is_read_once(tmp_path):
+    """3x3 Korf goal, patterns {1, 3, 4, 8} and {2, 5, 6, 7}: the diagonal reflection maps
+    each onto itself.  Read through the reflection, the tables sum on every state to
+    what they sum read directly, so the solver reads them once, and its lengths are BFS's;
+    a partition that is not its own mirror image (3-3-2) is still read both ways."""
+    from pdb_builder.lookup import evaluate, lookups_for
+    from pdb_builder.patterns import Partition
+    from pdb_builder.storage import open_database
+
+    shape = Shape.korf(3, 3)
+    rep = build_pdb(shape, Partition("4-4.mirror", ((1, 3, 4, 8), (2, 5, 6, 7))), tmp_path / "mirror")
+    tables = [(t.tiles, t.data) for t in open_database(rep.path).tables]
+    direct, reflected = (lookups_for(shape, shape, tables, 0, reflect=r) for r in (False, True))
+    dist = bfs_distances(shape)
+    for cells in random.Random(2).sample(sorted(dist), 3000):
+        assert evaluate(direct, cells, 1) == evaluate(reflected, cells, 1), cells
+    h = heuristic_for(shape, tmp_path / "mirror")
+    assert len(h.names) == 1 and not any("reflected" in n for n in h.names), h.names
+    searcher = Searcher(h)
+    for cells in random.Random(3).sample(sorted(dist), 30):
+        res = searcher.solve(Board(shape, cells))
+        assert res.optimal and res.length == dist[cells]
+    build_pdb(shape, named_partition(shape, "3-3-2"), tmp_path / "plain")
+    assert any("reflected" in n for n in heuristic_for(shape, tmp_path / "plain").names)
+
+
 def test_layout_partitions_leave_out_a_cut_that_is_another_reflected():
     """On a shape with a diagonal reflection every table is read reflected too, so a
     cut that is an earlier one reflected adds nothing: the 6x6's column-grown cut is
