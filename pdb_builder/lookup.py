@@ -24,6 +24,7 @@ import numpy as np
 
 from .board import WALL, Shape
 from .entries import rank_py
+from .patterns import cut, mirror_cut
 
 
 @dataclass
@@ -74,14 +75,12 @@ def lookups_for(shape: Shape, db_shape: Shape, tables, group: int, reflect: bool
 
 
 def mirrors_itself(db_shape: Shape, groups) -> bool:
-    """Whether the diagonal reflection of ``db_shape`` (which must have one) maps every
+    """Whether the diagonal reflection of ``db_shape`` (False where it has none) maps every
     pattern of the partition ``groups`` onto a pattern of it.  Then reading the tables
     through the reflection sums to what reading them directly does, state by state (the
     reflected reading of pattern P is the direct reading of P's mirror image), and the
     second reading only costs lookups."""
-    tmap = db_shape.transpose_map
-    mirror = {frozenset(db_shape.goal[tmap[db_shape.home[t]]] for t in g) for g in groups}
-    return mirror == {frozenset(g) for g in groups}
+    return mirror_cut(db_shape, groups) == cut(groups)
 
 
 def group_lookups(shape: Shape, databases, reflect: bool = True) -> tuple[list[Lookup], list[str]]:

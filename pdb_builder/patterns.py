@@ -31,6 +31,21 @@ MAX_PATTERN_TILES = 16  # the solver's lookups hold at most this many tiles
 MAX_FREE_NONPATTERN = 32  # the BFS keeps 2 bits per non-pattern cell in 64 bits
 
 
+def cut(groups) -> frozenset:
+    """A partition's patterns as a set of tile sets (in no order)."""
+    return frozenset(frozenset(g) for g in groups)
+
+
+def mirror_cut(shape: Shape, groups) -> frozenset | None:
+    """The partition ``groups`` reflected through ``shape``'s diagonal, as :func:`cut`
+    gives it (each tile read as the tile whose home is its home's reflection); None
+    where the shape has no such reflection."""
+    tmap = shape.transpose_map
+    if tmap is None:
+        return None
+    return cut([shape.goal[tmap[shape.home[t]]] for t in g] for g in groups)
+
+
 @dataclass(frozen=True)
 class Partition:
     name: str

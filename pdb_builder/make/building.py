@@ -18,7 +18,9 @@ from ..errors import BoardError
 from ..patterns import (
     Partition,
     compact_candidates,
+    cut,
     default_sizes,
+    mirror_cut,
     most_compact,
     named_partition,
     validate_partition,
@@ -353,21 +355,13 @@ def layout_partitions(shape: Shape, memory_limit: int, count: int = 1) -> list[P
     for _, order, cand in most_compact(compact_candidates(shape, first.sizes, first.name)):
         if len(out) >= count:
             break
-        if _cut(cand.groups) not in seen:
+        if cut(cand.groups) not in seen:
             out.append(Partition(f"{first.name}.{order}", cand.groups))
             seen |= _cut_and_reflection(shape, cand.groups)
     return out
 
 
-def _cut(groups) -> frozenset:
-    return frozenset(frozenset(g) for g in groups)
-
-
 def _cut_and_reflection(shape: Shape, groups) -> set[frozenset]:
-    """The partition ``groups`` as a set of tile sets, and its diagonal reflection
-    (each tile read as the tile whose home is its home's reflection) where the shape has one."""
-    out = {_cut(groups)}
-    tmap = shape.transpose_map
-    if tmap is not None:
-        out.add(_cut([shape.goal[tmap[shape.home[t]]] for t in g] for g in groups))
-    return out
+    """The partition ``groups`` as a set of tile sets, and its diagonal reflection where
+    the shape has one (:func:`~pdb_builder.patterns.mirror_cut`)."""
+    return {c for c in (cut(groups), mirror_cut(shape, groups)) if c is not None}
