@@ -16,17 +16,21 @@ bits for each of regions 0 to 3, region ``j``'s cost above the least in units of
 difference is even (on the open boards they all are: the costs of one placement's
 regions share a parity) and 1 otherwise.  A region numbered 4 or more reads the
 least.  The byte is 0 for most placements (one region, or regions of equal cost), and
-only where it is not does a reader flood the regions with 64-bit shifts to find the
-blank's.  Cells here are grid cells of the table's shape (``0 .. W*H-1``).
+only where it is not does a reader find the blank's region: by flooding the regions
+with 64-bit shifts, or, on a table shape of at most :data:`LABEL_CELLS` cells, in a
+table of every free set's region numbers (:func:`region_labels`).  Cells here are grid
+cells of the table's shape (``0 .. W*H-1``).
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
 
 REGIONS = 4  # regions a code byte covers (two bits each)
+LABEL_CELLS = 16  # table shapes up to this many cells get region labels (2^16 words: 512 KiB)
 ENCODING = "regions-2bit-v1"  # the codes' encoding, as files name it
 
 
@@ -81,3 +85,38 @@ def zero_value(zero: ZeroTable, r: int, least: int, free: int, blank_cell: int, 
         return least
     j = region_number(free, blank_cell, width, n)
     return least if j >= REGIONS else least + zero.step * (code >> (2 * j) & 3)
+
+
+@lru_cache(maxsize=8)
+def region_labels(cells: tuple, width: int, n: int) -> np.ndarray:
+    """Every region number at once, for a table shape of ``len(cells)`` cells (grid
+    cells ``cells``, in table order) of at most :data:`LABEL_CELLS`: word ``m`` of the
+    result (``m``: the free table cells as a mask) holds, in four bits per table cell,
+    the number of that cell's region (:func:`region_number`, :data:`REGIONS` for any
+    from there on; 0 for a covered cell).  Read-only; shared by every search on the
+    shape (a layout's 512 KiB)."""
+    k = len(cells)
+    if k > LABEL_CELLS:
+        raise ValueError(f"{k} table cells: region labels cover {LABEL_CELLS} at most")
+    _, nc0, nl = grid_masks(width, n, ())
+    one, w = np.uint64(1), np.uint64(width)
+    m = np.arange(1 << k, dtype=np.uint64)
+    free = np.zeros_like(m)
+    for j, c in enumerate(cells):
+        free |= ((m >> np.uint64(j)) & one) << np.uint64(c)
+    labels = np.zeros_like(m)
+    rest = free.copy()
+    number = 0
+    while rest.any():
+        region = rest & (~rest + one)  # flood every set's lowest remaining cell at once
+        while True:
+            grown = (region | ((region << one) & nc0) | ((region >> one) & nl) | (region << w) | (region >> w)) & free
+            if np.array_equal(grown, region):
+                break
+            region = grown
+        for j, c in enumerate(cells):
+            labels |= (((region >> np.uint64(c)) & one) * np.uint64(min(number, REGIONS))) << np.uint64(4 * j)
+        rest &= ~region
+        number += 1
+    labels.flags.writeable = False
+    return labels

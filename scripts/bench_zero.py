@@ -15,7 +15,9 @@ bytes are printed).  Each board is searched with the plain tables and the zero-a
 the order alternating between boards and rounds; nodes are exact (the same every round),
 seconds each side's least over ``--rounds``.  Every answer is simulated; a proven length that
 differs between the sides stops the script.  ``--names`` labels the two sides in the tables
-(e.g. two zero-aware folders, one with a second partition beside the first).
+(e.g. two zero-aware folders, one with a second partition beside the first); ``--flood
+plain`` has the first side find the blank's region by flooding where it would read the
+shape's region labels (the same folder on both sides compares the two).
 """
 
 from __future__ import annotations
@@ -65,11 +67,15 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--results", default=None, help="write the rows here (JSON)")
     ap.add_argument("--names", nargs=2, default=("plain", "zero-aware"), help="the two sides' labels")
+    ap.add_argument(
+        "--flood", choices=("plain", "zero"), default=None, help="this side finds regions by flooding, not by labels"
+    )
     a = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from pdb_builder.formats import read_file
     from pdb_builder.moves import check_moves
     from pdb_builder.options import byte_count
+    from solver.search.heuristic import ZeroArrays
     from solver.search.searcher import Searcher
     from solver.search.tables import heuristic_for
 
@@ -89,6 +95,8 @@ def main() -> int:
             if side == "zero" and not any(lk.zero is not None for lk in h.lookups):
                 raise SystemExit(f"{a.zero}: no zero-aware tables for {shape.key}")
             searchers[key] = Searcher(h, prune=prune)
+            if side == a.flood:
+                searchers[key].zero = ZeroArrays(h.lookups, labels=False)
             searchers[key].solve(recs[0].board if recs[0].board.shape == shape else _goal(shape), node_limit=10_000)
         return searchers[key]
 

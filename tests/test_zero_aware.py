@@ -14,7 +14,7 @@ from pdb_builder.make.building import build_pdb, compute_pdb, default_partition
 from pdb_builder.moves import check_moves
 from pdb_builder.patterns import named_partition
 from pdb_builder.ranking import rank_py
-from pdb_builder.regions import REGIONS, region_number, zero_value
+from pdb_builder.regions import LABEL_CELLS, REGIONS, region_labels, region_number, zero_value
 from solver.cli import main
 from solver.search.heuristic import ZeroArrays
 from solver.search.searcher import Searcher
@@ -82,12 +82,31 @@ def zero_tables(tmp_path_factory):
 EXACT = [Shape.korf(3, 3, [8]), Shape.devquiz(3, 3, [0]), Shape.devquiz(4, 3, [0, 4, 8])]
 
 
+@pytest.mark.parametrize(
+    "shape", [Shape.korf(4, 4), Shape.devquiz(4, 4, [5, 10]), Shape.devquiz(5, 3, [2, 7]), Shape.devquiz(3, 3, [4])],
+    ids=lambda s: s.key,
+)
+def test_region_labels_number_every_cell_as_a_flood_does(shape):
+    cells = tuple(shape.free_cells)
+    labels = region_labels(cells, shape.width, shape.n)
+    assert len(cells) <= LABEL_CELLS and labels.shape == (1 << len(cells),)
+    rng = random.Random(len(cells))
+    for m in [0, (1 << len(cells)) - 1, *rng.sample(range(1 << len(cells)), min(300, 1 << len(cells)))]:
+        free = sum(1 << c for j, c in enumerate(cells) if m >> j & 1)
+        for j, c in enumerate(cells):
+            want = region_number(free, c, shape.width, shape.n) if m >> j & 1 else 0
+            assert int(labels[m]) >> 4 * j & 15 == want, (m, c)
+    with pytest.raises(ValueError):
+        region_labels(tuple(range(LABEL_CELLS + 1)), 5, 25)
+
+
 @pytest.mark.parametrize("threads", THREADS)
-@pytest.mark.parametrize("prune", [2, 8])
-def test_lengths_equal_bfs_with_zero_aware_tables(split, zero_tables, threads, prune):
+@pytest.mark.parametrize("prune, labels", [(2, True), (8, True), (8, False)])
+def test_lengths_equal_bfs_with_zero_aware_tables(split, zero_tables, threads, prune, labels):
     """Every length the breadth-first one, on one thread and split between several,
-    with the undo-only automaton and a deeper one; the estimate never below the
-    plain tables' and above them somewhere."""
+    with the undo-only automaton and a deeper one, the blank's region read from the
+    shape's labels or flooded; the estimate never below the plain tables' and above
+    them somewhere."""
     rng = random.Random(threads * 10 + prune)
     shapes = [Shape.devquiz(3, 3), Shape.devquiz(2, 4), *EXACT]
     shapes += rng.sample([s for s in layouts(3, 3, min_walls=1, max_walls=2) if len(bfs_distances(s)) > 20], 4)
@@ -96,6 +115,8 @@ def test_lengths_equal_bfs_with_zero_aware_tables(split, zero_tables, threads, p
         h = heuristic_for(shape, zero_tables)
         assert h.lookups and all(lk.zero is not None for lk in h.lookups), h.names
         s = Searcher(h, prune=prune)
+        s.zero = ZeroArrays(h.lookups, labels=labels)
+        assert bool(s.zero.kernel[6].any()) == labels
         plain = Searcher(heuristic_for(shape, zero_tables), packed=False)
         plain.zero = ZeroArrays([])  # the same tables read as the least over regions
         plain.zero.kernel = tuple(np.resize(a, len(h.lookups)) for a in plain.zero.kernel)

@@ -28,7 +28,7 @@ import numpy as np
 
 from pdb_builder.board import BLANK, WALL, Shape
 from pdb_builder.lookup import Lookup
-from pdb_builder.regions import grid_masks, zero_value
+from pdb_builder.regions import LABEL_CELLS, grid_masks, region_labels, zero_value
 
 from .state import private
 
@@ -176,10 +176,12 @@ def kernel_arrays(h: Heuristic):
 class ZeroArrays:
     """The lookups' zero-aware entries (:mod:`pdb_builder.regions`) as the kernel reads
     them (``kernel``: per lookup the address of its codes, its step, 0 where it has
-    none, and its table shape's free grid cells, width and row masks), and the root's
-    values in plain Python (:meth:`at_root`)."""
+    none, its table shape's free grid cells, width and row masks, and the address of
+    its shape's region labels, 0 where the kernel floods instead: a shape of more than
+    :data:`~pdb_builder.regions.LABEL_CELLS` cells, or ``labels=False``), and the
+    root's values in plain Python (:meth:`at_root`)."""
 
-    def __init__(self, lookups):
+    def __init__(self, lookups, labels: bool = True):
         nl = max(len(lookups), 1)
         self._alive = []  # the arrays the kernel reads by address
         addr = np.zeros(nl, dtype=np.int64)
@@ -188,6 +190,7 @@ class ZeroArrays:
         width = np.ones(nl, dtype=np.int64)
         not_col0 = np.zeros(nl, dtype=np.uint64)
         not_last = np.zeros(nl, dtype=np.uint64)
+        label = np.zeros(nl, dtype=np.int64)
         for i, lk in enumerate(lookups):
             if lk.zero is None:
                 continue
@@ -197,7 +200,11 @@ class ZeroArrays:
             step[i] = lk.zero.step
             cells, width[i], n = lk.grid
             free[i], not_col0[i], not_last[i] = grid_masks(int(width[i]), n, cells)
-        self.kernel = (addr, step, free, width, not_col0, not_last)
+            if labels and len(cells) <= LABEL_CELLS:
+                words = region_labels(tuple(int(c) for c in cells), int(width[i]), n)
+                self._alive.append(words)
+                label[i] = words.ctypes.data
+        self.kernel = (addr, step, free, width, not_col0, not_last, label)
 
     def at_root(self, lookups, blank: int, lk_rank, lk_used, lk_val, group_sum) -> None:
         """Each zero-aware lookup's value at a root with the blank on board cell

@@ -25,7 +25,7 @@ from numba.extending import intrinsic
 from pdb_builder.goal_table import find_key
 from pdb_builder.jitload import load_cached
 from pdb_builder.packed import bits_at, decode
-from pdb_builder.ranking import pdep, rank_delta, rank_kernel
+from pdb_builder.ranking import pdep, popcount, rank_delta, rank_kernel
 from pdb_builder.region_kernels import REGIONS, region_number
 
 SLICE_NODES = 2_000_000  # nodes per kernel call between time checks
@@ -171,15 +171,32 @@ def load_byte(typingctx, addr):
     return sig, codegen
 
 
+@intrinsic
+def load_word(typingctx, addr):
+    """The 64-bit word at address ``addr`` (as :func:`load_byte`)."""
+    sig = types.uint64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.load(builder.inttoptr(args[0], ir.PointerType(ir.IntType(64))))
+
+    return sig, codegen
+
+
 @nb.njit(cache=True, inline="always")
 def region_value(zero, i, code, used, blank, least):
     """Lookup ``i``'s zero-aware value (:mod:`pdb_builder.regions`) from its ``code``
     byte, the pattern's table cells ``used`` and the blank on table cell ``blank``:
-    the least plus its region's two bits times the step."""
-    _, step, zfree, zwidth, znc0, znl = zero
+    the least plus its region's two bits times the step.  The region's number is one
+    read of the shape's labels where it has them, else a flood."""
+    _, step, zfree, zwidth, znc0, znl, zlabel = zero
     all_free = np.uint64(zfree[i])
-    free = all_free & ~pdep(used, all_free)
-    j = region_number(pdep(np.uint64(1) << np.uint64(blank), all_free), free, zwidth[i], znc0[i], znl[i])
+    if zlabel[i] != 0:
+        mask = (np.uint64(1) << np.uint64(popcount(all_free))) - np.uint64(1)
+        word = load_word(zlabel[i] + 8 * np.int64(~used & mask))
+        j = np.int64((word >> np.uint64(4 * blank)) & np.uint64(15))
+    else:
+        free = all_free & ~pdep(used, all_free)
+        j = region_number(pdep(np.uint64(1) << np.uint64(blank), all_free), free, zwidth[i], znc0[i], znl[i])
     if j >= REGIONS:
         return least
     return least + step[i] * ((code >> (2 * j)) & 3)
