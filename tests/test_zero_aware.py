@@ -83,7 +83,8 @@ EXACT = [Shape.korf(3, 3, [8]), Shape.devquiz(3, 3, [0]), Shape.devquiz(4, 3, [0
 
 
 @pytest.mark.parametrize(
-    "shape", [Shape.korf(4, 4), Shape.devquiz(4, 4, [5, 10]), Shape.devquiz(5, 3, [2, 7]), Shape.devquiz(3, 3, [4])],
+    "shape",
+    [Shape.korf(4, 4), Shape.devquiz(4, 4, [5, 10]), Shape.devquiz(5, 3, [2, 7]), Shape.devquiz(3, 3, [4])],
     ids=lambda s: s.key,
 )
 def test_region_labels_number_every_cell_as_a_flood_does(shape):
