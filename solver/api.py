@@ -45,6 +45,8 @@ log = logging.getLogger("slidepdb.solve")
 LAYOUT_AFTER = 1.0  # seconds of Manhattan search on a walled board no table serves before its layout's tables
 LAYOUT_AFTER_NODES = 20_000_000  # ... or nodes, whichever comes first
 SHORTER_PROOF = 0.25  # of its limits: a board's optimal search when it looks for a shorter answer (SHORTER)
+RING_PROOF = 0.25  # ... and for an answer where the fallback found none before on its layout's tables (Known.ring):
+# the fallback has the rest (on DevQuiz's ring boards its wider beams and staged search need 1-2 s each)
 RETRY_SHARE = 0.25  # of its time limit, the least a board searches again after a table it read failed
 
 _POOLS: dict = {}  # (db_dir, use_db) -> SolverPool: tables loaded and kernels compiled once a process
@@ -303,7 +305,8 @@ def solve_record(
     :data:`~solver.fallback.SHORTER`: the proof gets :data:`SHORTER_PROOF` of the
     limits, then :func:`solver.fallback.ladder.shorter_search` looks for an answer
     shorter than the known one (a ``limit`` when it finds none).  ``known.ring``: the
-    fallback goes to the layout's tables first (:class:`~solver.outcome.Known`)."""
+    optimal search gets :data:`RING_PROOF` of the limits, and the fallback, which goes to
+    the layout's tables first (:class:`~solver.outcome.Known`), its own and the rest."""
     checked = check_record(rec)
     if checked.status != "valid":
         return checked
@@ -334,7 +337,8 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     t0 = time.perf_counter()
     searcher = pool.searcher(board)
     shorter = fallback == SHORTER
-    share = SHORTER_PROOF if shorter else 1  # of the limits, for the optimal search
+    ring = None if shorter or known is None else known.ring
+    share = SHORTER_PROOF if shorter else RING_PROOF if ring is not None else 1  # of the limits, for the optimal search
     proof = (scaled(time_limit, share), None if node_limit is None else int(node_limit * share))
     result, layout = optimal_search(board, searcher, pool, *proof, threads, known)
     nodes, bound = result.nodes, result.lower_bound
@@ -342,7 +346,7 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     how = failed = None
     limited = time_limit is not None or node_limit is not None
     if result.status != "solved" and fallback and limited and not (shorter and bound >= known.answer):
-        from .fallback.ladder import fallback_search, shorter_search  # (compiled kernels, loaded when needed)
+        from .fallback.ladder import FALLBACK_SHARE, fallback_search, shorter_search  # (compiled kernels: when needed)
 
         if isinstance(threads, Share):
             threads.release()  # the fallback runs on one thread: the batch may give the others to other items
@@ -350,9 +354,10 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
             pool.progress.phase("fallback (a valid answer, not proven)")
         if shorter:  # a board with an answer: weighted IDA* for a shorter one
             moves, how, more = shorter_search(searcher, board, time_limit, node_limit, known.answer)
-        else:
-            ring = known.ring if known else None
-            found = fallback_search(searcher, board, time_limit, node_limit, bound, layout, ring is None, ring)
+        else:  # with the part of the limits the optimal search was not given
+            more = 1 + (1 - share) / FALLBACK_SHARE
+            fb_limits = scaled(time_limit, more), None if node_limit is None else int(node_limit * more)
+            found = fallback_search(searcher, board, *fb_limits, bound, layout, ring is None, ring)
             moves, how, more, failed = found
         nodes += more
         searcher.reads.wait()  # nothing reported before the tables read have passed their checksums

@@ -407,10 +407,42 @@ def test_the_layout_tables_are_small_when_little_search_time_is_left(monkeypatch
     assert built == [(False, memory), (True, memory)]
 
 
+@pytest.mark.parametrize("before", ["small", "large"])
+def test_widths_that_failed_on_smaller_tables_are_passed_over_on_larger_ones(monkeypatch, before):
+    """A width whose beams failed on tables of some size is passed over on tables of that
+    size or larger (the larger tables rarely change which widths answer, and rebuilding
+    both directions' tables leaves a retry little time), not on smaller ones."""
+    from solver.fallback import ladder
+
+    board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
+    searcher = Searcher(manhattan_heuristic(board.shape))
+    given = []
+
+    class Rungs:
+        def __init__(self, board, lower_bound, forward, memory, failed=()):
+            given.append((memory, tuple(failed)))
+            self.failed, self.back, self.built = set(failed), None, None
+
+        def beams(self, limits, widths):
+            return None, None
+
+    monkeypatch.setattr(ladder, "Ladder", Rungs)
+    monkeypatch.setattr(ladder, "staged_search", lambda board, limits: None)
+    monkeypatch.setattr(ladder, "LAYOUT_SECONDS", 1.0)
+    size = {"small": ladder.LAYOUT_SMALL, "large": ladder.LAYOUT_MEMORY}
+    for limit, memory in ((2.0, ladder.LAYOUT_MEMORY), (0.2, ladder.LAYOUT_SMALL)):
+        given.clear()
+        failed = (size[before], (1024,))
+        ladder.fallback_search(searcher, board, limit, None, 10, first_beam=False, failed=failed)
+        assert given == [(memory, (1024,) if failed[0] <= memory else ())]
+
+
 def test_a_ring_retry_skips_the_first_beam_and_hands_on_the_widths_that_failed(monkeypatch):
-    """A board marked ring (Known.ring) at a later answer step: its optimal search keeps
-    the whole limit; the fallback skips its first beam and is told the widths that failed
-    before; the widths that fail now are recorded (``ladder_failed``) for the next step."""
+    """A board marked ring (Known.ring) at a later answer step: its optimal search gets
+    ``RING_PROOF`` of the limit and the fallback its own limits plus what the proof left
+    (the board's time is the same); the fallback skips its first beam and is told the
+    widths that failed before; the widths that fail now are recorded (``ladder_failed``)
+    for the next step."""
     import solver.api as api
     from pdb_builder.formats import Record
     from solver.fallback import ladder
@@ -433,4 +465,6 @@ def test_a_ring_retry_skips_the_first_beam_and_hands_on_the_widths_that_failed(m
     ring = (3 << 20, (1024,))
     out = api.solve_record(Record(1, str(board), board), api.SolverPool(use_db=False), 0.4, known=Known(61, None, ring))
     assert out.status == "limit" and out.ladder_failed == [3 << 20, [1024, 4096]]
-    assert seen == {"proof": 0.4, "fallback": 0.4, "first_beam": False, "failed": ring}
+    extra = (1 - api.RING_PROOF) * 0.4 / ladder.FALLBACK_SHARE
+    assert seen["proof"] == pytest.approx(0.4 * api.RING_PROOF) and seen["fallback"] == pytest.approx(0.4 + extra)
+    assert not seen["first_beam"] and seen["failed"] == ring

@@ -70,7 +70,8 @@ POLISH_SECONDS = 10.0  # polishing time of a fallback answer when only a node li
 STAGED_RATIO = 2  # staged search is tried too when the best answer is this many times the lower bound
 LAYOUT_MEMORY = 10 << 20  # per pattern BFS of the tables step 2 builds in memory
 LAYOUT_ZERO_AWARE = True  # and their costs by region of the blank (pdb_builder/regions.py)
-LAYOUT_SECONDS = 1.0  # step 2 builds tables of LAYOUT_MEMORY with this much search time left, or more
+LAYOUT_SECONDS = 8.0  # step 2 builds tables of LAYOUT_MEMORY with this much search time left, or more (a
+# 6x6 layout's two take 3 s: a ring retry at a limit of 3.2 s had no time left for the beam that answers)
 LAYOUT_SMALL = 3 << 20  # ... and of this with less (0.15-0.6 s on DevQuiz's walled 6x6 boards, against
 # 0.2-1.6 s; the beams on them answer nearly as often: 23 of 28 ring boards each at a limit of 0.8 s,
 # and a 32768 beam all 28 on the small ones, but a 4096 one there fewer)
@@ -273,7 +274,7 @@ def fallback_search(
     ):
         memory = LAYOUT_MEMORY if left is None or left >= LAYOUT_SECONDS else LAYOUT_SMALL
         make = layout or (lambda: layout_searcher(board.shape, search, memory=memory))
-        rungs = Ladder(board, lower_bound, make, memory, failed[1] if failed and failed[0] == memory else ())
+        rungs = Ladder(board, lower_bound, make, memory, failed[1] if failed and failed[0] <= memory else ())
         ladder(rungs, search)
         tried = (memory, tuple(sorted(rungs.failed)))
         ringed = rungs.back is not None or rungs.built is not None
