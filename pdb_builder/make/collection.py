@@ -1,8 +1,9 @@
 """A collection: several partitions of one shape, chosen by measured node counts.
 
 Each partition is a heuristic on its own (the sum of its tables); the solver takes
-the largest of the partitions it finds, so more partitions mean fewer nodes but one
-more table read per node each.  :func:`build_collection`:
+the largest of the partitions it finds, so more partitions mean fewer nodes but more
+table reads a node: one for each reading of a partition (two on a square shape, read
+also through the reflection, unless the partition is its own mirror image).  :func:`build_collection`:
 
 1. grows candidate partitions of the largest pattern sizes that fit the memory
    limit (:func:`candidates`: one compact partition grown from each of
@@ -12,8 +13,9 @@ more table read per node each.  :func:`build_collection`:
 2. measures node counts on sample boards of the shape with the ``measure`` it is
    given (the solver's IDA*: this package never imports the solver), first each
    candidate alone, then greedily: the candidate that cuts the set's nodes most
-   joins while the set's cost, nodes x (1 + :data:`READ_COST` x (partitions - 1)),
-   still falls, up to ``count`` partitions.  Sets are compared on the sample boards
+   joins while the set's cost, nodes x (1 + :data:`READ_COST` x (reads - 1)), still
+   falls, up to ``count`` partitions (``reads``: the table reads a node costs,
+   :func:`table_reads`).  Sets are compared on the sample boards
    every candidate alone solved within the measure's node limit;
 3. publishes the chosen files into the database folder (an atomic rename each),
    their ``metadata`` holding the collection's record: members, every candidate
@@ -37,6 +39,7 @@ import h5py
 
 from ..board import Board, Shape
 from ..errors import BoardError
+from ..lookup import mirrors_itself
 from ..patterns import GROW_ORDERS, Partition, compact_candidates, default_sizes, named_partition
 from ..solvability import decide
 from .building import DEFAULT_NAMES, BuildReport, build_pdb
@@ -45,15 +48,22 @@ log = logging.getLogger("slidepdb.build")
 
 UNIFORM_MAX_CELLS = 16  # up to this many free cells a sample board is uniformly random; beyond, a random walk
 WALK_PER_CELL = 4  # a random walk's moves per free cell
-# what one more partition adds to a node's time: the kernel reads one more table a
-# node.  Measured on 40 of Korf's 15-puzzles with the 7-8 tables read directly (one
-# partition: 74.8 ns a node) and also through the reflection (two: 118 ns a node).
+# what one more table read a node adds to a node's time.  Measured on 40 of Korf's
+# 15-puzzles with the 7-8 tables read directly (one reading: 74.8 ns a node) and also
+# through the reflection (two: 118 ns a node).
 READ_COST = 0.6
 
 
-def cost(nodes: int, partitions: int) -> float:
-    """A set's search time in units of one partition's node."""
-    return nodes * (1 + READ_COST * (partitions - 1))
+def table_reads(shape: Shape, partition: Partition) -> int:
+    """The readings of ``partition`` a node costs on ``shape``: two where the shape has a
+    diagonal reflection and the partition is not its own mirror image (the solver reads
+    it both ways, :func:`~pdb_builder.lookup.group_lookups`), else one."""
+    return 2 if shape.transpose_map is not None and not mirrors_itself(shape, partition.groups) else 1
+
+
+def cost(nodes: int, reads: int) -> float:
+    """A set's search time in units of a node that reads one table."""
+    return nodes * (1 + READ_COST * (reads - 1))
 
 
 @dataclass
@@ -186,13 +196,15 @@ def build_collection(
     figures: list[dict] = []
     common: set[int] | None = None  # the sample boards every candidate alone solved: what sets are compared on
 
-    def score(fig: dict, size: int) -> None:
+    def score(fig: dict) -> None:
         """``compared``: the set's nodes on the boards of ``common`` (a board a search
         stopped at its node limit says only that it needs more, so boards some
-        candidate did not solve would blur every comparison); ``cost`` from them."""
+        candidate did not solve would blur every comparison); ``cost`` from them and the
+        set's table reads."""
         per = fig.get("per-board")
         fig["compared"] = fig["nodes"] if per is None else sum(per[i][0] for i in sorted(common or ()))
-        fig["cost"] = cost(fig["compared"], size)
+        fig["reads"] = sum(table_reads(shape, built[n][0]) for n in fig["set"])
+        fig["cost"] = cost(fig["compared"], fig["reads"])
 
     def measured(names: tuple[str, ...]) -> dict:
         """The set's figures, also kept (and scored later, for the singles) in ``figures``."""
@@ -200,7 +212,7 @@ def build_collection(
         fig = {"set": list(names), **measure([path_of[n] for n in names], o.boards)}
         fig.setdefault("seconds", time.perf_counter() - t0)
         if common is not None:
-            score(fig, len(names))
+            score(fig)
         figures.append(fig)
         say(f"measured {' + '.join(names)}: {fig['nodes']:,} nodes, {fig.get('solved', '?')} boards solved, "
             f"{fig['seconds']:.2f} s")  # fmt: skip
@@ -212,7 +224,7 @@ def build_collection(
         set(range(len(o.boards))) if None in pers else {i for i in range(len(o.boards)) if all(p[i][1] for p in pers)}
     )
     for fig in singles.values():
-        score(fig, 1)
+        score(fig)
     say(f"compared on the {len(common)} of {len(o.boards)} sample boards every candidate solved")
     chosen = [min(singles, key=lambda n: singles[n]["compared"])]
     nodes, best_cost = singles[chosen[0]]["compared"], singles[chosen[0]]["cost"]
@@ -237,7 +249,7 @@ def build_collection(
         "figures": figures,
         "sample": {"boards": [str(b) for b in o.boards], "drawn": how, "compared-on": sorted(common)},
         "rule": "greedy: the candidate with the fewest nodes, then the one that cuts nodes most, "
-        f"while nodes x (1 + {READ_COST} x (partitions - 1)) falls",
+        f"while nodes x (1 + {READ_COST} x (table reads a node - 1)) falls",
     }
     report = CollectionReport(shape.key, record=record)
     if o.overwrite:  # the shape's earlier collection goes: its members that this one does not replace
