@@ -55,10 +55,16 @@ def grid_masks(width: int, n: int, free_cells) -> tuple[np.uint64, np.uint64, np
     return np.uint64(sum(1 << c for c in free_cells)), np.uint64(board & ~col0), np.uint64(board & ~last)
 
 
+def _grown(r, free, one, width, not_col0, not_last):
+    """``r`` grown by one cell each way inside ``free``: Python ints, or numpy uint64
+    arrays (``one`` and ``width`` then np.uint64)."""
+    return (r | ((r << one) & not_col0) | ((r >> one) & not_last) | (r << width) | (r >> width)) & free
+
+
 def _flood(seed: int, free: int, width: int, not_col0: int, not_last: int) -> int:
     r = seed
     while True:
-        nr = (r | ((r << 1) & not_col0) | ((r >> 1) & not_last) | (r << width) | (r >> width)) & free
+        nr = _grown(r, free, 1, width, not_col0, not_last)
         if nr == r:
             return r
         r = nr
@@ -110,7 +116,7 @@ def region_labels(cells: tuple, width: int, n: int) -> np.ndarray:
     while rest.any():
         region = rest & (~rest + one)  # flood every set's lowest remaining cell at once
         while True:
-            grown = (region | ((region << one) & nc0) | ((region >> one) & nl) | (region << w) | (region >> w)) & free
+            grown = _grown(region, free, one, w, nc0, nl)
             if np.array_equal(grown, region):
                 break
             region = grown

@@ -339,7 +339,7 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     shorter = fallback == SHORTER
     ring = None if shorter or known is None else known.ring
     share = SHORTER_PROOF if shorter else RING_PROOF if ring is not None else 1  # of the limits, for the optimal search
-    proof = (scaled(time_limit, share), None if node_limit is None else int(node_limit * share))
+    proof = _scaled_limits(time_limit, node_limit, share)
     result, layout = optimal_search(board, searcher, pool, *proof, threads, known)
     nodes, bound = result.nodes, result.lower_bound
     moves = result.moves
@@ -355,8 +355,7 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
         if shorter:  # a board with an answer: weighted IDA* for a shorter one
             moves, how, more = shorter_search(searcher, board, time_limit, node_limit, known.answer)
         else:  # with the part of the limits the optimal search was not given
-            more = 1 + (1 - share) / FALLBACK_SHARE
-            fb_limits = scaled(time_limit, more), None if node_limit is None else int(node_limit * more)
+            fb_limits = _scaled_limits(time_limit, node_limit, 1 + (1 - share) / FALLBACK_SHARE)
             found = fallback_search(searcher, board, *fb_limits, bound, layout, ring is None, ring)
             moves, how, more, failed = found
         nodes += more
@@ -390,6 +389,11 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
         out.certificate = certificate(out, out.tables, how="search" if how is None else "bound")
     stated_length_clash(out)
     return out
+
+
+def _scaled_limits(time_limit, node_limit, share: float) -> tuple:
+    """``share`` of a time limit and a node limit (None stays None; nodes whole)."""
+    return scaled(time_limit, share), None if node_limit is None else int(node_limit * share)
 
 
 def optimal_search(
