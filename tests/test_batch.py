@@ -89,6 +89,31 @@ def test_sigterm_that_a_library_turned_into_another_error_still_stops_the_batch(
     assert not res.interrupted and sum(o.status == "error" for o in res.outcomes.values()) == 7
 
 
+def test_a_stop_whose_exception_python_dropped_still_ends_a_batch_of_workers(tmp_path, monkeypatch):
+    """The handler's KeyboardInterrupt can be dropped (raised inside a fork's hooks:
+    "Exception ignored in ... _releaseLock"); the flag it set first stays, and the batch
+    that hands boards to worker processes looks at it between its waits: it ends within
+    a second or two, not at its boards' 60-second limits, and says it was interrupted."""
+    import threading
+    import time
+
+    import solver.search.limits as limits
+
+    monkeypatch.setattr(limits, "_stopping", False)
+    boards = tmp_path / "far.txt"
+    boards.write_text("6,5,9304781Q2==5=S=INLPKGMC6ERHJ=O\n" * 4)  # far beyond Manhattan distance's reach
+    recs = read_file(str(boards)).records
+    timer = threading.Timer(2.0, setattr, (limits, "_stopping", True))  # the flag alone, no exception
+    t0 = time.perf_counter()
+    timer.start()
+    try:
+        res = run_batch(recs, use_db=False, workers=2, time_limit=60, fallback=False, out_path=tmp_path / "a.txt")
+    finally:
+        timer.cancel()
+    assert res.interrupted and not res.outcomes
+    assert time.perf_counter() - t0 < 20
+
+
 def test_torn_or_forged_journal_lines_are_solved_again(problems, tmp_path):
     recs = read_file(str(problems)).records
     out = tmp_path / "a.txt"

@@ -256,12 +256,13 @@ class Run:
             lacking = {r.index for p in plans for r in p.records}  # boards of shapes without tables
             if room is not None:  # smaller patterns where the largest would not end in time
                 plans = shrunk_plans(plans, plan_of, room, o.memory_limit, o.layout_memory >> 3)
+                served = {r.index for p in plans for r in p.records}  # (a board two plans serve: once)
                 log.warning(
                     "%s planned (%s entries) for %s; %s without tables in the time left",
                     plural(sum(len(p.partitions) for p in plans), "build"),
                     f"{sum(p.entries for p in plans):,}",
-                    plural(sum(p.boards for p in plans), "board"),
-                    plural(len(lacking) - sum(p.boards for p in plans), "board"),
+                    plural(len(served), "board"),
+                    plural(len(lacking - served), "board"),
                 )
         # the boards whose tables are there first, then the largest wall-free build first:
         # the longest builds start at once, the small sizes' builds and boards fill the

@@ -15,6 +15,7 @@ from pdb_builder.formats import Record
 
 from ..api import SolverPool, solve_record
 from ..outcome import Outcome
+from ..search.limits import raise_if_stopping
 from .feed import Feed, Job
 from .lanes import Lanes, lane_share
 
@@ -151,6 +152,7 @@ def _drive(
 
     try:
         while not ended or pending:
+            raise_if_stopping()  # a stop whose exception Python dropped (one raised inside a fork's hooks)
             if ended and pending and all(job is not None for job in pending.values()):
                 cancel(pending)  # past the last start, no board running: nothing waits on these
                 for job in pending.values():
@@ -220,6 +222,7 @@ def _run_job_here(feed: Feed, job: Job) -> None:
     try:
         while thread.is_alive():
             thread.join(WATCH)
+            raise_if_stopping()
             if not share.stopped and ((late := feed._too_late()) or feed.give_up(1, [job])):
                 share.stop()
     except BaseException:
@@ -248,6 +251,7 @@ def _local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, 
         pool = pools.pool(python_first=feed.size <= 1, progress=progress)
         ended = False
         while not ended:
+            raise_if_stopping()
             items, ended = feed.take(limit=1)
             for item in items:
                 if isinstance(item, Job):  # nothing runs beside it: every core
