@@ -33,10 +33,10 @@ from .batch import BOARD_SPAN
 ANSWER_SHARE = 0.15  # of the time left at the answer pass's start: what its first step may take
 ANSWER_MIN = 0.05  # seconds: the first step's limit at least, before the boards show what they take
 # (the fallback's first beam and its polishing answer most DevQuiz boards in a tenth of a second)
-ANSWER_MAX = 0.05  # ... and at most: the first answer is what this step is for; proofs and shorter
-# answers are cheaper on the tables the builds bring (the whole DevQuiz file under --budget 4h, 2 cores:
-# 0.25 s took 2,183 board-seconds for 5,000 boards, most of them the fallback polishing what the quick
-# pass then proves; 0.05 s, 636; on 16 cores a limit of up to 1 s took 6 of 8 minutes)
+ANSWER_MAX = 0.25  # ... and at most: proofs are cheaper on the tables the builds bring (on 16 cores
+# and the whole DevQuiz file, a limit of up to 1 s took 6 of 8 minutes and left no time to build). At
+# most 0.05 s (whole file, --budget 4h, 2 cores) answered every board at 824 s instead of 1,353 s, but
+# the boards the 0.25 s searches prove waited for their sizes' builds: 3,254 proven at 50 min, not 3,463
 ANSWER_GROWTH = 4  # each later step gives the boards still unanswered this many times their limit
 ANSWER_FLOOR = 0.05  # ... and after that, where the time left is short, down to this
 RECENT = 20  # the boards ended last whose seconds the first step's limit follows
