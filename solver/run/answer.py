@@ -34,9 +34,10 @@ ANSWER_SHARE = 0.15  # of the time left at the answer pass's start: what its fir
 ANSWER_MIN = 0.05  # seconds: the first step's limit at least, before the boards show what they take
 # (the fallback's first beam and its polishing answer most DevQuiz boards in a tenth of a second)
 ANSWER_MAX = 0.25  # ... and at most: proofs are cheaper on the tables the builds bring (on 16 cores
-# and the whole DevQuiz file, a limit of up to 1 s took 6 of 8 minutes and left no time to build). At
-# most 0.05 s (whole file, --budget 4h, 2 cores) answered every board at 824 s instead of 1,353 s, but
-# the boards the 0.25 s searches prove waited for their sizes' builds: 3,254 proven at 50 min, not 3,463
+# and the whole DevQuiz file, a limit of up to 1 s took 6 of 8 minutes and left no time to build).
+# Capped at 0.05 s instead (whole file, --budget 4h, 2 cores), every board was answered at 824 s, not
+# 1,353 s, but the boards the 0.25 s searches prove waited for their sizes' builds: 3,254 proven at
+# 50 min, not 3,463
 ANSWER_GROWTH = 4  # each later step gives the boards still unanswered this many times their limit
 ANSWER_FLOOR = 0.05  # ... and after that, where the time left is short, down to this
 RECENT = 20  # the boards ended last whose seconds the first step's limit follows

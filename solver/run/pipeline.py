@@ -253,10 +253,10 @@ class Run:
                 return plan_first(recs, o.db_dir, memory, min(memory, o.layout_memory), o.layout_count)
 
             plans = plan_of(todo, o.memory_limit)
-            lacking = {r.index for p in plans for r in p.records}  # boards of shapes without tables
+            lacking = _boards_of(plans)  # boards of shapes without tables
             if room is not None:  # smaller patterns where the largest would not end in time
                 plans = shrunk_plans(plans, plan_of, room, o.memory_limit, o.layout_memory >> 3)
-                served = {r.index for p in plans for r in p.records}  # (a board two plans serve: once)
+                served = _boards_of(plans)  # (a board two plans serve: once)
                 log.warning(
                     "%s planned (%s entries) for %s; %s without tables in the time left",
                     plural(sum(len(p.partitions) for p in plans), "build"),
@@ -409,6 +409,11 @@ class Run:
             res.rounds.append((k, limit, len(tried), gained, time.perf_counter() - t0))
             final.update({i: self.best.get(i, x) for i, x in batch.outcomes.items()})
             res.interrupted = batch.interrupted
+
+
+def _boards_of(plans) -> set[int]:
+    """The indices of the boards ``plans`` serve (:class:`~solver.run.builds.Plan`), each once."""
+    return {r.index for p in plans for r in p.records}
 
 
 def _not_started(rec) -> Outcome:
