@@ -254,12 +254,16 @@ def test_times_read_in_a_unit_that_suits_them(tmp_path, monkeypatch):
     from matplotlib.figure import Figure
 
     from pdb_builder.words import seconds_text
+    from solver.outcome import Outcome
+    from solver.run.batch import BatchResult
     from solver.run.plan import RunResult
     from solver.run.timeline import plot_timeline, time_unit
 
     assert [time_unit(s)[0] for s in (47, 600, 4 * 3600)] == ["seconds", "minutes", "hours"]
     assert seconds_text(8.17381) == "8.2 s" and seconds_text(60.0) == "60 s"
-    assert "at 8.2 s" in RunResult(full_limit=8.17381).phase_rows(10.0)[2][1]
+    full = BatchResult({7: Outcome(index=7, board="3,3,123456708", status="limit")})
+    assert "at 8.2 s" in RunResult(full_limit=8.17381, full=full).phase_rows(10.0)[2][1]
+    assert RunResult(full_limit=60.0, full=BatchResult({})).phase_rows(10.0)[2][1] == "0 boards"  # no limit shown
     csv = tmp_path / "t.csv"
     csv.write_text("elapsed_s,step,index,size,proven,size_proven\n1.5,quick,1,3x3,1,1\n47.0,full,2,4x4,2,1\n")
     drawn = []

@@ -134,7 +134,7 @@ class RunResult:
             (
                 "full pass",
                 plural(len(f.outcomes) if f else 0, "board")
-                + (f" at {seconds_text(self.full_limit)}" if self.full_limit else ""),
+                + (f" at {seconds_text(self.full_limit)}" if self.full_limit and f and f.outcomes else ""),
                 f"{f.seconds:.1f}" if f else "-",
             ),
             *(
