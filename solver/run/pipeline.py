@@ -254,7 +254,7 @@ class Run:
 
             plans = plan_of(todo, o.memory_limit)
             lacking = _boards_of(plans)  # boards of shapes without tables
-            if room is not None:  # smaller patterns where the largest would not end in time
+            if room is not None and lacking:  # smaller patterns where the largest would not end in time
                 plans = shrunk_plans(plans, plan_of, room, o.memory_limit, o.layout_memory >> 3)
                 served = _boards_of(plans)  # (a board two plans serve: once)
                 log.warning(
