@@ -219,6 +219,20 @@ def named_partition(shape: Shape, name: str) -> Partition:
     return part
 
 
+def too_large(shape: Shape) -> str | None:
+    """Why no database can serve ``shape`` (more free cells than a pattern's BFS can
+    hold beside the largest pattern), or None where one can."""
+    n = len(shape.free_cells)
+    if n - min(len(shape.tiles), MAX_PATTERN_TILES) <= MAX_FREE_NONPATTERN:
+        return None
+    return (
+        f"{shape.size_text} has {n} free cells; databases serve at most "
+        f"{MAX_FREE_NONPATTERN + MAX_PATTERN_TILES} (the BFS keeps 2 bits per non-pattern cell "
+        f"in 64 bits, and a pattern holds at most {MAX_PATTERN_TILES} tiles): solve its boards "
+        f"without databases"
+    )
+
+
 def default_sizes(shape: Shape, memory_limit: int) -> list[int]:
     """Even pattern sizes, as large as the memory budget allows for one BFS."""
     n = len(shape.free_cells)
@@ -229,13 +243,9 @@ def default_sizes(shape: Shape, memory_limit: int) -> list[int]:
             continue
         if bfs_memory(n, cand) <= memory_limit:
             k = cand
-    if n - min(m, MAX_PATTERN_TILES) > MAX_FREE_NONPATTERN:
-        raise BoardError(
-            f"{shape.size_text} has {n} free cells; databases serve at most "
-            f"{MAX_FREE_NONPATTERN + MAX_PATTERN_TILES} (the BFS keeps 2 bits per non-pattern cell "
-            f"in 64 bits, and a pattern holds at most {MAX_PATTERN_TILES} tiles): solve its boards "
-            f"without databases"
-        )
+    fault = too_large(shape)
+    if fault:
+        raise BoardError(fault)
     groups = math.ceil(m / k)
     base, extra = divmod(m, groups)
     least = n - MAX_FREE_NONPATTERN  # the fewest tiles a pattern's BFS can hold

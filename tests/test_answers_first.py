@@ -125,6 +125,44 @@ def test_a_busy_neighbour_costs_proofs_not_answers(mixed, tmp_path):
     assert res.answer is not None and res.answer[1] == len(recs)
 
 
+def _scrambled(width: int, moves: int, seed: int) -> list[int]:
+    """A Korf-goal board ``width`` on a side, ``moves`` random moves of the blank from the goal."""
+    import random
+
+    rng, cells, b = random.Random(seed), list(range(width * width)), 0
+    for _ in range(moves):
+        x, y = b % width, b // width
+        steps = [
+            (dx, dy) for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1)) if 0 <= x + dx < width and 0 <= y + dy < width
+        ]
+        dx, dy = rng.choice(steps)
+        n = (y + dy) * width + x + dx
+        cells[b], cells[n] = cells[n], cells[b]
+        b = n
+    return cells
+
+
+@pytest.mark.parametrize(
+    "limits", [["--budget", "none", "--quick-limit", "0.5", "--time-limit", "0.5"], ["--budget", "10s"]]
+)
+def test_a_size_no_table_can_serve_is_answered_and_the_run_goes_on(tmp_path, limits):
+    """A 7x7 board (49 free cells: more than any table serves) that no short search
+    proves, beside a 3x3 one: the run says why its size gets no table and answers both
+    (with a budget, after its answer pass: the planning used to end the run there with
+    the answers unwritten), exit 0."""
+    f = tmp_path / "big.txt"
+    f.write_text(" ".join(map(str, _scrambled(7, 300, 1))) + "\n3,3,123456708\n")
+    out = tmp_path / "a.txt"
+    r = CliRunner().invoke(
+        main, ["run", str(f), "--out", str(out), "--db-dir", str(tmp_path / "db"), "--workers", "1", *limits]
+    )
+    assert r.exit_code == 0, r.output
+    assert "7x7 boards go on without tables: 7x7 has 49 free cells" in r.output
+    recs = read_file(str(f)).records
+    assert answered(out, recs) == 2
+    assert not list((tmp_path / "db").glob("7x7*"))
+
+
 # -- the parts, without processes -----------------------------------------------------------
 
 

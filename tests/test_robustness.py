@@ -160,11 +160,12 @@ def test_a_missing_db_dir_from_the_environment_or_the_api_warns_too(tmp_path, mo
         assert solve("3,3,123456708", db_dir=tmp_path / "also-none").optimal
 
 
-def test_suggest_keeps_the_db_dir(tmp_path):
+def test_suggest_keeps_the_db_dir_and_suggests_no_build_that_must_fail(tmp_path):
     problems = tmp_path / "p.txt"
-    problems.write_text("4,4,123456789ABCDEF0\n")
+    problems.write_text("4,4,123456789ABCDEF0\n" + " ".join(map(str, [*range(1, 49), 0])) + "\n")
     r = run("inspect", "--problems", str(problems), "--suggest", "--db-dir", str(tmp_path / "my db"))
     assert f"slidepdb build 4x4 --goal devquiz --db-dir '{tmp_path / 'my db'}'" in r.output
+    assert "build 7x7" not in r.output and "# 7x7 has 49 free cells" in r.output  # (the 7x7 board: 49 cells)
 
 
 def test_a_closed_pipe_ends_quietly(tmp_path):

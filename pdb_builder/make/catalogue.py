@@ -21,6 +21,7 @@ import numpy as np
 from ..board import Board, Shape
 from ..errors import DatabaseError
 from ..lookup import evaluate, group_lookups
+from ..patterns import too_large
 from ..storage import DatabaseCache, database_files, open_database
 
 log = logging.getLogger("slidepdb.inspect")
@@ -351,20 +352,25 @@ def coverage_summary(covs: list[BoardCoverage]) -> list[dict]:
 
 def suggest(covs: list[BoardCoverage], records, db_dir=None) -> list[str]:
     """``slidepdb build`` commands for the wall-free database of every size left uncovered
-    (with ``--db-dir`` when one was given)."""
+    (with ``--db-dir`` when one was given); a comment for a size no database can serve."""
     import shlex
 
     where = f" --db-dir {shlex.quote(str(db_dir))}" if db_dir is not None else ""
     cmds = []
     seen = set()
-    goal_of = {rec.index: rec.board.shape.goal_kind for rec in records if rec.board is not None}
+    shape_of = {rec.index: rec.board.shape for rec in records if rec.board is not None}
     for c in covs:
         if c.served_by != "none":
             continue
-        key = (c.size, goal_of[c.index])
+        key = (c.size, shape_of[c.index].goal_kind)
         if key in seen:
             continue
         seen.add(key)
+        shape = shape_of[c.index]
+        fault = too_large(shape if shape.goal_kind == "custom" else shape.wall_free())
+        if fault:
+            cmds.append(f"# {fault}")
+            continue
         w, h = (int(x) for x in c.size.split("x"))
         mem = " --memory-limit 6G" if w * h >= 25 else ""
         cmds.append(f"slidepdb build {c.size} --goal {key[1]}{mem}{where}")

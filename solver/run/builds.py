@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pdb_builder.board import Shape
 from pdb_builder.cores import BuildStopped
+from pdb_builder.errors import BoardError
 from pdb_builder.make.building import BuildReport, build_pdb, default_partition, layout_partitions
 from pdb_builder.patterns import num_placements
 from pdb_builder.storage import database_files, default_db_dir, pdb_filename
@@ -84,9 +85,12 @@ def disk_used(db_dir) -> int:
     return total
 
 
-def _plan(wants, role: str, partitions_of) -> dict[str, Plan]:
+def _plan(wants, role: str, partitions_of, faults: dict | None) -> dict[str, Plan]:
     """A build for each distinct shape of ``wants`` ((shape, record) pairs) that
-    ``partitions_of(shape)`` says lacks some partitions, with the boards that want it."""
+    ``partitions_of(shape)`` says lacks some partitions, with the boards that want it.
+    A shape whose partitions raise :class:`~pdb_builder.errors.BoardError` (more free
+    cells than tables serve, or patterns larger than the memory limit allows) gets no
+    plan and its size's text and the fault go into ``faults``; None: it raises."""
     plans: dict[str, Plan] = {}
     seen: set[str] = set()
     for s, rec in wants:
@@ -95,7 +99,13 @@ def _plan(wants, role: str, partitions_of) -> dict[str, Plan]:
             plans[s.key].records.append(rec)
         elif s.key not in seen:
             seen.add(s.key)
-            parts = partitions_of(s)
+            try:
+                parts = partitions_of(s)
+            except BoardError as exc:
+                if faults is None:
+                    raise
+                faults.setdefault(s.size_text, str(exc))
+                continue
             if parts:
                 plans[s.key] = Plan(s, role, 1, _entries(s, parts), parts, [rec])
     return plans
@@ -106,8 +116,9 @@ def _entries(shape: Shape, partitions) -> int:
     return sum(num_placements(n, len(g)) for p in partitions for g in p.groups)
 
 
-def plan_wall_free(records, db_dir, memory_limit: int) -> list[Plan]:
-    """One wall-free database per size (and goal) the file holds and the folder lacks."""
+def plan_wall_free(records, db_dir, memory_limit: int, faults: dict | None = None) -> list[Plan]:
+    """One wall-free database per size (and goal) the file holds and the folder lacks
+    (``faults``: as :func:`_plan` says)."""
     wants = (
         (r.board.shape.wall_free() if r.board.shape.goal_kind != "custom" else r.board.shape, r)
         for r in records
@@ -115,12 +126,17 @@ def plan_wall_free(records, db_dir, memory_limit: int) -> list[Plan]:
     )
     return list(
         _plan(
-            wants, "wall-free", lambda s: [] if _has_pdb(s, db_dir) else [default_partition(s, memory_limit)]
+            wants,
+            "wall-free",
+            lambda s: [] if _has_pdb(s, db_dir) else [default_partition(s, memory_limit)],
+            faults,
         ).values()
     )
 
 
-def plan_first(records, db_dir, memory_limit: int, layout_memory: int = LAYOUT_MEMORY, count: int = 1) -> list[Plan]:
+def plan_first(
+    records, db_dir, memory_limit: int, layout_memory: int = LAYOUT_MEMORY, count: int = 1, faults: dict | None = None
+) -> list[Plan]:
     """The tables the quick pass waits on: each size's wall-free database
     (:func:`plan_wall_free`), except where every board of the size is walled and the
     databases of their exact layouts (:func:`plan_layouts`) hold no more entries:
@@ -128,40 +144,48 @@ def plan_first(records, db_dir, memory_limit: int, layout_memory: int = LAYOUT_M
     which are stronger (they know that no tile crosses a wall); they pay where many
     boards share them, and are a detour where the layouts cost as little.  There the
     size's wall-free cut of the layouts' pattern sizes (:func:`plan_wall_free_cuts`)
-    comes with the layouts while all of them together still hold no more entries."""
+    comes with the layouts while all of them together still hold no more entries.
+    ``faults``: as :func:`_plan` says."""
     out = []
-    for p in plan_wall_free(records, db_dir, memory_limit):
+    for p in plan_wall_free(records, db_dir, memory_limit, faults):
         walled = [r for r in p.records if r.board.shape.walls]
         if p.shape.walls or len(walled) < len(p.records):  # a custom goal's walled shape, or wall-free boards
             out.append(p)
             continue
-        layouts = plan_layouts(walled, db_dir, layout_memory, count)
-        cheap = plan_wall_free_cuts(walled, db_dir, layout_memory, 1) + layouts
+        layouts = plan_layouts(walled, db_dir, layout_memory, count, faults)
+        cheap = plan_wall_free_cuts(walled, db_dir, layout_memory, 1, faults) + layouts
         out += next((c for c in (cheap, layouts) if sum(q.entries for q in c) <= p.entries), [p])
     return out
 
 
-def plan_layouts(records, db_dir, layout_memory: int = LAYOUT_MEMORY, count: int = 1) -> list[Plan]:
+def plan_layouts(
+    records, db_dir, layout_memory: int = LAYOUT_MEMORY, count: int = 1, faults: dict | None = None
+) -> list[Plan]:
     """The exact-layout databases (``count`` partitions, :func:`layout_partitions`)
-    each walled board in ``records`` lacks, cheapest a board first."""
+    each walled board in ``records`` lacks, cheapest a board first (``faults``: as
+    :func:`_plan` says)."""
     d = default_db_dir(db_dir)
     wants = ((r.board.shape, r) for r in _walled(records))
     plans = _plan(
         wants,
         "layout",
         lambda s: [p for p in layout_partitions(s, layout_memory, count) if not (d / pdb_filename(s, p.name)).exists()],
+        faults,
     )
     return sorted(plans.values(), key=lambda p: (p.entries / p.boards, p.shape.key))
 
 
-def plan_wall_free_cuts(records, db_dir, layout_memory: int = LAYOUT_MEMORY, count: int = 2) -> list[Plan]:
+def plan_wall_free_cuts(
+    records, db_dir, layout_memory: int = LAYOUT_MEMORY, count: int = 2, faults: dict | None = None
+) -> list[Plan]:
     """For the sizes of the walled boards in ``records``: ``count`` cuts of the
     wall-free shape into patterns whose BFS fits ``layout_memory``
     (:func:`layout_partitions`; the first is the size's default where it fits), those
     the folder lacks.  They serve every board of the size, so they cost little a board,
     and their max with the exact layout's sums is the stronger heuristic (measured in
     docs/design.md).  None for a size whose folder holds other wall-free tables (of
-    larger patterns, built for more memory, or the user's own): those stand alone."""
+    larger patterns, built for more memory, or the user's own): those stand alone.
+    ``faults``: as :func:`_plan` says."""
     if count < 1:
         return []
     d = default_db_dir(db_dir)
@@ -172,7 +196,7 @@ def plan_wall_free_cuts(records, db_dir, layout_memory: int = LAYOUT_MEMORY, cou
         return [] if there - want.keys() else [p for name, p in want.items() if name not in there]
 
     wants = ((r.board.shape.wall_free(), r) for r in _walled(records))
-    return list(_plan(wants, "wall-free", missing).values())
+    return list(_plan(wants, "wall-free", missing, faults).values())
 
 
 def _walled(records):

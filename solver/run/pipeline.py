@@ -135,6 +135,8 @@ class Run:
         self.best: dict[int, Outcome] = {}  # the best each board has had in any pass (solver.outcome.better)
         self.slots = opts.workers if opts.scheduler is None else cluster_threads(opts.scheduler)
         self.rate = BUILD_RATE  # entries a build makes a thread-second, scaled by what the answer pass measures
+        self.faults: dict[str, str] = {}  # size -> why no table of it can be built (solver.run.builds._plan)
+        self.told: set[str] = set()  # the sizes of faults logged
 
     def keep(self, o: Outcome) -> Outcome:
         """``o`` held with the board's earlier outcomes: the better one (which stands)."""
@@ -215,6 +217,14 @@ class Run:
         )
         return run_batch(recs, run, **changes)
 
+    def tell_faults(self) -> None:
+        """Log once each size that the planners found no table could serve: its boards
+        go on without tables (a run never stops for them)."""
+        for size, why in self.faults.items():
+            if size not in self.told:
+                self.told.add(size)
+                log.warning("%s boards go on without tables: %s", size, why)
+
     def answer_pass(self) -> None:
         """Step 0 of the module docstring (:func:`solver.run.answer.answer_pass`)."""
         answer_pass(self)
@@ -249,10 +259,11 @@ class Run:
         plans, lacking, room = [], set(), self.build_room()
         if o.build:
 
-            def plan_of(recs, memory):
-                return plan_first(recs, o.db_dir, memory, min(memory, o.layout_memory), o.layout_count)
+            def plan_of(recs, memory, faults=None):  # (the smaller ones tried: a BoardError says they cannot be)
+                return plan_first(recs, o.db_dir, memory, min(memory, o.layout_memory), o.layout_count, faults)
 
-            plans = plan_of(todo, o.memory_limit)
+            plans = plan_of(todo, o.memory_limit, self.faults)
+            self.tell_faults()
             lacking = _boards_of(plans)  # boards of shapes without tables
             if room is not None and lacking:  # smaller patterns where the largest would not end in time
                 plans = shrunk_plans(plans, plan_of, room, o.memory_limit, o.layout_memory >> 3)
@@ -311,8 +322,9 @@ class Run:
         todo = [r for r in rest if r.index not in done_full]
         plans = []
         if o.build:  # the wall-free cuts first: each board's order below is its layout's cost
-            plans = plan_wall_free_cuts(todo, o.db_dir, o.layout_memory, o.wall_free_count)
-            plans += plan_layouts(todo, o.db_dir, o.layout_memory, o.layout_count)
+            plans = plan_wall_free_cuts(todo, o.db_dir, o.layout_memory, o.wall_free_count, self.faults)
+            plans += plan_layouts(todo, o.db_dir, o.layout_memory, o.layout_count, self.faults)
+            self.tell_faults()
             room = self.build_room()
             if room is not None:  # those that end in time, the cheapest a board first
                 plans = plans_within(plans, room)
@@ -388,7 +400,9 @@ class Run:
                 time_limit = UntilEnd(deadline - self.reserve, span)
                 last_start = max(last_start, self.last_start(floor, span))
             count = min(MAX_LAYOUT_PARTITIONS, o.layout_count + k)
-            plans = plan_layouts(todo, o.db_dir, min(o.memory_limit, o.layout_memory << k), count) if o.build else []
+            memory = min(o.memory_limit, o.layout_memory << k)
+            plans = plan_layouts(todo, o.db_dir, memory, count, self.faults) if o.build else []
+            self.tell_faults()
             plans = worth_waiting_for(plans, limit, self.rate)
             t0, began = time.perf_counter(), time.time()
             nodes = None if o.node_limit is None else o.node_limit * 2**k
