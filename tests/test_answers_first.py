@@ -163,6 +163,31 @@ def test_a_size_no_table_can_serve_is_answered_and_the_run_goes_on(tmp_path, lim
     assert not list((tmp_path / "db").glob("7x7*"))
 
 
+def test_a_board_proven_by_its_answer_and_the_quick_pass_bound_goes_no_further(tmp_path):
+    """The answer pass answered a board (20 moves, bound 18) and the quick pass's search,
+    stopped at its limit, proved the bound 20: the board is proven, so it is final (the
+    full pass used to take such boards again and build their layouts' tables: 427
+    builds of 643 on the whole DevQuiz file).  A bound short of the answer leaves the
+    board to the later passes."""
+    from solver.run.files import RunFiles
+    from solver.run.pipeline import Run
+    from solver.run.plan import RunOptions
+
+    f = tmp_path / "b.txt"
+    f.write_text("3,3,123456708\n3,3,123456780\n")
+    recs = read_file(str(f)).records
+    told = []  # what the run reports as each outcome stands
+    run = Run(recs, RunFiles(tmp_path / "a.txt"), RunOptions(db_dir=tmp_path / "db", on_outcome=told.append))
+    for i, bound in ((1, 20), (2, 19)):
+        board = recs[i - 1].text
+        run.seen(Outcome(index=i, board=board, status="solved", moves="R" * 20, length=20, lower_bound=18, h0=16))
+        run.quick_seen(Outcome(index=i, board=board, status="limit", lower_bound=bound, h0=16))
+        told.append(None)
+    assert run.final[1].proven and run.final[1].length == 20 and told[1] is run.final[1]
+    assert 2 not in run.final and not run.best[2].proven and run.best[2].lower_bound == 19
+    assert told[4:] == [None]  # (board 2's search told nothing new)
+
+
 # -- the parts, without processes -----------------------------------------------------------
 
 

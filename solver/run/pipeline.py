@@ -245,15 +245,6 @@ class Run:
         """Every board not final yet, each size's as soon as its wall-free database is
         built: proven boards are final; rejected ones (invalid, unsolvable) too."""
         o = self.opts
-
-        def quick_seen(out: Outcome):
-            if out.status != "limit":
-                self.final[out.index] = out
-                self.seen(out)
-            else:
-                self.keep(out)
-                self.sittings.touch()
-
         todo = [r for r in self.records if r.index not in self.final]
         caps = [x for x in (o.node_limit, o.quick_node_limit) if x is not None]
         plans, lacking, room = [], set(), self.build_room()
@@ -290,13 +281,24 @@ class Run:
             time_limit=o.quick_limit,
             node_limit=min(caps, default=None),
             fallback=False,
-            on_outcome=quick_seen,
+            on_outcome=self.quick_seen,
             plans=plans,
             last_start=self.last_start(o.quick_limit, QUICK_SPAN),
             known=known_of({r.index: self.best[r.index] for r in todo if r.index in self.best}),
         )
         if self.res.quick.interrupted:
             raise KeyboardInterrupt
+
+    def quick_seen(self, out: Outcome) -> None:
+        """A quick-pass outcome: final where the board is decided (proven, rejected), also
+        by the answer an earlier pass found, of the length this search proved the least
+        (a board proven so goes on to no build and no later pass); else kept."""
+        kept = self.keep(out)
+        self.sittings.touch()
+        if out.status != "limit" or kept.proven:
+            self.final[out.index] = kept
+            if self.opts.on_outcome:
+                self.opts.on_outcome(kept)
 
     def full_pass(self):
         """The boards the quick pass left, with the full pass's limit and the fallback;
