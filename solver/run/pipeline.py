@@ -290,9 +290,9 @@ class Run:
             raise KeyboardInterrupt
 
     def quick_seen(self, out: Outcome) -> None:
-        """A quick-pass outcome: final where the board is decided (proven, rejected), also
-        by the answer an earlier pass found, of the length this search proved the least
-        (a board proven so goes on to no build and no later pass); else kept."""
+        """A quick-pass outcome: final where the board is decided (proven or rejected),
+        also where the answer an earlier pass found is as long as the lower bound this
+        search proved (such a board goes on to no build and no later pass); else kept."""
         kept = self.keep(out)
         self.sittings.touch()
         if out.status != "limit" or kept.proven:
