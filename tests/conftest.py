@@ -23,6 +23,19 @@ def data_file(*parts) -> Path:
     return path
 
 
+def walk_cells(shape, steps: int, seed: int) -> list[int]:
+    """The cells of a board ``steps`` random moves of the blank from ``shape``'s goal
+    (the moves come from the package's neighbour table), seeded."""
+    rng = random.Random(seed)
+    cells = list(shape.goal)
+    b = cells.index(0)
+    for _ in range(steps):
+        d = rng.choice(list(shape.neighbours[b]))
+        cells[b], cells[d] = cells[d], cells[b]
+        b = d
+    return cells
+
+
 def flip_bit(path, dsname: str, at: int, mask: int = 0x01) -> None:
     """Flip bits ``mask`` of byte ``at`` of dataset ``dsname``'s data in the file ``path``
     (a damaged table, as a bad disk or a stray write would leave it)."""

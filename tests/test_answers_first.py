@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
+from pdb_builder.board import Shape
 from pdb_builder.formats import read_file
 from pdb_builder.moves import check_moves
 from solver.cli import main
@@ -20,7 +21,7 @@ from solver.run.builds import LATE, Plan
 from solver.run.feed import Feed, Job
 from solver.run.pipeline import run_pipeline
 
-from .conftest import data_file, slow_build
+from .conftest import data_file, slow_build, walk_cells
 
 
 @pytest.fixture(scope="module")
@@ -125,23 +126,6 @@ def test_a_busy_neighbour_costs_proofs_not_answers(mixed, tmp_path):
     assert res.answer is not None and res.answer[1] == len(recs)
 
 
-def _scrambled(width: int, moves: int, seed: int) -> list[int]:
-    """A Korf-goal board ``width`` on a side, ``moves`` random moves of the blank from the goal."""
-    import random
-
-    rng, cells, b = random.Random(seed), list(range(width * width)), 0
-    for _ in range(moves):
-        x, y = b % width, b // width
-        steps = [
-            (dx, dy) for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1)) if 0 <= x + dx < width and 0 <= y + dy < width
-        ]
-        dx, dy = rng.choice(steps)
-        n = (y + dy) * width + x + dx
-        cells[b], cells[n] = cells[n], cells[b]
-        b = n
-    return cells
-
-
 @pytest.mark.parametrize(
     "limits", [["--budget", "none", "--quick-limit", "0.5", "--time-limit", "0.5"], ["--budget", "10s"]]
 )
@@ -151,7 +135,7 @@ def test_a_size_no_table_can_serve_is_answered_and_the_run_goes_on(tmp_path, lim
     (with a budget, after its answer pass: the planning used to end the run there with
     the answers unwritten), exit 0."""
     f = tmp_path / "big.txt"
-    f.write_text(" ".join(map(str, _scrambled(7, 300, 1))) + "\n3,3,123456708\n")
+    f.write_text(" ".join(map(str, walk_cells(Shape.korf(7, 7), 300, 1))) + "\n3,3,123456708\n")
     out = tmp_path / "a.txt"
     r = CliRunner().invoke(
         main, ["run", str(f), "--out", str(out), "--db-dir", str(tmp_path / "db"), "--workers", "1", *limits]

@@ -9,7 +9,6 @@ plain BFS (tests/naive.py) on small boards.
 """
 
 import json
-import random
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from pdb_builder.formats import read_file
 from solver.cli import main
 
 from .conftest import data_file
+from .conftest import walk_cells as walk  # (the lengths are checked by the plain BFS)
 from .naive import distance
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,19 +87,6 @@ def test_the_definitions_here_read_the_readme_examples():
 
 
 # -- the mixed files --------------------------------------------------------------------
-
-
-def walk(shape: Shape, steps: int, seed: int):
-    """A board ``steps`` random moves from ``shape``'s goal (the moves come from the
-    package's neighbour table; the lengths are checked by the plain BFS)."""
-    rng = random.Random(seed)
-    cells = list(shape.goal)
-    b = cells.index(0)
-    for _ in range(steps):
-        d = rng.choice(list(shape.neighbours[b]))
-        cells[b], cells[d] = cells[d], cells[b]
-        b = d
-    return cells
 
 
 def numeric(cells) -> str:

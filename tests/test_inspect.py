@@ -19,6 +19,7 @@ from solver.cli import main
 from solver.search.searcher import Searcher
 from solver.search.tables import heuristic_for
 
+from .conftest import walk_cells
 from .naive import bfs_distances
 
 
@@ -92,13 +93,8 @@ def test_plot_without_matplotlib_is_one_line(folder, tmp_path, monkeypatch):
 
 
 def walk(shape, steps=200, seed=0):
-    """A board a random walk of the blank away from the goal."""
-    rng = random.Random(seed)
-    cells, b = list(shape.goal), shape.goal_blank
-    for _ in range(steps):
-        d = rng.choice(shape.neighbours[b])
-        cells[b], cells[d], b = cells[d], 0, d
-    return str(Board(shape, tuple(cells)))
+    """A board a random walk of the blank away from the goal (:func:`walk_cells`), as text."""
+    return str(Board(shape, tuple(walk_cells(shape, steps, seed))))
 
 
 def test_coverage_exact(folder, tmp_path):

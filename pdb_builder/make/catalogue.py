@@ -362,11 +362,11 @@ def suggest(covs: list[BoardCoverage], records, db_dir=None) -> list[str]:
     for c in covs:
         if c.served_by != "none":
             continue
-        key = (c.size, shape_of[c.index].goal_kind)
+        shape = shape_of[c.index]
+        key = (c.size, shape.goal_kind)
         if key in seen:
             continue
         seen.add(key)
-        shape = shape_of[c.index]
         fault = too_large(shape if shape.goal_kind == "custom" else shape.wall_free())
         if fault:
             cmds.append(f"# {fault}")

@@ -294,11 +294,10 @@ class Run:
         also where the answer an earlier pass found is as long as the lower bound this
         search proved (such a board goes on to no build and no later pass); else kept."""
         kept = self.keep(out)
-        self.sittings.touch()
         if out.status != "limit" or kept.proven:
-            self.final[out.index] = kept
-            if self.opts.on_outcome:
-                self.opts.on_outcome(kept)
+            self.final[out.index] = self.seen(kept)
+        else:
+            self.sittings.touch()
 
     def full_pass(self):
         """The boards the quick pass left, with the full pass's limit and the fallback;
