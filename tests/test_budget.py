@@ -149,6 +149,17 @@ def test_the_automatic_disk_limit_is_half_the_free_space_kept_across_sittings(de
     assert Sittings.read(RunFiles(out).sittings).marks["disk"] == 4 << 30
 
 
+def test_a_build_over_the_disk_limit_is_said_as_it_is_skipped(devquiz_slice, tmp_path, caplog):
+    """The first build a disk limit holds back is logged as it happens (once a sitting),
+    not only counted in the summary; its boards are still solved."""
+    recs = [r for r in read_file(str(devquiz_slice)).records if not r.board.shape.walls][:2]
+    with caplog.at_level("WARNING", logger="slidepdb.run"):
+        res = run_pipeline(recs, tmp_path / "a.txt", db_dir=tmp_path / "db", workers=1, disk_limit=1, budget=None)
+    said = [m for m in caplog.messages if "--disk-limit" in m]
+    assert res.skipped_builds and len(said) == 1 and "not built" in said[0]
+    assert all(res.outcomes[r.index].optimal for r in recs)
+
+
 def test_sittings_count_running_time_across_kills(tmp_path):
     sit = Sittings(RunFiles(tmp_path / "a.txt").sittings, [[0.0, 100.0], [500.0, 530.0], [900.0, 900.0]])
     assert sit.spent_before == 130.0

@@ -267,6 +267,44 @@ def test_retry_unanswered_boards_worst_first(devquiz_slice, tmp_path):
         run_pipeline(recs, out, resume=True, retry="everything", **kw)
 
 
+def test_a_resumed_run_without_its_answer_pass_keeps_its_answers_and_retries_by_what_stands(devquiz_slice, tmp_path):
+    """A budget run's answer pass answered three boards (unproven). The quick pass stopped
+    at its limit on each with no answer, on the third with a bound as long as its answer
+    (so that board is proven); the full pass stopped on the first two with no answer, on
+    the first with a bound as long as its answer (proven), on the second short of it.
+    The journals read together say so (``journalled_outcomes``), and ``--resume --retry
+    unproven`` without a budget (no answer pass) retries only the second and keeps every
+    answer in the answer file."""
+    from solver.run.journal import journal_attempts
+    from solver.run.pipeline import journalled_outcomes
+
+    recs = read_file(str(devquiz_slice)).records
+    kw = dict(db_dir=tmp_path / "db", build=False, workers=1)
+    first = run_pipeline(recs, tmp_path / "x.txt", **kw)
+    picked = [r for r in recs if (o := first.outcomes[r.index]).optimal and o.length >= o.h0 + 2][:3]
+    assert len(picked) == 3
+    files = RunFiles(tmp_path / "a.txt")
+    lines = {files.answer_journal: [], files.quick_journal: [], files.journal: []}
+    for k, rec in enumerate(picked):
+        o = first.outcomes[rec.index]
+        d = {key: v for key, v in o.as_json().items() if key not in ("proof", "certificate")}
+        unanswered = {**d, "status": "limit", "moves": None, "length": None, "optimal": False}
+        lines[files.answer_journal].append({**d, "optimal": False, "lower_bound": o.h0})
+        lines[files.quick_journal].append({**unanswered, "lower_bound": o.length if k == 2 else o.h0})
+        if k < 2:
+            lines[files.journal].append({**unanswered, "lower_bound": o.length - 2 * k})
+    for path, ds in lines.items():
+        path.write_text("".join(json.dumps(d) + "\n" for d in ds))
+    stood = journalled_outcomes(picked, files)
+    assert [stood[r.index].optimal for r in picked] == [True, False, True]
+    res = run_pipeline(picked, files.answers, resume=True, retry="unproven", node_limit=1, fallback=False, **kw)
+    assert journal_attempts(files.journal, picked) == {picked[0].index: 1, picked[1].index: 2}
+    assert [res.outcomes[r.index].optimal for r in picked] == [True, False, True]
+    moves = [first.outcomes[r.index].moves for r in picked]
+    assert [res.outcomes[r.index].moves for r in picked] == moves
+    assert files.answers.read_text().split("\n")[:-1] == moves
+
+
 def test_retry_with_more_layout_partitions_builds_the_missing_ones(devquiz_slice, tmp_path):
     from pdb_builder.make.building import layout_partitions
 

@@ -29,6 +29,7 @@ from ..fallback import SHORTER
 from ..outcome import Known, Outcome
 from .answers import excess_over, totals
 from .batch import BOARD_SPAN
+from .journal import current_checksums, read_journal
 
 ANSWER_SHARE = 0.15  # of the time left at the answer pass's start: what its first step may take
 ANSWER_MIN = 0.05  # seconds: the first step's limit at least, before the boards show what they take
@@ -239,15 +240,21 @@ def answer_pass(run) -> None:
     the boards left unanswered again with longer limits; then, where the answers are
     over the file's move limits, the answers longest over their lower bounds shortened
     (:func:`shorten`).  Proven boards (and rejected ones) are final; the others go on
-    to the quick pass with their answers."""
+    to the quick pass with their answers.  A resumed sitting that does not run the pass
+    (no budget now, ``--no-fallback`` or ``--proofs-first``) still keeps the answers
+    and proofs its journal holds."""
     o = run.opts
-    if run.deadline is None or not o.fallback or not o.answers_first:
-        return
 
     def answer_seen(out: Outcome):
         out = run.seen(out)
         if out.status != "limit" and (out.proven or not out.solved):
             run.final[out.index] = out
+
+    if run.deadline is None or not o.fallback or not o.answers_first:
+        if o.resume and run.files.answer_journal.exists():  # a sitting without the pass keeps its answers
+            for out in read_journal(run.files.answer_journal, run.records, current_checksums(o.db_dir)).values():
+                answer_seen(out)
+        return
 
     order = sorted(run.records, key=lambda r: (len(r.board.shape.free_cells) if r.board else 0, r.index))
     todo, share, grown = order, ANSWER_SHARE, {}

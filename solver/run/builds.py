@@ -22,6 +22,7 @@ from pdb_builder.errors import BoardError
 from pdb_builder.make.building import BuildReport, build_pdb, default_partition, layout_partitions
 from pdb_builder.patterns import num_placements
 from pdb_builder.storage import database_files, default_db_dir, pdb_filename
+from pdb_builder.words import human_bytes
 
 from .answer import BEHIND
 from .feed import Abandoned, Job
@@ -259,6 +260,15 @@ class Builds:
 
     def begin(self, plan: Plan, job: Job | None = None) -> bool:
         if self.disk_limit is not None and self.used + plan.bytes > self.disk_limit:
+            if not self.res.skipped_builds:  # the sitting's first: said as it happens, not only in the summary
+                log.warning(
+                    "%s %s: not built, the database folder would pass --disk-limit (%s of %s); builds over it "
+                    "are skipped and their boards solved with the tables there are",
+                    plan.shape.key,
+                    plan.partitions[0].name,
+                    human_bytes(self.used + plan.bytes),
+                    human_bytes(self.disk_limit),
+                )
             self.res.skipped_builds.append(plan)
             return False
         self.used += plan.bytes

@@ -95,14 +95,13 @@ log = logging.getLogger("slidepdb.run")
 
 
 def journalled_outcomes(records, files: RunFiles) -> dict[int, Outcome]:
-    """What the journals of an unfinished run hold: the quick pass's finished boards
-    (its limits go on to the full pass) and the full pass's outcomes."""
-    out = {i: o for i, o in read_journal(files.answer_journal, records).items() if o.status != "limit"}
-    for i, o in read_journal(files.quick_journal, records).items():
-        if o.status != "limit":
+    """What the journals of an unfinished run hold: each board's outcomes of every pass
+    taken together (:func:`~solver.outcome.better`: the best answer, the highest lower
+    bound; an answer pass's answer as long as a later search's bound is proven)."""
+    out: dict[int, Outcome] = {}
+    for journal in (files.answer_journal, files.quick_journal, files.journal):
+        for i, o in read_journal(journal, records).items():
             out[i] = better(out[i], o) if i in out else o
-    for i, o in read_journal(files.journal, records).items():
-        out[i] = better(out[i], o) if i in out else o
     return out
 
 
@@ -307,9 +306,12 @@ class Run:
         o, res, final = self.opts, self.res, self.final
         rest = [r for r in self.records if r.index not in final]
         done_full = read_journal(self.files.journal, rest)
+        # each board judged by what stands of it, its earlier passes' answers and bounds with
+        # the full pass's (an answer pass's answer as long as the full pass's bound is proven)
+        stands = {i: self.keep(out) for i, out in done_full.items()}
         again = {
             i: out
-            for i, out in done_full.items()
+            for i, out in stands.items()
             if o.retry in ("unproven", "closest")
             and not out.proven
             or o.retry == "unanswered"
