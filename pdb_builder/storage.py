@@ -218,7 +218,8 @@ class DatabaseCache:
     """Opened databases by path, the least recently used dropped once their memory
     maps would hold more than ``budget`` descriptors (:func:`descriptor_budget`):
     a run over hundreds of layouts keeps what it uses, not every file it met.  A
-    dropped database closes when nothing else holds it."""
+    dropped database closes when nothing else holds it; so does one whose file was
+    removed (dropped as the next one opens), so that its disk space comes back."""
 
     def __init__(self, budget: int | None = None, lazy: bool = False):
         self.budget = budget
@@ -238,6 +239,9 @@ class DatabaseCache:
             self._open.move_to_end(key)
             return self._open[key][0]
         self._open.pop(key, None)
+        for held in list(self._open):  # (a copy: a dask worker's threads share the cache) removed files let go
+            if not os.path.exists(held[0]):
+                self._open.pop(held, None)
         db = open_database(path, verify=verify, mmap=True, lazy=self.lazy)
         self._open[key] = (db, descriptors(db), ident)
         budget = descriptor_budget() if self.budget is None else self.budget

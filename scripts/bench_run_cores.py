@@ -15,14 +15,16 @@ first ``--take`` of them; then the first ``--hard`` boards of ``hard.txt``) to
         --budget none --time-limit T --workers W
 
 with that checkout first on ``PYTHONPATH`` (``--budget B``: ``--budget B`` in place of
-the time limit), with ``--busy N`` programs spinning on a core each beside it.
+the time limit; ``--disk-limit L``: passed on), with ``--busy N`` programs spinning on a
+core each beside it.
 ``--on dask:WxT`` runs it with ``--scheduler`` on a dask cluster started for the
 run from that checkout: a scheduler and W worker processes of T threads each
 (``dask worker --nworkers W --nthreads T``), stopped after it; their CPU
 counts in the row.  It prints a row per run: wall seconds,
 when the first board was proven, when every board had an answer and when the quick
 pass ended (from ``answers.timeline.csv``), proven and answered boards (the answer
-file's lines, each simulated), the moves of the answer file, CPU seconds of the run's
+file's lines, each simulated), the moves of the answer file, what its database folder
+holds at the end (10^9 bytes), CPU seconds of the run's
 processes, busy cores (CPU over wall), the mean number of runnable threads on the
 machine while it ran (``/proc/loadavg``, sampled every half second: above
 ``--workers`` means oversubscribed), and the largest resident set of one process.
@@ -154,6 +156,8 @@ def one_run(code: Path, problems: Path, folder: Path, args, on: str = "local", b
             cmd += ["--budget", budget]
         else:
             cmd += ["--budget", "none", "--time-limit", str(args.time_limit)]
+        if args.disk_limit:
+            cmd += ["--disk-limit", args.disk_limit]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(code), os.environ.get("PYTHONPATH")])))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     procs = []
@@ -213,6 +217,7 @@ def one_run(code: Path, problems: Path, folder: Path, args, on: str = "local", b
         "proven": int(rows[-1]["proven"]) if rows else 0,
         "answered": good,
         "moves": moves,
+        "db GB": sum(p.stat().st_size for p in (folder / "db").glob("*.h5")) / 1e9,
         **machine,
     }
 
@@ -234,6 +239,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--solve", type=Path, help="a board file to solve on built tables instead of a run")
     ap.add_argument("--db-dir", type=Path, help="with --solve: the tables")
+    ap.add_argument("--disk-limit", help="run --disk-limit L (default: run's own, auto)")
     args = ap.parse_args()
     if args.solve and not args.db_dir:
         ap.error("--solve needs --db-dir")
@@ -250,7 +256,7 @@ def main() -> int:
         busy = f", {args.busy} busy neighbour{'s' * (args.busy > 1)}" if args.busy else ""
         print(f"{n} boards ({which}), {limit}, --workers {args.workers}{busy}")
         cols = ["code", "on", "budget", "rc", "wall", "first proven", "all answered", "quick pass ended"]
-        cols += ["proven", "answered", "moves"]
+        cols += ["proven", "answered", "moves", "db GB"]
     cols += ["cpu", "busy cores", "runnable", "peak rss MB"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))

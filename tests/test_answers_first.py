@@ -127,7 +127,7 @@ def test_a_busy_neighbour_costs_proofs_not_answers(mixed, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "limits", [["--budget", "none", "--quick-limit", "0.5", "--time-limit", "0.5"], ["--budget", "10s"]]
+    "limits", [["--budget", "none", "--quick-limit", "0.5", "--time-limit", "2"], ["--budget", "10s"]]
 )
 def test_a_size_no_table_can_serve_is_answered_and_the_run_goes_on(tmp_path, limits):
     """A 7x7 board (49 free cells: more than any table serves) that no short search

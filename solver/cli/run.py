@@ -18,7 +18,7 @@ from pdb_builder.cli.shared import (
     plot_option,
     size_option,
 )
-from pdb_builder.words import plural
+from pdb_builder.words import human_bytes, plural
 
 from .options import (
     Seconds,
@@ -96,8 +96,9 @@ from .report import Outputs, finish_run, human_solved, progressive, reopened_tex
     default="auto",
     show_default=True,
     callback=lambda ctx, param, value: "auto" if value == "auto" else bytes_callback(ctx, param, value),
-    help="The database folder's size that builds stay within; layouts beyond it are solved without their own "
-    "database. auto: what the folder holds when the run starts plus half the free space of its disk.",
+    help="The database folder's size that builds stay within. To make room, the run removes databases it built "
+    "itself whose boards are all proven; layouts still beyond it are solved without their own database. auto: "
+    "what the folder holds when the run starts plus half the free space of its disk.",
 )
 @click.option("--no-build", is_flag=True, help="Solve with the databases there are; build nothing.")
 @click.option(
@@ -181,7 +182,8 @@ def run(
        boards proven against the run's running time (--plot draws it).
     Kill it at any moment: --resume continues where it stopped.  The journals
     beside ANSWERS (.answer.jsonl, .quick.jsonl, .progress.jsonl) stay as the per-board record;
-    ANSWERS.sittings holds each sitting's start and end (--budget covers them all).
+    ANSWERS.sittings holds each sitting's start and end (--budget covers them all);
+    ANSWERS.built, the databases the run built (those it may remove for room).
     """
     from ..run.pipeline import run_pipeline
     from ..run.plan import NOT_STARTED, not_started_text
@@ -260,8 +262,13 @@ def run(
         write_each(failed, "--plot", plot_png, lambda: plot_timeline(res.timeline, plot_png))
     phases = res.phase_rows(total)
     extra = [("time (s)", format_table(phases, ["step", "what", "seconds"]))]
-    if res.skipped_builds:
-        extra.append(("", f"{len(res.skipped_builds)} layout databases not built: over --disk-limit"))
+    if res.removed_tables:
+        room = human_bytes(sum(size for _, size in res.removed_tables))
+        removed = f"{len(res.removed_tables)} databases this run built removed ({room})"
+        extra.append(("", f"{removed}: their boards were proven; room under --disk-limit"))
+    if res.skipped_builds:  # (a plan that two passes skipped: once)
+        skipped = {(p.shape.key, p.partitions[0].name) for p in res.skipped_builds}
+        extra.append(("", f"{len(skipped)} layout databases not built: over --disk-limit"))
     from ..run.builds import LATE, STOPPED
 
     for key, name, error in res.failed_builds:

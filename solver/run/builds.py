@@ -229,13 +229,20 @@ def build_partition(shape: Shape, partition, db_dir, zero_aware: bool = False, *
 class Builds:
     """The run's builds as jobs of its batches: one a partition of each plan, run in a
     worker's slot beside the searches (one thread each), the plan's boards waiting on
-    them all; the database folder kept under ``disk_limit`` as each starts, each
-    outcome in the run's result (``res``: its ``builds``, ``skipped_builds``,
-    ``failed_builds`` and ``build_seconds``) as it ends."""
+    them all; the database folder kept under ``disk_limit`` as each starts (room made
+    first from the run's own spent tables: :meth:`make_room`), each outcome in the
+    run's result (``res``: its ``builds``, ``skipped_builds``, ``removed_tables``,
+    ``failed_builds`` and ``build_seconds``) as it ends.
 
-    def __init__(self, res, db_dir, disk_limit, sittings, on_build):
+    ``ledger``: the file that lists, a name a line, the database files the run built
+    (:attr:`solver.run.files.RunFiles.built`, kept across sittings; None: none kept,
+    none removed); ``spent(shape key)``: whether no board of the run that tables of
+    that shape serve is left to prove."""
+
+    def __init__(self, res, db_dir, disk_limit, sittings, on_build, ledger=None, spent=None):
         self.res, self.db_dir, self.disk_limit = res, db_dir, disk_limit
         self.sittings, self.on_build = sittings, on_build
+        self.ledger, self.spent = (Path(ledger) if ledger is not None else None), spent
         self.used = 0  # bytes in the database folder, counted on as each build starts
         # seconds a build of so many entries is expected to take (None: none is given up
         # for being late; else one still running at BEHIND times it is: solver.run.answer)
@@ -259,6 +266,8 @@ class Builds:
         return out
 
     def begin(self, plan: Plan, job: Job | None = None) -> bool:
+        if self.disk_limit is not None and self.used + plan.bytes > self.disk_limit:
+            self.make_room(plan.bytes)
         if self.disk_limit is not None and self.used + plan.bytes > self.disk_limit:
             if not self.res.skipped_builds:  # the sitting's first: said as it happens, not only in the summary
                 log.warning(
@@ -295,5 +304,42 @@ class Builds:
             self.res.failed_builds.append((plan.shape.key, name, text))
             return
         self.res.builds.append(rep)
+        if self.ledger is not None and rep.status == "built":  # (published: a kill before this line keeps it)
+            with open(self.ledger, "a", encoding="utf-8") as fh:
+                fh.write(Path(rep.path).name + "\n")
         if self.on_build:
             self.on_build(rep)
+
+    def make_room(self, need: int) -> None:
+        """Remove database files this run built (listed in its ledger) whose boards are
+        all settled, the largest first, until ``need`` more bytes fit under the disk
+        limit; none where removing them all would not make it fit.  A table that serves
+        no board left to prove is worth less to the run than one that does.  Files the
+        run did not build are never touched, and a file is removed whole (one open
+        stays readable to whoever has it open; its space comes back when they close it)."""
+        if self.ledger is None or self.spent is None:
+            return
+        try:
+            names = dict.fromkeys(self.ledger.read_text(encoding="utf-8").split())
+        except OSError:
+            return
+        folder, spent = default_db_dir(self.db_dir), []
+        for name in names:
+            key, dot, _ = name.partition(".pdb.")
+            path = folder / name
+            if dot and name.endswith(".h5") and path.is_file() and self.spent(key):
+                spent.append((path.stat().st_size, path))
+        if self.used + need - sum(size for size, _ in spent) > self.disk_limit:
+            return
+        for size, path in sorted(spent, reverse=True):
+            if self.used + need <= self.disk_limit:
+                break
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                continue
+            self.used -= size
+            # the sitting's first said as it happens, the others for the log (the summary counts them)
+            say = log.info if self.res.removed_tables else log.warning
+            self.res.removed_tables.append((path.name, size))
+            say("%s removed for room under --disk-limit (%s): no board left to prove", path.name, human_bytes(size))

@@ -4,8 +4,10 @@ For an answer file ``ANSWERS`` (``--out``): ``ANSWERS.answer.jsonl`` and
 ``ANSWERS.quick.jsonl`` (the journals of the answer pass and the quick pass,
 ``slidepdb run``), ``ANSWERS.progress.jsonl`` (the journal of a
 batch or of the full pass and its rounds), ``ANSWERS.sittings`` (each sitting's
-start and end, and the figures a run planned once: :class:`solver.run.timeline.Sittings`)
-and ``ANSWERS.timeline.csv`` (the proven count against running time).
+start and end, and the figures a run planned once: :class:`solver.run.timeline.Sittings`),
+``ANSWERS.built`` (the database files the run built, a name a line: those it may remove
+to stay under its disk limit, :meth:`solver.run.builds.Builds.make_room`) and
+``ANSWERS.timeline.csv`` (the proven count against running time).
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ class RunFiles:
         return self._beside(".sittings")
 
     @property
+    def built(self) -> Path:
+        return self._beside(".built")
+
+    @property
     def timeline(self) -> Path:
         return self._beside(".timeline.csv")
 
@@ -47,5 +53,6 @@ class RunFiles:
             "answer journal": self.answer_journal,
             "quick journal": self.quick_journal,
             "sittings": self.sittings,
+            "list of built databases": self.built,
             "timeline": self.timeline,
         }

@@ -90,6 +90,8 @@ class RunResult:
     outcomes: dict[int, Outcome] = field(default_factory=dict)
     builds: list = field(default_factory=list)  # BuildReport of each build done
     skipped_builds: list[Plan] = field(default_factory=list)  # over the disk limit
+    # (file name, bytes) of the run's own tables removed to make room under the disk limit
+    removed_tables: list[tuple[str, int]] = field(default_factory=list)
     failed_builds: list[tuple[str, str, str]] = field(default_factory=list)  # (shape key, partition, error)
     build_seconds: float = 0.0
     answer: tuple | None = None  # the answer pass: (boards, answered, proven, seconds, steps)
