@@ -257,6 +257,12 @@ class Shape:
             raise BoardError("a custom goal has no wall-free counterpart")
         return Shape.make(self.width, self.height, self.goal_kind)
 
+    @cached_property
+    def wall_free_key(self) -> str | None:
+        """The key of the wall-free tables that serve this shape too (its size's, for a
+        walled shape with a named goal); None: only its own tables serve it."""
+        return self.wall_free().key if self.walls and self.goal_kind != "custom" else None
+
     def wall_tile(self, cell: int) -> int:
         """Tile id that stands for wall ``cell`` in :meth:`wall_free`."""
         return self.wall_free().goal[cell]

@@ -273,13 +273,11 @@ class _Catalogue:
 
     def for_shape(self, shape: Shape):
         exact = [self.cache.get(p, verify=False) for p in self.paths.get(shape.key, [])]
-        wf = []
-        if shape.walls and shape.goal_kind != "custom":
-            wf = [
-                db
-                for db in (self.cache.get(p, verify=False) for p in self.paths.get(shape.wall_free().key, []))
-                if db.kind == "pdb"
-            ]
+        wf = [
+            db
+            for db in (self.cache.get(p, verify=False) for p in self.paths.get(shape.wall_free_key, []))
+            if db.kind == "pdb"
+        ]
         return exact, wf
 
 

@@ -206,6 +206,24 @@ def _walled(records):
     return (r for r in records if r.board is not None and r.board.shape.walls and r.board.shape.goal_kind != "custom")
 
 
+def boards_served(records) -> dict[str, list[int]]:
+    """Each shape key whose tables serve boards of ``records`` (a board's own shape's,
+    and its size's wall-free ones: :attr:`~pdb_builder.board.Shape.wall_free_key`),
+    with those boards' indices."""
+    out: dict[str, list[int]] = {}
+    for r in records:
+        if r.board is not None:
+            for key in filter(None, (r.board.shape.key, r.board.shape.wall_free_key)):
+                out.setdefault(key, []).append(r.index)
+    return out
+
+
+def settled(o) -> bool:
+    """A board decided for good (an :class:`~solver.outcome.Outcome`, or None: not yet
+    seen): proven optimal, or rejected (invalid, unsolvable)."""
+    return o is not None and (o.proven or o.status in ("invalid", "unsolvable"))
+
+
 def build_memory_cap(memory_limit: int) -> int:
     """BFS memory the builds running at once may hold: :data:`BUILD_MEMORY_SHARE` of
     this machine's memory, at least one build's ``memory_limit``."""
@@ -266,9 +284,7 @@ class Builds:
         return out
 
     def begin(self, plan: Plan, job: Job | None = None) -> bool:
-        if self.disk_limit is not None and self.used + plan.bytes > self.disk_limit:
-            self.make_room(plan.bytes)
-        if self.disk_limit is not None and self.used + plan.bytes > self.disk_limit:
+        if self.disk_limit is not None and not self.make_room(plan.bytes):
             if not self.res.skipped_builds:  # the sitting's first: said as it happens, not only in the summary
                 log.warning(
                     "%s %s: not built, the database folder would pass --disk-limit (%s of %s); builds over it "
@@ -310,19 +326,22 @@ class Builds:
         if self.on_build:
             self.on_build(rep)
 
-    def make_room(self, need: int) -> None:
-        """Remove database files this run built (listed in its ledger) whose boards are
-        all settled, the largest first, until ``need`` more bytes fit under the disk
-        limit; none where removing them all would not make it fit.  A table that serves
+    def make_room(self, need: int) -> bool:
+        """Whether ``need`` more bytes fit under the disk limit, once database files this
+        run built (listed in its ledger) whose boards are all settled are removed, the
+        largest first, until they do; none is removed where removing them all would not
+        make them fit.  A table that serves
         no board left to prove is worth less to the run than one that does.  Files the
         run did not build are never touched, and a file is removed whole (one open
         stays readable to whoever has it open; its space comes back when they close it)."""
+        if self.used + need <= self.disk_limit:
+            return True
         if self.ledger is None or self.spent is None:
-            return
+            return False
         try:
             names = dict.fromkeys(self.ledger.read_text(encoding="utf-8").split())
         except OSError:
-            return
+            return False
         folder, spent = default_db_dir(self.db_dir), []
         for name in names:
             key, dot, _ = name.partition(".pdb.")
@@ -330,7 +349,7 @@ class Builds:
             if dot and name.endswith(".h5") and path.is_file() and self.spent(key):
                 spent.append((path.stat().st_size, path))
         if self.used + need - sum(size for size, _ in spent) > self.disk_limit:
-            return
+            return False
         for size, path in sorted(spent, reverse=True):
             if self.used + need <= self.disk_limit:
                 break
@@ -343,3 +362,4 @@ class Builds:
             say = log.info if self.res.removed_tables else log.warning
             self.res.removed_tables.append((path.name, size))
             say("%s removed for room under --disk-limit (%s): no board left to prove", path.name, human_bytes(size))
+        return self.used + need <= self.disk_limit

@@ -59,10 +59,12 @@ from .builds import (
     AUTO_DISK,
     Builds,
     auto_disk_limit,
+    boards_served,
     build_memory_cap,
     plan_first,
     plan_layouts,
     plan_wall_free_cuts,
+    settled,
 )
 from .cluster import cluster_threads
 from .files import RunFiles
@@ -132,7 +134,7 @@ class Run:
         self.builds = Builds(self.res, opts.db_dir, disk_limit, self.sittings, opts.on_build, files.built, self.spent)
         self.final: dict[int, Outcome] = {}  # each board's outcome that stands
         self.best: dict[int, Outcome] = {}  # the best each board has had in any pass (solver.outcome.better)
-        self.served = _served(records)  # a shape key -> the boards its tables serve
+        self.served = boards_served(records)  # a shape key -> the boards its tables serve
         self.slots = opts.workers if opts.scheduler is None else cluster_threads(opts.scheduler)
         self.rate = BUILD_RATE  # entries a build makes a thread-second, scaled by what the answer pass measures
         self.faults: dict[str, str] = {}  # size -> why no table of it can be built (solver.run.builds._plan)
@@ -147,7 +149,7 @@ class Run:
     def spent(self, key: str) -> bool:
         """Whether every board that tables of shape ``key`` serve is settled (proven, or
         rejected): their tables have nothing left to give this run."""
-        return all(_settled(self.best.get(i)) for i in self.served.get(key, ()))
+        return all(settled(self.best.get(i)) for i in self.served.get(key, ()))
 
     def seen(self, o: Outcome) -> Outcome:
         """A final outcome: kept with the board's earlier ones, the sitting touched, the
@@ -432,25 +434,6 @@ class Run:
             res.rounds.append((k, limit, len(tried), gained, time.perf_counter() - t0))
             final.update({i: self.best.get(i, x) for i, x in batch.outcomes.items()})
             res.interrupted = batch.interrupted
-
-
-def _served(records) -> dict[str, list[int]]:
-    """Each shape key whose tables serve boards of ``records`` (a board's exact shape's,
-    and its size's wall-free tables for a walled board), with those boards' indices."""
-    out: dict[str, list[int]] = {}
-    for r in records:
-        if r.board is None:
-            continue
-        s = r.board.shape
-        keys = [s.key] + ([s.wall_free().key] if s.walls and s.goal_kind != "custom" else [])
-        for key in keys:
-            out.setdefault(key, []).append(r.index)
-    return out
-
-
-def _settled(o: Outcome | None) -> bool:
-    """A board decided for good: proven optimal, or rejected (invalid, unsolvable)."""
-    return o is not None and (o.proven or o.status in ("invalid", "unsolvable"))
 
 
 def _boards_of(plans) -> set[int]:

@@ -39,8 +39,8 @@ def candidate_files(shape: Shape, db_dir=None) -> list[tuple[str, Path]]:
     """(role, path) of the PDB files that could serve ``shape``: exact first."""
     d = default_db_dir(db_dir)
     out = [("exact", p) for p in sorted(d.glob(f"{shape.key}.pdb.*.h5"))]
-    if shape.walls and shape.goal_kind != "custom":
-        out += [("wall-free", p) for p in sorted(d.glob(f"{shape.wall_free().key}.pdb.*.h5"))]
+    if shape.wall_free_key is not None:
+        out += [("wall-free", p) for p in sorted(d.glob(f"{shape.wall_free_key}.pdb.*.h5"))]
     return out
 
 
