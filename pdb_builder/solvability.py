@@ -219,8 +219,10 @@ def _permutation_parity(perm) -> int:
     return parity
 
 
-def decide(board: Board) -> Verdict:
-    """Exact solvability verdict for a validated board."""
+def decide(board: Board, group: bool = True) -> Verdict | None:
+    """Exact solvability verdict for a validated board.  With ``group=False``, None where
+    the verdict needs the blank's walk group (a region with a cut vertex, or a cycle:
+    its group's membership test can take a second in plain Python), never else."""
     shape = board.shape
     cells = board.cells
     if cells == shape.goal:
@@ -255,6 +257,8 @@ def decide(board: Board) -> Verdict:
             "permutation parity differs from the blank's distance parity (Wilson 1974): two tiles would have to swap",
         )
 
+    if not group:
+        return None
     # Walk the blank home along a shortest path, then ask for group membership.
     dist = shape.cell_distances(g)
     path, c = [], blank

@@ -177,14 +177,22 @@ def _board_text(rec: Record) -> str:
     return str(rec.board) if rec.board is not None else rec.text
 
 
-def check_record(rec: Record, moves: str | None = None) -> Outcome:
-    """Validate a board, decide solvability, and simulate ``moves`` if given."""
+def check_record(rec: Record, moves: str | None = None, group: bool = True) -> Outcome:
+    """Validate a board, decide solvability, and simulate ``moves`` if given;
+    ``group=False`` leaves solvability undecided (``solvable`` None) where deciding it
+    would need the blank's walk group (:func:`~pdb_builder.solvability.decide`)."""
     if rec.error:
         return Outcome(rec.index, rec.text, "invalid", rec.error)
     board = rec.board
-    verdict = decide(board)
+    verdict = decide(board, group)
     out = Outcome.of_board(
-        rec.index, _board_text(rec), "valid", None, board.shape, solvable=verdict.solvable, method=verdict.method
+        rec.index,
+        _board_text(rec),
+        "valid",
+        None,
+        board.shape,
+        solvable=None if verdict is None else verdict.solvable,
+        method=None if verdict is None else verdict.method,
     )
     if moves is not None:
         mc = check_moves(board, moves)
@@ -192,7 +200,7 @@ def check_record(rec: Record, moves: str | None = None) -> Outcome:
         if not mc.ok:
             out.status, out.error, out.move_index = "illegal", mc.reason, mc.index
         return out
-    if not verdict.solvable:
+    if verdict is not None and not verdict.solvable:
         out.status, out.error = "unsolvable", verdict.reason
     return out
 

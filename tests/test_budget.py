@@ -394,3 +394,20 @@ def test_a_board_no_pass_started_is_still_counted_unanswered(devquiz_slice, tmp_
     assert not quick.full.outcomes and all(o.status == "limit" for o in quick.outcomes.values())
     tried = [o for o in quick.outcomes.values() if o.error != NOT_STARTED]
     assert tried and all(o is quick.quick.outcomes[o.index] for o in tried)
+
+
+def test_a_spent_budget_plans_no_builds(devquiz_slice, tmp_path, monkeypatch):
+    """Where the time left is shorter than a build's start, no pass plans a build
+    (planning a file's layouts takes seconds of a budget that is over)."""
+    from solver.run import pipeline
+
+    def planned(*args, **kwargs):
+        raise AssertionError("a build planned with no time left")
+
+    for name in ("plan_first", "plan_layouts", "plan_wall_free_cuts"):
+        monkeypatch.setattr(pipeline, name, planned)
+    recs = read_file(str(devquiz_slice)).records
+    kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, layout_memory=8 << 20, workers=1, node_limit=300)
+    res = run_pipeline(recs, tmp_path / "a.txt", budget=1, quick_node_limit=1, answers_first=False, **kw)
+    assert sorted(res.outcomes) == sorted(r.index for r in recs)
+    assert not (tmp_path / "db").exists() or not any((tmp_path / "db").iterdir())

@@ -114,3 +114,24 @@ def test_ring_board_rotations_only():
     assert decide(rotated).solvable and decide(rotated).method == "group"
     swapped = parse_devquiz_line("3,3,2134=6780")  # two tiles exchanged: impossible on a ring
     assert not decide(swapped).solvable
+
+
+def test_without_the_group_a_verdict_is_left_open_only_where_the_group_decides():
+    """``decide(board, group=False)`` (what a run says of boards the budget never
+    started) gives the full verdict wherever it needs no walk group, and None exactly
+    where the full verdict is the group's; ``check_record`` then leaves it undecided."""
+    from pdb_builder.formats import Record
+    from solver.api import check_record
+
+    rng = random.Random(7)
+    methods = set()
+    for shape in list(layouts(3, 3, max_walls=2)):
+        for cells in itertools.islice(arrangements(shape, rng, 8), 8):
+            board = Board(shape, cells)
+            full, cheap = decide(board), decide(board, group=False)
+            methods.add(full.method)
+            assert (cheap is None) == (full.method == "group") and (cheap is None or cheap == full), (shape.key, cells)
+            if cheap is None:
+                out = check_record(Record(0, "b", board, None), group=False)
+                assert out.status == "valid" and out.solvable is None
+    assert {"group", "parity"} <= methods

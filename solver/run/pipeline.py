@@ -243,10 +243,14 @@ class Run:
 
     def build_room(self) -> float | None:
         """Under a budget in seconds, the entries builds can make in
-        :data:`~solver.run.answer.BUILD_SHARE` of the time left (None: no budget)."""
+        :data:`~solver.run.answer.BUILD_SHARE` of the time left (None: no budget); 0
+        where that share is shorter than a build's start
+        (:data:`~solver.run.answer.BUILD_START`): then nothing is planned (planning a
+        file's layouts takes seconds)."""
         if self.deadline is None:
             return None
-        return entries_in(BUILD_SHARE * (self.deadline - self.reserve - time.time()), self.rate, self.slots)
+        share = BUILD_SHARE * (self.deadline - self.reserve - time.time())
+        return entries_in(share, self.rate, self.slots) if share > BUILD_START else 0.0
 
     def quick_pass(self) -> None:
         """Every board not final yet, each size's as soon as its wall-free database is
@@ -255,7 +259,7 @@ class Run:
         todo = [r for r in self.records if r.index not in self.final]
         caps = [x for x in (o.node_limit, o.quick_node_limit) if x is not None]
         plans, lacking, room = [], set(), self.build_room()
-        if o.build:
+        if o.build and room != 0:
 
             def plan_of(recs, memory, faults=None):  # (the smaller ones tried: a BoardError says they cannot be)
                 return plan_first(recs, o.db_dir, memory, min(memory, o.layout_memory), o.layout_count, faults)
@@ -331,14 +335,13 @@ class Run:
             tries = journal_attempts(self.files.journal, rest)
             rest.sort(key=lambda r: retry_order(again.get(r.index), o.retry == "closest", tries[r.index]))
         todo = [r for r in rest if r.index not in done_full]
-        plans = []
-        if o.build:  # the wall-free cuts first: each board's order below is its layout's cost
+        plans, room = [], self.build_room()
+        if o.build and room != 0:  # the wall-free cuts first: each board's order below is its layout's cost
             plans = plan_wall_free_cuts(todo, o.db_dir, o.layout_memory, o.wall_free_count, self.faults)
             plans += plan_layouts(todo, o.db_dir, o.layout_memory, o.layout_count, self.faults)
             self.tell_faults()
-            room = self.build_room()
             if room is not None:  # those that end in time, the cheapest a board first
-                plans = plans_within(plans, room)
+                plans = plans_within(plans, self.build_room())
         if not again:  # the boards whose tables are there first, then the cheapest layout build a board
             cost = {r.index: p.entries / p.boards for p in plans for r in p.records}
             rest.sort(key=lambda r: cost.get(r.index, 0))
@@ -443,8 +446,9 @@ def _boards_of(plans) -> set[int]:
 
 def _not_started(rec) -> Outcome:
     """The outcome of a board that no pass started: rejected if checking rejects it,
-    else ``limit`` with no answer."""
-    out = check_record(rec)
+    else ``limit`` with no answer.  The budget is spent by then, so a board whose
+    verdict needs its walk group is left undecided (up to a second a board)."""
+    out = check_record(rec, group=False)
     if out.status != "valid":
         return out
     out.status, out.error, out.optimal = "limit", NOT_STARTED, False
