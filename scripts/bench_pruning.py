@@ -1,5 +1,5 @@
 """Duplicate-path pruning side by side: the same boards searched with pruning automata
-of several depths (solver/search/automaton.py), in one sitting; prints a markdown table.
+of several depths (pdb_builder/automaton.py), in one sitting; prints a markdown table.
 
     .venv/bin/python scripts/bench_pruning.py --db-dir DIR [--depths 2 auto 8 10 12 14] [--rounds 2]
     .venv/bin/python scripts/bench_pruning.py --db-dir DIR --problems FILE [--first N] [--node-limit N]

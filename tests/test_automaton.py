@@ -1,7 +1,8 @@
-"""Duplicate-path pruning (solver/search/automaton.py) against independent truth: the
+"""Duplicate-path pruning (pdb_builder/automaton.py, solver/search/automaton.py) against independent truth: the
 strings it keeps are exactly the first to reach each arrangement, found by enumerating
 every string; searches that follow it keep the breadth-first optimal lengths."""
 
+import dataclasses
 import itertools
 import random
 
@@ -151,3 +152,53 @@ def test_undos_alone_are_pruned_by_depth_2_and_round_a_ring(shape, depth):
         strings = [(c, s) for c, s in longer if s[-2:] not in undo]
     if shape.walls == {4}:
         assert len(strings) == 2 * len(shape.free_cells)  # round one way or the other
+
+
+@pytest.mark.parametrize(
+    "shape, depth",
+    [(Shape.korf(3, 3), 8), (Shape.devquiz(3, 4, [4]), 7), (Shape.devquiz(4, 4, [1, 9]), 6), (Shape.korf(4, 4), 8)],
+    ids=lambda x: x.key if isinstance(x, Shape) else str(x),
+)
+def test_the_shipped_check_passes_a_learnt_automaton_and_names_a_damaged_one(shape, depth):
+    """``check_automaton`` (what ``verify --automaton`` runs) passes the automata that
+    the walk above finds right, counts as pruned what they forbid, and names the cell and
+    string of an automaton damaged either way: a first string pruned, a duplicate kept."""
+    from pdb_builder.automaton import check_automaton
+
+    a = fsm.build_automaton(shape, depth)
+    r = check_automaton(shape, a)
+    assert r.fault is None and r.pruned == a.forbidden and r.kept + r.pruned == r.strings
+    start = shape.free_cells[0]
+    legal = [m for m, letter in enumerate("LRUD") if _walk(shape, start, letter) is not None]
+    lost = dataclasses.replace(a, delta=a.delta.copy())
+    lost.delta[a.roots[start], legal[0]] = fsm.PRUNED  # a one-move string, the first to its arrangement
+    r = check_automaton(shape, lost)
+    assert r.fault is not None and f"from cell {start}" in r.fault and "prunes the first string" in r.fault
+    after = a.delta[a.roots[start], legal[0]]
+    back = legal[0] ^ 1  # the undo (L R and U D undo each other)
+    dup = dataclasses.replace(a, delta=a.delta.copy())
+    dup.delta[after, back] = a.roots[start]
+    r = check_automaton(shape, dup)
+    letter = "LRUD"
+    assert r.fault is not None and r.fault.endswith(letter[legal[0]] + letter[back]) and "keeps" in r.fault
+
+
+def test_verify_and_inspect_show_and_check_a_shapes_automata(tmp_path):
+    """``verify --automaton`` checks every shape a target names (exit 0), ``inspect
+    --automaton`` lists its automata by depth with the forbidden strings the check
+    counts; a bad target or a check too large for the depth is a one-line error, exit 2."""
+    import json
+
+    from click.testing import CliRunner
+
+    from solver.cli import main
+
+    r = CliRunner().invoke(main, ["verify", "--automaton", "3,3,1=3456780", "--depth", "6"])
+    assert r.exit_code == 0 and r.output.startswith("ok: automaton of 3x3-devquiz-w2, depth 6:"), r.output
+    r = CliRunner().invoke(main, ["inspect", "--automaton", "4x4", "--depth", "8", "--json"])
+    rows = [json.loads(line) for line in r.output.splitlines()]
+    assert r.exit_code == 0 and [x["depth"] for x in rows] == [2, 4, 6, 8], r.output
+    assert rows[-1]["forbidden strings"] == fsm.build_automaton(Shape.korf(4, 4), 8).forbidden
+    for args in (["verify", "--automaton", "9x"], ["verify", "--automaton", "6x6", "--depth", "16"]):
+        r = CliRunner().invoke(main, args)
+        assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output

@@ -10,7 +10,16 @@ import click
 
 from ..errors import EXIT_INTERNAL
 from ..words import human_bytes
-from .shared import EXIT_HELP, db_dir_option, format_table, goal_option, plot_option, size_option
+from .shared import (
+    EXIT_HELP,
+    automaton_option,
+    automaton_shapes,
+    db_dir_option,
+    format_table,
+    goal_option,
+    plot_option,
+    size_option,
+)
 
 
 @click.command(epilog=EXIT_HELP)
@@ -32,18 +41,30 @@ from .shared import EXIT_HELP, db_dir_option, format_table, goal_option, plot_op
 )
 @click.option("--no-verify", is_flag=True, help="Listing: skip the checksums.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one object per line).")
-def inspect(db, db_dir, problems, suggest, size, goal, plot_png, no_verify, as_json):
+@automaton_option(
+    "Instead: the pruning automata of each shape TARGET names (a size, a board or a file of "
+    "boards), at every even depth up to --depth (default 12)."
+)
+def inspect(db, db_dir, problems, suggest, size, goal, plot_png, no_verify, as_json, automaton, automaton_depth):
     """List the databases of a folder, show one DB in detail, or report coverage.
 
     \b
     slidepdb inspect                      one row per database
     slidepdb inspect FILE.h5 [--plot P]   one database: histograms, BFS layers
     slidepdb inspect --problems FILE      which tables serve each board, and the gain
+    slidepdb inspect --automaton TARGET   the duplicate-path pruning automata of its shapes
     """
 
     from ..make import catalogue as insp
     from ..storage import default_db_dir
 
+    if automaton is not None:
+        if db or problems:
+            raise click.UsageError("give DB, --problems or --automaton, one of them")
+        _show_automata(automaton_shapes(automaton, goal), automaton_depth or SHOW_DEPTH, as_json)
+        return
+    if automaton_depth is not None:
+        raise click.UsageError("--depth goes with --automaton")
     if db and problems:
         raise click.UsageError("give DB or --problems, not both")
     if plot_png and not db:
@@ -200,3 +221,45 @@ def _exit_if_damaged(damaged, db_dir) -> None:
         )
     if damaged:
         sys.exit(EXIT_INTERNAL)
+
+
+SHOW_DEPTH = 12  # inspect --automaton's deepest unless --depth says
+
+
+def _show_automata(shapes, depth: int, as_json: bool) -> None:
+    """``inspect --automaton``: each shape's automata of depths 2, 4, .. ``depth`` (a
+    table, or one JSON object each)."""
+    from ..automaton import build_automaton
+
+    rows = []
+    for shape in shapes:
+        for d in range(2, depth + 1, 2):
+            a = build_automaton(shape, d)
+            row = {
+                "shape": shape.key,
+                "depth": d,
+                "states": a.states,
+                "forbidden strings": a.forbidden,
+                "bytes": a.nbytes,
+                "build s": round(a.seconds, 3),
+            }
+            if as_json:
+                click.echo(json.dumps(row))
+            rows.append(row)
+    if not as_json:
+        click.echo(
+            format_table(
+                [
+                    (
+                        r["shape"],
+                        r["depth"],
+                        f"{r['states']:,}",
+                        f"{r['forbidden strings']:,}",
+                        human_bytes(r["bytes"]),
+                        f"{r['build s']:.2f}",
+                    )  # fmt: skip
+                    for r in rows
+                ],
+                ["shape", "depth", "states", "forbidden strings", "size", "build s"],
+            )
+        )

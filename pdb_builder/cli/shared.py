@@ -154,3 +154,31 @@ def format_table(rows, headers) -> str:
 
     lines += ["  ".join(c.rjust(w) if numeric(c) else c.ljust(w) for c, w in zip(r, widths)) for r in cols[1:]]
     return "\n".join(lines)
+
+
+def automaton_option(help: str):
+    """``--automaton TARGET``: the shapes of a size, a board or a file of boards
+    (:func:`~pdb_builder.api.shapes_of_target`), whose pruning automata a command shows
+    or checks; ``--depth`` with it."""
+
+    def wrap(f):
+        f = click.option(
+            "--depth",
+            "automaton_depth",
+            type=click.IntRange(min=2, max=20),
+            default=None,
+            help="With --automaton: the automaton's depth (its longest forbidden string).",
+        )(f)
+        return click.option("--automaton", "automaton", metavar="TARGET", default=None, help=help)(f)
+
+    return wrap
+
+
+def automaton_shapes(target: str, goal: str) -> list:
+    """The shapes ``--automaton TARGET`` names (a bad target: exit 2, naming it)."""
+    from ..api import TargetError, shapes_of_target
+
+    try:
+        return shapes_of_target(target, goal)
+    except TargetError as exc:
+        raise click.BadParameter(str(exc), param_hint="--automaton") from None

@@ -73,7 +73,7 @@ PARTS = (
     (_staged, SOLVER / "fallback" / "staged.py", "_stage_search", True),
     (_search, SOLVER / "search" / "kernel.py", "search_slice", False),
     (_beam, SOLVER / "fallback" / "beam.py", "_beam", True),
-    (_automaton, SOLVER / "search" / "automaton_bfs.py", "trie", False),
+    (_automaton, BUILDER / "automaton_bfs.py", "trie", False),
     (_layout, BUILDER / "make" / "bfs.py", "expand_share", True),
 )
 

@@ -1,4 +1,4 @@
-"""The breadth-first search over move strings behind :mod:`solver.search.automaton`,
+"""The breadth-first search over move strings behind :mod:`pdb_builder.automaton`,
 compiled by numba (imported at the first automaton deeper than the undo-only one, so
 a process that never needs one never loads numba for it).
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from pdb_builder.jitload import load_cached
+from .jitload import load_cached
 
 NO_CHILD, FORBIDDEN = -1, -2  # a trie node's child: none, or a forbidden string
 
