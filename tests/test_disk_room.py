@@ -122,3 +122,43 @@ def test_a_cache_lets_go_of_a_removed_file_as_the_next_one_opens(tmp_path):
     build("3x3", goal="devquiz", db_dir=db, partition="5-3")
     cache.get(db / "3x3-devquiz.pdb.5-3.h5")
     assert sorted(Path(k[0]).name for k in cache._open) == ["3x3-devquiz.pdb.5-3.h5", "3x3-devquiz.pdb.8.h5"]
+
+
+def test_a_build_waits_for_room_its_runs_own_unsettled_tables_will_make(tmp_path):
+    """Over the limit, with the room held by the run's own tables whose boards are still
+    being searched: the build says not yet while its job may wait, is skipped when it may
+    not, and starts, removing them, once their boards are settled; one that even all the
+    run's own tables would not make room for is skipped at once."""
+    from solver.run.feed import Job
+
+    spent: set = set()
+    b, db, ledger, res = _builds(tmp_path, 1000, spent)
+    _table(db, "3x3-devquiz-w1.pdb.8.h5", 600)
+    ledger.write_text("3x3-devquiz-w1.pdb.8.h5\n")
+    b.used = disk_used(db)
+    job = Job(print, (), [], can_wait=True)
+    assert b.begin(_plan(500), job) is None and not res.skipped_builds  # w1's boards still searched
+    assert b.begin(_plan(2000), job) is False and len(res.skipped_builds) == 1  # never fits
+    job.can_wait = False
+    assert b.begin(_plan(500), job) is False and len(res.skipped_builds) == 2
+    spent.add("3x3-devquiz-w1")
+    job.can_wait = True
+    assert b.begin(_plan(500), job) is True and res.removed_tables == [("3x3-devquiz-w1.pdb.8.h5", 600)]
+
+
+def test_a_feed_asks_a_waiting_job_again_and_never_waits_with_nothing_running():
+    """A job whose ``begin`` says not yet stays in the feed while a record runs (it is
+    not counted ready), is asked again as the next slot is given, and is told it may
+    not wait once nothing runs: then it is skipped and its record goes on."""
+    from solver.run.feed import Feed, Job
+
+    a, b = SimpleNamespace(index=1), SimpleNamespace(index=2)
+    asked = []
+    job = Job(print, (), [b])
+    job.begin = lambda: asked.append(job.can_wait) or None
+    feed = Feed([a, b], [job])
+    items, ended = feed.take()
+    assert items == [a] and not ended and asked == [True] and feed.ready(4) == 0
+    feed.ended(0.1)
+    items, ended = feed.take()
+    assert items == [b] and asked == [True, False] and ended  # nothing left to hand out

@@ -283,8 +283,13 @@ class Builds:
                 out.append(job)
         return out
 
-    def begin(self, plan: Plan, job: Job | None = None) -> bool:
-        if self.disk_limit is not None and not self.make_room(plan.bytes):
+    def begin(self, plan: Plan, job: Job | None = None) -> bool | None:
+        """Whether ``plan``'s build starts now (False: skipped, over the disk limit even
+        with room made; None: not yet, where its ``job`` may wait and the run's own
+        tables whose boards are still being searched would make room once spent)."""
+        if self.disk_limit is not None and not (room := self.make_room(plan.bytes)):
+            if room is None and job is not None and job.can_wait:
+                return None
             if not self.res.skipped_builds:  # the sitting's first: said as it happens, not only in the summary
                 log.warning(
                     "%s %s: not built, the database folder would pass --disk-limit (%s of %s); builds over it "
@@ -326,11 +331,12 @@ class Builds:
         if self.on_build:
             self.on_build(rep)
 
-    def make_room(self, need: int) -> bool:
+    def make_room(self, need: int) -> bool | None:
         """Whether ``need`` more bytes fit under the disk limit, once database files this
         run built (listed in its ledger) whose boards are all settled are removed, the
         largest first, until they do; none is removed where removing them all would not
-        make them fit.  A table that serves
+        make them fit.  None where they do not fit yet but would once the run's own
+        tables whose boards are still unsettled are spent.  A table that serves
         no board left to prove is worth less to the run than one that does.  Files the
         run did not build are never touched, and a file is removed whole (one open
         stays readable to whoever has it open; its space comes back when they close it)."""
@@ -342,14 +348,17 @@ class Builds:
             names = dict.fromkeys(self.ledger.read_text(encoding="utf-8").split())
         except OSError:
             return False
-        folder, spent = default_db_dir(self.db_dir), []
+        folder, spent, own = default_db_dir(self.db_dir), [], 0
         for name in names:
             key, dot, _ = name.partition(".pdb.")
             path = folder / name
-            if dot and name.endswith(".h5") and path.is_file() and self.spent(key):
-                spent.append((path.stat().st_size, path))
+            if dot and name.endswith(".h5") and path.is_file():
+                size = path.stat().st_size
+                own += size
+                if self.spent(key):
+                    spent.append((size, path))
         if self.used + need - sum(size for size, _ in spent) > self.disk_limit:
-            return False
+            return None if self.used + need - own <= self.disk_limit else False
         for size, path in sorted(spent, reverse=True):
             if self.used + need <= self.disk_limit:
                 break

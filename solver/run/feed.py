@@ -22,17 +22,21 @@ class Job:
     count).
     ``records`` wait until it is done; ``memory``: the bytes it may hold while it runs.
     In the caller's thread: ``begin()`` as a slot is given to it (False: skipped, its
-    records go on at once), ``done(value, error)`` when it ends (``error``: the
-    exception it raised, or None).  ``give_up_at``: wall clock (set by ``begin``) after
-    which it is stopped and its records go on without it (None: never)."""
+    records go on at once; None: not yet, asked again as records and jobs end, which the
+    feed allows only while ``can_wait``: it sets that before each call, True while a
+    record or job it handed out still runs, so a feed with nothing running never waits
+    on one), ``done(value, error)`` when it ends (``error``: the exception it raised, or
+    None).  ``give_up_at``: wall clock (set by ``begin``) after which it is stopped and
+    its records go on without it (None: never)."""
 
     fn: Callable
     args: tuple
     records: list
     memory: int = 0
-    begin: Callable[[], bool] = lambda: True
+    begin: Callable[[], bool | None] = lambda: True
     done: Callable[[object, BaseException | None], None] = lambda value, error: None
     give_up_at: float | None = None
+    can_wait: bool = False
 
 
 class Feed:
@@ -75,6 +79,8 @@ class Feed:
         jobs = list(jobs)
         self.jobs = len(jobs)
         self._running = 0  # jobs handed out and not done
+        self._handed = 0  # records handed out (those ended: self._ended[0])
+        self._later: set[int] = set()  # id() of the jobs whose begin() said not yet, until asked again
         self._memory = 0  # their memory
         place = {r.index: k for k, r in enumerate(todo)}
         self._waits: dict[int, int] = {}  # record index -> jobs it waits on
@@ -114,10 +120,14 @@ class Feed:
             item = heapq.heappop(self._heap)
             job = item[3]
             if not isinstance(job, Job):
+                self._handed += 1
                 out.append(job)
             elif not self._fits(job):
                 passed.append(item)
-            elif job.begin():
+            elif (began := self._begin(job)) is None:
+                self._later.add(id(job))
+                passed.append(item)
+            elif began:
                 self._running += 1
                 self._memory += job.memory
                 if self.places is not None:
@@ -129,6 +139,16 @@ class Feed:
             heapq.heappush(self._heap, item)
         return out, not self._heap and not self._waiting and self._running == 0
 
+    def _begin(self, job: Job) -> bool | None:
+        """``job.begin()``, told whether it may say not yet (see :class:`Job`)."""
+        job.can_wait = self._running > 0 or self._handed > self._ended[0]
+        began = job.begin()
+        if began is None and not job.can_wait:  # nothing runs that could change its answer
+            began = False
+        if began is not None:
+            self._later.discard(id(job))
+        return began
+
     def ready(self, limit: int) -> int:
         """How many items could be handed out now (at most ``limit`` counted)."""
         if self._too_late():
@@ -137,7 +157,7 @@ class Feed:
         for item in self._heap:
             if n >= limit:
                 break
-            n += not isinstance(item[3], Job) or self._fits(item[3])
+            n += not isinstance(item[3], Job) or id(item[3]) not in self._later and self._fits(item[3])
         return n
 
     def ended(self, seconds: float) -> None:

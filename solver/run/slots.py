@@ -257,7 +257,8 @@ def _local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, 
                 if isinstance(item, Job):  # nothing runs beside it: every core
                     _run_job_here(feed, item)
                 else:
-                    yield solve_record(
+                    began = time.time()
+                    out = solve_record(
                         item,
                         pool,
                         time_limit=limit_of(time_limit, item),
@@ -265,6 +266,8 @@ def _local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, 
                         fallback=fallback,
                         known=known.get(item.index),
                     )
+                    feed.ended(time.time() - began)  # (before the caller hears of it: the feed's count of what runs)
+                    yield out
         return
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
     lanes = Lanes(workers, ctx)
