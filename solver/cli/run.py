@@ -97,8 +97,8 @@ from .report import Outputs, finish_run, human_solved, progressive, reopened_tex
     show_default=True,
     callback=lambda ctx, param, value: "auto" if value == "auto" else bytes_callback(ctx, param, value),
     help="The database folder's size that builds stay within. To make room, the run removes databases it built "
-    "itself whose boards are all proven (a build waits while the boards of such databases are still searched); layouts still "
-    "beyond it are solved without their own database. auto: "
+    "itself whose boards are all proven (a build waits while the boards of such databases are still "
+    "searched); layouts still beyond it are solved without their own database. auto: "
     "what the folder holds when the run starts plus half the free space of its disk.",
 )
 @click.option("--no-build", is_flag=True, help="Solve with the databases there are; build nothing.")
