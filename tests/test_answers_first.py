@@ -131,9 +131,10 @@ def test_a_busy_neighbour_costs_proofs_not_answers(mixed, tmp_path):
 )
 def test_a_size_no_table_can_serve_is_answered_and_the_run_goes_on(tmp_path, limits):
     """A 7x7 board (49 free cells: more than any table serves) that no short search
-    proves, beside a 3x3 one: the run says why its size gets no table and answers both
-    (with a budget, after its answer pass: the planning used to end the run there with
-    the answers unwritten), exit 0."""
+    proves, beside a 3x3 one: the run answers both, exit 0, and without a budget says why
+    its size gets no table (a 10 s budget leaves no time for a build after its answer
+    pass, so nothing is planned there: the planning used to end the run with the
+    answers unwritten)."""
     f = tmp_path / "big.txt"
     f.write_text(" ".join(map(str, walk_cells(Shape.korf(7, 7), 300, 1))) + "\n3,3,123456708\n")
     out = tmp_path / "a.txt"
@@ -141,7 +142,8 @@ def test_a_size_no_table_can_serve_is_answered_and_the_run_goes_on(tmp_path, lim
         main, ["run", str(f), "--out", str(out), "--db-dir", str(tmp_path / "db"), "--workers", "1", *limits]
     )
     assert r.exit_code == 0, r.output
-    assert "7x7 boards go on without tables: 7x7 has 49 free cells" in r.output
+    if "none" in limits:
+        assert "7x7 boards go on without tables: 7x7 has 49 free cells" in r.output
     recs = read_file(str(f)).records
     assert answered(out, recs) == 2
     assert not list((tmp_path / "db").glob("7x7*"))
