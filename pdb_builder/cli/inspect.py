@@ -257,7 +257,7 @@ def _show_automata(shapes, depth: int, as_json: bool) -> None:
                         f"{r['forbidden strings']:,}",
                         human_bytes(r["bytes"]),
                         f"{r['build s']:.2f}",
-                    )  # fmt: skip
+                    )
                     for r in rows
                 ],
                 ["shape", "depth", "states", "forbidden strings", "size", "build s"],

@@ -82,10 +82,9 @@ def _verify_automata(shapes, depth: int) -> int:
     from ..automaton import build_automaton, check_automaton, check_strings
 
     for shape in shapes:
-        if check_strings(shape, depth) > CHECK_STRINGS:
+        if (strings := check_strings(shape, depth)) > CHECK_STRINGS:
             raise click.BadParameter(
-                f"{shape.key}: depth {depth} means up to {check_strings(shape, depth):,} strings to walk; "
-                f"give a lower --depth",
+                f"{shape.key}: depth {depth} means up to {strings:,} strings to walk; give a lower --depth",
                 param_hint="--depth",
             )
     code = 0

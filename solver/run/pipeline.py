@@ -341,7 +341,7 @@ class Run:
             plans += plan_layouts(todo, o.db_dir, o.layout_memory, o.layout_count, self.faults)
             self.tell_faults()
             if room is not None:  # those that end in time, the cheapest a board first
-                plans = plans_within(plans, self.build_room())
+                plans = plans_within(plans, self.build_room())  # (what is left after the planning's seconds)
         if not again:  # the boards whose tables are there first, then the cheapest layout build a board
             cost = {r.index: p.entries / p.boards for p in plans for r in p.records}
             rest.sort(key=lambda r: cost.get(r.index, 0))
