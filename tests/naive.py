@@ -90,6 +90,17 @@ def pattern_bfs(shape: Shape, pattern: tuple[int, ...]) -> dict[tuple[int, ...],
     return out
 
 
+def abstract_moves(shape: Shape, place: tuple, blank: int):
+    """The abstract states one move from (pattern tile cells ``place``, ``blank``), each
+    with its cost: 1 where the blank swaps with a pattern tile, 0 where it moves alone."""
+    for nb in shape.neighbours[blank]:
+        if nb in place:
+            j = place.index(nb)
+            yield (place[:j] + (blank,) + place[j + 1 :], nb), 1
+        else:
+            yield (place, nb), 0
+
+
 def pattern_state_bfs(shape: Shape, pattern: tuple[int, ...]) -> dict[tuple, int]:
     """Abstract state (pattern tile cells, blank cell) -> cost by brute force: moving a
     pattern tile costs 1, the blank alone costs 0 (Korf & Felner 2002; 0-1 BFS with a
@@ -100,16 +111,8 @@ def pattern_state_bfs(shape: Shape, pattern: tuple[int, ...]) -> dict[tuple, int
     dq = deque([start])
     while dq:
         state = dq.popleft()
-        place, blank = state
         d = dist[state]
-        for nb in shape.neighbours[blank]:
-            if nb in place:
-                j = place.index(nb)
-                new = (place[:j] + (blank,) + place[j + 1 :], nb)
-                cost = 1
-            else:
-                new = (place, nb)
-                cost = 0
+        for new, cost in abstract_moves(shape, *state):
             if new not in dist or dist[new] > d + cost:
                 dist[new] = d + cost
                 if cost:

@@ -21,7 +21,7 @@ from solver.search.searcher import Searcher
 from solver.search.tables import heuristic_for
 
 from .conftest import THREADS, sample_states
-from .naive import bfs_distances, layouts, pattern_state_bfs
+from .naive import abstract_moves, bfs_distances, layouts, pattern_state_bfs
 
 
 @functools.cache
@@ -65,6 +65,40 @@ def test_every_region_costs_what_a_brute_force_bfs_says(shape, pattern):
         raised += v > table[r]
     if any(len(c) > 1 for c in costs.values()):
         assert raised > 0  # the regions that cost more than the least are read so
+
+
+@pytest.mark.parametrize("shape, pattern", SHAPES, ids=lambda x: getattr(x, "key", str(x)))
+def test_a_move_changes_a_zero_aware_value_by_at_most_one_below_the_cap(shape, pattern):
+    """Across every move between reachable abstract states (a pattern tile's: cost 1;
+    the blank's alone: cost 0), the value the file's codes give changes by at most the
+    move's cost wherever neither end is capped (its region's code at 3 units, or a
+    region numbered past what a code holds).  No distance is read here: only the codes
+    and the moves.  The least over regions alone is not consistent on these shapes."""
+    table, stats = compute_pdb(shape, pattern, zero_aware=True)
+    cidx = {c: i for i, c in enumerate(shape.free_cells)}
+    n, all_free = len(shape.free_cells), sum(1 << c for c in shape.free_cells)
+
+    def value(place, blank):
+        """(the zero-aware value, the least over regions, whether a cap reads it)"""
+        r = rank_py([cidx[c] for c in place], n)
+        free = all_free & ~sum(1 << c for c in place)
+        j = region_number(free, blank, shape.width, shape.n)
+        capped = j >= REGIONS or int(stats.zero.codes[r]) >> (2 * j) & 3 == 3
+        return zero_value(stats.zero, r, int(table[r]), free, blank, shape.width, shape.n), int(table[r]), capped
+
+    moves = checked = plain_jumps = 0
+    for place, blank in _states(shape, pattern):
+        v, least, capped = value(place, blank)
+        for new, cost in abstract_moves(shape, place, blank):
+            v2, least2, capped2 = value(*new)
+            moves += 1
+            plain_jumps += abs(least2 - least) > cost
+            if not (capped or capped2):
+                checked += 1
+                assert abs(v2 - v) <= cost, (place, blank, new, v, v2)
+    assert checked > moves // 2
+    if shape in (Shape.devquiz(3, 3), Shape.korf(3, 3)):
+        assert plain_jumps > 0  # what the zero-aware values mend
 
 
 @pytest.fixture(scope="module")

@@ -53,7 +53,8 @@ class Plan:
 
     @property
     def zero_aware(self) -> bool:
-        """Whether its tables keep the blank's regions' costs (a layout's: see build_partition)."""
+        """Whether its tables keep the blank's regions' costs: a layout's (see build_partition);
+        wall-free ones built so proved no more boards for twice the disk (docs/devquiz.md)."""
         return self.role == "layout"
 
     @property
