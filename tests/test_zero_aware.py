@@ -29,6 +29,25 @@ def _states(shape, pattern):
     return pattern_state_bfs(shape, pattern)
 
 
+@functools.cache
+def _zero_table(shape, pattern):
+    return compute_pdb(shape, pattern, zero_aware=True)
+
+
+def _zero_reader(shape, table, zero):
+    """``read(place, blank)`` -> (the placement's rank, the free cells it leaves, the
+    value the file's codes give with the blank on ``blank``): the shipped reader."""
+    cidx = {c: i for i, c in enumerate(shape.free_cells)}
+    n, all_free = len(shape.free_cells), sum(1 << c for c in shape.free_cells)
+
+    def read(place, blank):
+        r = rank_py([cidx[c] for c in place], n)
+        free = all_free & ~sum(1 << c for c in place)
+        return r, free, zero_value(zero, r, int(table[r]), free, blank, shape.width, shape.n)
+
+    return read
+
+
 SHAPES = [
     (Shape.devquiz(3, 3), (1, 2, 3)),
     (Shape.korf(3, 3), (1, 2, 3, 4)),
@@ -43,21 +62,17 @@ SHAPES = [
 @pytest.mark.parametrize("shape, pattern", SHAPES, ids=lambda x: getattr(x, "key", str(x)))
 def test_every_region_costs_what_a_brute_force_bfs_says(shape, pattern):
     plain, _ = compute_pdb(shape, pattern)
-    table, stats = compute_pdb(shape, pattern, zero_aware=True)
+    table, stats = _zero_table(shape, pattern)
     assert np.array_equal(table, plain)  # the least over regions, as before
     zero = stats.zero
-    cidx = {c: i for i, c in enumerate(shape.free_cells)}
-    n = len(shape.free_cells)
-    all_free = sum(1 << c for c in shape.free_cells)
+    read = _zero_reader(shape, table, zero)
     states = _states(shape, pattern)
     costs = {}
     for (place, _), d in states.items():
         costs.setdefault(place, set()).add(d)
     raised = 0
     for (place, blank), d in states.items():
-        r = rank_py([cidx[c] for c in place], n)
-        free = all_free & ~sum(1 << c for c in place)
-        v = zero_value(zero, r, int(table[r]), free, blank, shape.width, shape.n)
+        r, free, v = read(place, blank)
         assert int(table[r]) <= v <= d
         if v < d:  # a region numbered past those a code holds reads the least; a code holds 3 steps at most
             j = region_number(free, blank, shape.width, shape.n)
@@ -74,17 +89,15 @@ def test_a_move_changes_a_zero_aware_value_by_at_most_one_below_the_cap(shape, p
     move's cost wherever neither end is capped (its region's code at 3 units, or a
     region numbered past what a code holds).  No distance is read here: only the codes
     and the moves.  The least over regions alone is not consistent on these shapes."""
-    table, stats = compute_pdb(shape, pattern, zero_aware=True)
-    cidx = {c: i for i, c in enumerate(shape.free_cells)}
-    n, all_free = len(shape.free_cells), sum(1 << c for c in shape.free_cells)
+    table, stats = _zero_table(shape, pattern)
+    read = _zero_reader(shape, table, stats.zero)
 
     def value(place, blank):
         """(the zero-aware value, the least over regions, whether a cap reads it)"""
-        r = rank_py([cidx[c] for c in place], n)
-        free = all_free & ~sum(1 << c for c in place)
+        r, free, v = read(place, blank)
         j = region_number(free, blank, shape.width, shape.n)
         capped = j >= REGIONS or int(stats.zero.codes[r]) >> (2 * j) & 3 == 3
-        return zero_value(stats.zero, r, int(table[r]), free, blank, shape.width, shape.n), int(table[r]), capped
+        return v, int(table[r]), capped
 
     moves = checked = plain_jumps = 0
     for place, blank in _states(shape, pattern):
