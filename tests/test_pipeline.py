@@ -214,8 +214,8 @@ def test_a_failed_build_never_stops_the_run(devquiz_slice, tmp_path, monkeypatch
 
 def test_builds_share_the_workers_one_thread_each(devquiz_slice, tmp_path, monkeypatch):
     """With two workers every build is a job in a worker's slot on one thread (the
-    forked workers see the patched build), the wall-free ones largest first, and the
-    boards that wait on it are proven."""
+    forked workers see the patched build), the wall-free ones the cheapest a board first,
+    and the boards that wait on it are proven."""
     import solver.run.builds as builds
 
     recs = read_file(str(devquiz_slice)).records
@@ -231,7 +231,7 @@ def test_builds_share_the_workers_one_thread_each(devquiz_slice, tmp_path, monke
     begun = []  # the wall-free cuts of the full pass left out: one build a shape below
     res = run_pipeline(recs, tmp_path / "a.txt", workers=2, on_build=begun.append, wall_free_count=0, **kw)
     wall_free = [p.shape.size_text for p in begun if getattr(p, "role", "") == "wall-free"]
-    assert wall_free == ["3x4", "4x3", "3x3"]  # the largest build first (3x4 and 4x3 alike: file order)
+    assert wall_free == ["3x3", "3x4", "4x3"]  # six boards each: the cheapest first (3x4 and 4x3 alike: file order)
     rows = [line.split() for line in seen.read_text().splitlines()]
     sizes = {r.board.shape.wall_free().key for r in recs}
     layouts = {r.board.shape.key for r in recs if r.board.shape.walls}

@@ -277,14 +277,13 @@ class Run:
                     plural(len(served), "board"),
                     plural(len(lacking - served), "board"),
                 )
-        # the boards whose tables are there first, then the largest wall-free build first:
-        # the longest builds start at once, the small sizes' builds and boards fill the
-        # other slots meanwhile, and no slot waits idle on a large build at the end; then
-        # the exact layouts, the cheapest first (most boards served soonest); last the
-        # boards whose tables no build brings in time (answered already: a proof on
-        # Manhattan distance alone is the least likely)
-        sign = {"wall-free": -1, "layout": 1}
-        cost = {r.index: (1, p.role == "layout", sign[p.role] * p.entries) for p in plans for r in p.records}
+        # the boards whose tables are there first, then the wall-free builds and then the
+        # exact layouts, each the cheapest a board first (entries over the boards that wait
+        # on it: the most proofs soonest; a build alone on the slots grows onto the idle
+        # ones, so the largest going last leaves none idle); last the boards whose tables
+        # no build brings in time (answered already: a proof on Manhattan distance alone
+        # is the least likely)
+        cost = {r.index: (1, p.role == "layout", p.entries / max(p.boards, 1)) for p in plans for r in p.records}
         order = sorted(todo, key=lambda r: cost.get(r.index, (2 if r.index in lacking else 0, 0, 0)))
         self.res.quick = self.batch(
             order,
