@@ -52,6 +52,12 @@ class Plan:
     give_up_at: float | None = None  # wall clock: given up if still running then (Builds.forecast)
 
     @property
+    def per_board(self) -> float:
+        """Entries over the boards that want them: what the passes order builds by, the
+        cheapest a board first (the most proofs soonest)."""
+        return self.entries / max(self.boards, 1)
+
+    @property
     def zero_aware(self) -> bool:
         """Whether its tables keep the blank's regions' costs: a layout's (see build_partition);
         wall-free ones built so proved no more boards for twice the disk (docs/devquiz.md)."""
@@ -174,7 +180,7 @@ def plan_layouts(
         lambda s: [p for p in layout_partitions(s, layout_memory, count) if not (d / pdb_filename(s, p.name)).exists()],
         faults,
     )
-    return sorted(plans.values(), key=lambda p: (p.entries / p.boards, p.shape.key))
+    return sorted(plans.values(), key=lambda p: (p.per_board, p.shape.key))
 
 
 def plan_wall_free_cuts(

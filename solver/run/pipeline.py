@@ -283,7 +283,7 @@ class Run:
         # ones, so the largest going last leaves none idle); last the boards whose tables
         # no build brings in time (answered already: a proof on Manhattan distance alone
         # is the least likely)
-        cost = {r.index: (1, p.role == "layout", p.entries / max(p.boards, 1)) for p in plans for r in p.records}
+        cost = {r.index: (1, p.role == "layout", p.per_board) for p in plans for r in p.records}
         order = sorted(todo, key=lambda r: cost.get(r.index, (2 if r.index in lacking else 0, 0, 0)))
         self.res.quick = self.batch(
             order,
@@ -342,7 +342,7 @@ class Run:
             if room is not None:  # those that end in time, the cheapest a board first
                 plans = plans_within(plans, self.build_room())  # (what is left after the planning's seconds)
         if not again:  # the boards whose tables are there first, then the cheapest layout build a board
-            cost = {r.index: p.entries / p.boards for p in plans for r in p.records}
+            cost = {r.index: p.per_board for p in plans for r in p.records}
             rest.sort(key=lambda r: cost.get(r.index, 0))
         time_limit = o.time_limit
         if time_limit is None:
