@@ -5,7 +5,7 @@
                                               [--quick-limit 5] [--summary-only]
 
 Runs (or continues: always with --resume) the pipeline of ``slidepdb run`` on
-``../shared/data/devquiz2011/problems.txt`` and appends each invocation's time
+``data/devquiz2011/problems.txt`` and appends each invocation's time
 split (builds, quick pass, full pass) to ``ANSWERS.bench.jsonl``, so a run split
 over several runs is timed in full.  Then prints, for docs/devquiz.md, the target
 table and the comparison with the published answer files.  ``--summary-only``
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "devquiz2011"
+DATA = ROOT / "data" / "devquiz2011"
 
 
 def main() -> int:

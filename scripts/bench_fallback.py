@@ -5,7 +5,7 @@ without the exact-layout tables it builds in memory; prints a markdown table.
     .venv/bin/python scripts/bench_fallback.py [--boards 40] [--seed 7] [--time-limit 10]
         [--variants manhattan "layout tables" "plain layout tables"]
 
-Draws walled boards of ``../shared/data/devquiz2011/problems.txt`` at random (seeded)
+Draws walled boards of ``data/devquiz2011/problems.txt`` at random (seeded)
 and keeps those a width-1024 beam on wall-aware Manhattan distance cannot answer
 (about one walled board in seven): the boards that reach the rest of the fallback.
 Then runs :func:`solver.fallback.ladder.fallback_search` on each (no databases, the budget
@@ -27,7 +27,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "devquiz2011" / "problems.txt"
+DATA = ROOT / "data" / "devquiz2011" / "problems.txt"
 VARIANTS = ("manhattan", "layout tables", "plain layout tables")
 
 

@@ -4,7 +4,7 @@ of several depths (pdb_builder/automaton.py), in one sitting; prints a markdown 
     .venv/bin/python scripts/bench_pruning.py --db-dir DIR [--depths 2 auto 8 10 12 14] [--rounds 2]
     .venv/bin/python scripts/bench_pruning.py --db-dir DIR --problems FILE [--first N] [--node-limit N]
 
-Without ``--problems``: Korf's 100 (``../shared/data/korf100.txt``) on the 4x4 tables of
+Without ``--problems``: Korf's 100 (``data/korf100.txt``) on the 4x4 tables of
 ``DIR`` (``slidepdb build 4x4 --partition 7-8``).  With it: the walled boards of that file
 (DevQuiz or numeric lines; ``--lines``: those only) whose shape has tables in ``DIR`` (a
 folder ``slidepdb run`` filled, or ``slidepdb build 5x5 --partition 6-6-6-6`` for

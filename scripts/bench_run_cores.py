@@ -50,7 +50,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "devquiz2011" / "problems.txt"
+DATA = ROOT / "data" / "devquiz2011" / "problems.txt"
 HARD = DATA.with_name("hard.txt")
 
 

@@ -13,7 +13,7 @@ on one core unless ``--threads N`` (each board's search split between N threads,
 ``korf24`` uses every 5x5 database in ``DIR`` (a collection, ``build --collection``,
 is several partitions maxed) and prints a table per instance: h0, length, nodes
 generated and expanded, Korf & Felner's expanded nodes with the same 6-6-6-6 tables
-and reflection and the ratio (``../shared/data/korf24_kf2002_nodes.txt``; both count
+and reflection and the ratio (``data/korf24_kf2002_nodes.txt``; both count
 expanded nodes), seconds, threads; ``--journal`` keeps each finished instance, so a
 long run killed and started again with the same file goes on where it stopped.
 Tables are loaded and kernels compiled

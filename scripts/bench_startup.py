@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
+DATA = ROOT / "data"
 ONE_MOVE = "1 0 2 3 4 5 6 7 8 9 10 11 12 13 14 15"
 # a process running the CLI, optionally with the plain-Python first search off, and
 # optionally with numba's own cache loading (its compiler's registries loaded first)

@@ -15,7 +15,7 @@ iteration is split, and where the threads stand when one finds the goal).  With
 table gives each round.  A second table holds, for the 24-puzzles among Korf &
 Felner's first 33, the nodes expanded (``nodes`` count the children generated) against
 the nodes their IDA* expanded with the same 6-6-6-6 tables and reflection
-(``../shared/data/korf24_kf2002_nodes.txt``).
+(``data/korf24_kf2002_nodes.txt``).
 
 A count written ``1g`` (``--threads 1 1g``) searches on that many threads through a
 grant that could change while it runs, as ``slidepdb run`` and ``solve`` with many

@@ -5,7 +5,7 @@ sitting; prints markdown tables.
         [--lines L ...] [--node-limit N] [--time-limit S] [--prune D|auto] [--rounds 2] [--results FILE]
         [--names A B]
     .venv/bin/python scripts/bench_zero.py --plain DIR1 --zero DIR2 --build-layouts --memory-limit 64M
-        --problems ../shared/data/devquiz2011/hard.txt --first 20 --node-limit 50000000
+        --problems data/devquiz2011/hard.txt --first 20 --node-limit 50000000
 
 ``DIR1`` holds plain tables and ``DIR2`` the same partitions built with ``--zero-aware``
 (``slidepdb build 4x4 --partition 7-8 [--zero-aware]``; default boards: Korf's 100).  With

@@ -8,18 +8,13 @@ import pytest
 
 from pdb_builder.cores import Share
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def data_file(*parts) -> Path:
-    """A benchmark file of ``../shared/data``: the test is skipped where it is missing,
-    except under CI (``CI=true``), where a missing file fails the test."""
+    """A benchmark file of the repository's ``data/`` (its README names each source)."""
     path = DATA.joinpath(*parts)
-    if not path.exists():
-        message = f"benchmark data not found at {path}"
-        if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
-            pytest.fail(message + " (CI=true: the data must be there)")
-        pytest.skip(message)
+    assert path.exists(), f"benchmark data not found at {path}: data/ is part of the repository"
     return path
 
 
