@@ -1,4 +1,3 @@
-import os
 import random
 import time
 from pathlib import Path
