@@ -7,7 +7,9 @@ writers of one file each finish, and the last rename wins)."""
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 import socket
 import tempfile
 import time
@@ -16,8 +18,11 @@ from pathlib import Path
 
 
 @contextmanager
-def atomic_path(path, suffix: str = ".tmp"):
-    """Yield a temporary path beside ``path``; on success it replaces ``path``."""
+def atomic_path(path, suffix: str = ".tmp", need: int | None = None):
+    """Yield a temporary path beside ``path``; on success it replaces ``path``.  A disk
+    that runs out of room meanwhile raises :class:`~pdb_builder.errors.DiskFullError`,
+    one line naming the folder and the room ``path`` needs (``need`` bytes, where the
+    writer knows it), and the temporary file goes."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale(path, suffix)
@@ -29,9 +34,30 @@ def atomic_path(path, suffix: str = ".tmp"):
     try:
         yield Path(tmp)
         os.replace(tmp, path)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT) and "No space left" not in str(exc):
+            raise
+        raise _disk_full(path, Path(tmp), need) from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _disk_full(path: Path, tmp: Path, need: int | None):
+    from .errors import DiskFullError
+    from .words import human_bytes
+
+    try:
+        wrote = tmp.stat().st_size
+        free = shutil.disk_usage(path.parent).free + wrote  # once the temporary file goes
+    except OSError:
+        wrote, free = 0, None
+    needs = f"about {human_bytes(need)}" if need else f"more than the {human_bytes(wrote)} written"
+    has = f", {human_bytes(free)} free" if free is not None else ""
+    return DiskFullError(
+        f"{path.parent}: no room on its disk for {path.name} (it needs {needs}{has}): nothing was written; "
+        "make room there, or give another --db-dir"
+    )
 
 
 _HOST = socket.gethostname().replace(".", "_").replace("-", "_") or "host"

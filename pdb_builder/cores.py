@@ -1,4 +1,4 @@
-"""The cores a process may use, and the threads a build may run on them now
+"""The cores and memory a process may use, and the threads a build may run on them now
 (:class:`Share`: a count given once, or a grant another process changes while the
 build runs; :mod:`pdb_builder.make.share` follows it)."""
 
@@ -15,6 +15,14 @@ def usable_cores() -> int:
         return max(len(os.sched_getaffinity(0)), 1)
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
+
+
+def machine_memory() -> int:
+    """This machine's memory in bytes (0 where the system does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # not POSIX
+        return 0
 
 
 class BuildStopped(Exception):

@@ -9,7 +9,7 @@ EXIT_OK = 0  # success
 EXIT_INTERNAL = 1  # internal error, or a database that is missing, damaged or foreign
 EXIT_BAD_INPUT = 2  # bad input or usage
 EXIT_UNSOLVABLE = 3  # an unsolvable board
-EXIT_LIMIT = 4  # a time or node limit stopped a board without an answer
+EXIT_LIMIT = 4  # a time or node limit stopped a board without an answer, or move limits kept it out of the file
 EXIT_BAD_MOVES = 5  # a move string that is illegal or does not reach the goal
 EXIT_OUTPUT = 6  # an output file could not be written (the others were)
 EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM (128 + SIGINT, as shells report it)
@@ -20,7 +20,7 @@ EXIT_CODES = {
     EXIT_INTERNAL: "internal or database error",
     EXIT_BAD_INPUT: "bad input or usage",
     EXIT_UNSOLVABLE: "an unsolvable board",
-    EXIT_LIMIT: "a limit stopped a board without an answer",
+    EXIT_LIMIT: "a limit stopped a board without an answer (a time or node limit, or the file's move limits)",
     EXIT_BAD_MOVES: "a move string that is illegal or does not reach the goal",
     EXIT_OUTPUT: "an output file could not be written (the others were; each is named)",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C or SIGTERM): finished answers kept, --resume goes on",
@@ -45,6 +45,13 @@ class OptionsError(SlidepdbError, ValueError):
     unknown goal); the CLI checks its options itself (exit 2)."""
 
     exit_code = EXIT_BAD_INPUT
+
+
+class DiskFullError(SlidepdbError, OSError):
+    """The disk of an output ran out of room while it was written: the user's condition,
+    not a fault; nothing was published (:func:`pdb_builder.atomic.atomic_path`)."""
+
+    exit_code = EXIT_OUTPUT
 
 
 class DatabaseError(SlidepdbError):

@@ -157,6 +157,24 @@ def _is_int_line(line: str, count: int) -> bool:
     return len(toks) == count and all(t.isdigit() for t in toks)
 
 
+def _refuse_count_line(source: str, content) -> None:
+    """A DevQuiz problem file (a limits line ``L R U D``, then DevQuiz board lines) whose
+    second line is not the count: that line is the fault, named (read otherwise, the
+    limits line would be taken for a board)."""
+    (lineno, line), rest = content[1], content[2:]
+    if "," in line or not any("," in text for _, text in rest):
+        if "," in line and all("," in text for _, text in content[1:]):
+            raise BoardError(
+                f"{source}:{lineno}: the count line is missing: a DevQuiz problem file has the L R U D "
+                "move limits on line 1, the number of boards on line 2, then the boards"
+            )
+        return
+    raise BoardError(
+        f"{source}:{lineno}: {line.strip()!r} is not a count: a DevQuiz problem file has the L R U D "
+        "move limits on line 1, the number of boards on line 2, then the boards"
+    )
+
+
 def read_lines(lines, source: str, size=None, goal: str = "korf") -> BoardSet:
     """Parse the lines of a file of boards.  Bad lines become records with an error;
     they never stop the good ones."""
@@ -165,6 +183,8 @@ def read_lines(lines, source: str, size=None, goal: str = "korf") -> BoardSet:
     content = [(i, line) for i, line in numbered if line.strip() and not line.lstrip().startswith("#")]
     start = 0
     declared = None
+    if len(content) >= 2 and _is_int_line(content[0][1], 4) and not _is_int_line(content[1][1], 1):
+        _refuse_count_line(source, content)
     if len(content) >= 2 and _is_int_line(content[0][1], 4) and _is_int_line(content[1][1], 1):
         out.formats.add("devquiz-problems")
         out.limits = tuple(int(t) for t in content[0][1].split())

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .board import LABELS, Shape, label
+from .cores import machine_memory
 from .entries import num_placements
 from .errors import BoardError
 from .words import human_bytes
@@ -69,6 +70,13 @@ _KORF_CELLS = {
     (4, 4, "6-6-3"): ((1, 2, 3, 5, 6, 7), (4, 8, 9, 12, 13, 14), (10, 11, 15)),
     (5, 5, "6-6-6-6"): ((1, 2, 5, 6, 7, 12), (3, 4, 8, 9, 13, 14), (10, 11, 15, 16, 20, 21), (17, 18, 19, 22, 23, 24)),
 }
+
+
+# entries a build makes a thread-second: what the run's plans and rounds count a build at, and
+# what `inspect --suggest` estimates a build's time from.  The BFS of exact-layout patterns runs
+# faster (2.7 to 6.0 M on one thread), but planning at 2.5 M proved no more boards of hard.txt
+# (docs/design.md)
+BUILD_RATE = 1.5e6
 
 
 def bfs_memory(n: int, k: int) -> int:
@@ -251,6 +259,13 @@ def default_sizes(shape: Shape, memory_limit: int) -> list[int]:
     least = n - MAX_FREE_NONPATTERN  # the fewest tiles a pattern's BFS can hold
     if base < least:  # an even cut leaves patterns too small: fewer, larger ones need more memory
         larger = -(-m // (m // least))
+        need, have = bfs_memory(n, larger), machine_memory()
+        if have and need > have:
+            raise BoardError(
+                f"{shape.size_text} with {n} free cells: no database of it can be built (its patterns need "
+                f"{larger} tiles each, {human_bytes(need)} for one BFS, this machine has {human_bytes(have)}): "
+                f"solve its boards without databases (--no-db), or use a smaller board"
+            )
         raise BoardError(
             f"{shape.size_text} with {n} free cells needs patterns of {larger} tiles: "
             f"raise --memory-limit to {human_bytes(bfs_memory(n, larger))} or more"

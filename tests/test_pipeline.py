@@ -251,9 +251,14 @@ def test_retry_unanswered_boards_worst_first(devquiz_slice, tmp_path):
     kw = dict(db_dir=tmp_path / "db", build=False, workers=1)
     first = run_pipeline(recs, out, node_limit=1, fallback=False, **kw)
     assert all(o.status == "limit" for o in first.outcomes.values())
-    # a retry killed after its first two boards: run again, it goes on with the others first
-    cut = run_pipeline(recs[:2], out, resume=True, retry="unanswered", node_limit=1, fallback=False, **kw)
-    assert all(o.status == "limit" for o in cut.outcomes.values())
+    # a retry killed after its first two boards, each stopped at its limit again (its
+    # journal lines, as a kill leaves them): run again, it goes on with the others first
+    journal = RunFiles(out).journal
+    cut = [
+        d for d in map(json.loads, journal.read_text().splitlines()) if d.get("index") in (recs[0].index, recs[1].index)
+    ]
+    assert len(cut) == 2 and all(d["status"] == "limit" for d in cut)
+    journal.write_text(journal.read_text() + "".join(json.dumps(d) + "\n" for d in cut))
     order = []
     again = run_pipeline(recs, out, resume=True, retry="unanswered", on_outcome=lambda o: order.append(o.index), **kw)
     assert again.full.resumed == 0 and order == [r.index for r in recs[2:] + recs[:2]]

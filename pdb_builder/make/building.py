@@ -227,6 +227,7 @@ def build_pdb(
         two_bit=two_bit,
         threads=threads,
         on_step=on_step,
+        need=int(sum(num_placements(n, len(g)) for g in partition.groups) * (1.25 if two_bit else 1)),
     )
     return BuildReport(
         str(path),

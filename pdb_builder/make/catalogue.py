@@ -21,7 +21,7 @@ import numpy as np
 from ..board import Board, Shape
 from ..errors import DatabaseError
 from ..lookup import evaluate, group_lookups
-from ..patterns import too_large
+from ..patterns import BUILD_RATE, num_placements, too_large
 from ..storage import DatabaseCache, database_files, open_database
 
 log = logging.getLogger("slidepdb.inspect")
@@ -369,7 +369,24 @@ def suggest(covs: list[BoardCoverage], records, db_dir=None) -> list[str]:
         if fault:
             cmds.append(f"# {fault}")
             continue
-        w, h = (int(x) for x in c.size.split("x"))
-        mem = " --memory-limit 6G" if w * h >= 25 else ""
-        cmds.append(f"slidepdb build {c.size} --goal {key[1]}{mem}{where}")
+        cmds.append(f"slidepdb build {c.size} --goal {key[1]}{where}  # {build_estimate(shape.wall_free())}")
     return cmds
+
+
+def build_estimate(shape: Shape, memory_limit: int = 4 << 30, cores: int | None = None) -> str:
+    """What ``slidepdb build`` of ``shape`` at ``memory_limit`` (the default) builds and
+    costs: its partition, entries, file size (with the two-bit copies), one pattern's BFS
+    memory and its time at :data:`~pdb_builder.patterns.BUILD_RATE` on ``cores``."""
+    from ..cores import usable_cores
+    from ..words import human_bytes, seconds_text
+    from .building import default_partition
+
+    part = default_partition(shape, memory_limit)
+    n = len(shape.free_cells)
+    entries = sum(num_placements(n, len(g)) for g in part.groups)
+    cores = cores or usable_cores()
+    return (
+        f"{part.name}, {entries:,} entries: about {human_bytes(int(entries * 1.25))} on disk, "
+        f"{human_bytes(part.bfs_memory(n))} for one pattern's BFS, {seconds_text(entries / BUILD_RATE / cores)} "
+        f"on {cores} cores"
+    )

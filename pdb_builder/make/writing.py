@@ -84,6 +84,7 @@ def write_pdb(
     two_bit: bool = True,
     threads=1,
     on_step=None,
+    need: int | None = None,
 ) -> tuple[Path, list, float]:
     """Publish a partition's tables atomically at ``path`` (with their two-bit copies,
     ``packed/i``, unless ``two_bit`` is False), hashing on ``threads`` (a count or a
@@ -94,6 +95,7 @@ def write_pdb(
     (and, while its two-bit copy is made, one lowered copy of it).
     ``on_step(pattern index or None, what, seconds)`` after each step that follows a
     pattern's BFS (its checksum, its two-bit copy) and after the whole file is verified.
+    ``need``: the file's expected size in bytes, said if the disk runs out of room.
     Returns the path, the stats, and the seconds spent producing the tables."""
     path = Path(path)
     share = share_of(threads)
@@ -101,7 +103,7 @@ def write_pdb(
     stats = []
     packed_ids = []
     t0 = time.perf_counter()
-    with atomic_path(path) as tmp:
+    with atomic_path(path, need=need) as tmp:
         with h5py.File(tmp, "w") as f:
             grp = f.create_group("tables")
             for i, (table, st) in enumerate(built):

@@ -47,6 +47,12 @@ class SlidepdbGroup(click.Group):
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)  # an Exit's code (--help, ctx.exit), or a command's end
 
+    def make_context(self, info_name, args, parent=None, **extra):
+        argv = list(args)  # the words as typed: what a refusal tells the user to type instead
+        ctx = super().make_context(info_name, args, parent=parent, **extra)
+        ctx.meta["argv"] = argv
+        return ctx
+
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)

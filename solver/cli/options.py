@@ -144,6 +144,75 @@ def warn_missing_db_dir(db_dir) -> None:
         log.warning("%s", missing)
 
 
+def typed_again(*add: str, drop=("--resume", "--fresh")) -> str:
+    """The command as the user typed it (the group keeps its words), less ``drop``,
+    plus ``add``: what a message tells them to type instead."""
+    import shlex
+
+    ctx = click.get_current_context(silent=True)
+    argv = ctx.meta.get("argv") if ctx is not None else None
+    if argv is None:
+        return " ".join(["slidepdb", "...", *add])
+    return shlex.join(["slidepdb", *(w for w in argv if w not in drop), *add])
+
+
+def earlier_run(out_path, resume: bool, fresh: bool) -> None:
+    """What an earlier run of ``--out`` left beside it, before any work: without
+    ``--resume`` or ``--fresh``, a refusal (exit 2) that says in one line what to type;
+    with ``--fresh``, those files removed, saying what was discarded (the databases
+    stay, and so does the list of those the run built).  With ``--resume`` the batch
+    itself refuses journals of another input (:func:`solver.run.journal.refuse_other_input`)."""
+    from pdb_builder.errors import BoardError
+
+    from ..run.files import RunFiles
+
+    if out_path is None:
+        if resume or fresh:
+            raise click.UsageError(f"--{'resume' if resume else 'fresh'} needs --out")
+        return
+    if resume and fresh:
+        raise click.UsageError("--resume goes on with the earlier run, --fresh discards it: give one")
+    files = RunFiles(out_path)
+    journals = [p for p in (files.answer_journal, files.quick_journal, files.journal) if p.exists()]
+    if not resume and not fresh and journals:
+        raise BoardError(
+            f"{out_path}: an earlier run of it left {', '.join(p.name for p in journals)}; to go on with it "
+            f"type: {typed_again('--resume')}   or, to discard it and start afresh: {typed_again('--fresh')}"
+        )
+    if fresh:
+        gone = []
+        for path in (files.answers, *journals, files.sittings, files.timeline):
+            if path.exists():
+                what = _answered(path)
+                gone.append(f"{path.name}{f' ({what})' if what else ''}")
+                path.unlink()
+        if gone:
+            log.warning("--fresh: discarded the earlier run of %s: %s", out_path, ", ".join(gone))
+
+
+def _answered(path: Path) -> str:
+    """How many answers an answer file or a journal holds, in words ('' for another file)."""
+    import json
+
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return ""
+    if path.suffix == ".jsonl":
+        solved = set()
+        for line in lines:
+            try:
+                d = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(d, dict) and d.get("status") == "solved":
+                solved.add(d.get("index"))
+        return plural(len(solved), "board") + " answered"
+    if path.suffix in (".csv", ".sittings"):
+        return ""
+    return plural(sum(1 for line in lines if line.strip()), "answer")
+
+
 def load_boards(board_arg: str, size, goal):
     """Boards of a BOARD argument, with the format said at -v."""
     boards = read_board_arg(board_arg, size, goal)  # BoardError: exit 2
@@ -177,6 +246,12 @@ def solve_options(f):
         json_option,
         click.option(
             "--resume", is_flag=True, help="Continue an interrupted run of --out: skip boards already answered."
+        ),
+        click.option(
+            "--fresh",
+            is_flag=True,
+            help="Start afresh: discard what an earlier run of --out left (its answer file, journals and "
+            "sittings; the databases stay), saying what.",
         ),
         output_option(
             "--report",

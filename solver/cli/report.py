@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import click
 
 from pdb_builder.cli.shared import format_table
-from pdb_builder.errors import EXIT_INTERRUPTED, EXIT_OUTPUT
+from pdb_builder.errors import EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OUTPUT
 from pdb_builder.words import plural
 
 from ..outcome import rank
@@ -53,6 +53,7 @@ def progressive(boards, as_json: bool, human):
         if was is not None and now <= was:
             return  # a retry that found no more: the board's line stands
         shown[out.index] = now
+        on_outcome.improved += was is not None
         bar.clear()
         show(out, boards, as_json, human, improved=was is not None)
         bar.update(out)
@@ -63,6 +64,7 @@ def progressive(boards, as_json: bool, human):
             line.close()
 
     on_outcome.close = close
+    on_outcome.improved = 0  # boards shown again, improved
     on_outcome.search = line
     return on_outcome
 
@@ -107,6 +109,21 @@ class Outputs:
     out_path: object = None
 
 
+def tables_left_out(outcomes) -> list[str]:
+    """One line for each database file the searches left out (damaged, foreign, not
+    readable: ``tables_left_out`` of the outcomes), with why and how many boards went
+    on without it."""
+    seen: dict[str, list] = {}
+    for o in outcomes:
+        for name, why in (o.tables_left_out or {}).items():
+            seen.setdefault(name, [why, 0])[1] += 1
+    return [
+        f"{name} left out ({why}): {plural(n, 'board')} solved without it; "
+        "slidepdb verify checks it, slidepdb build --overwrite builds it again"
+        for name, (why, n) in sorted(seen.items())
+    ]
+
+
 def finish_run(
     boards, outcomes, outputs: Outputs, *, head, left_out, interrupted, extra_tables=(), failed_outputs=()
 ) -> int:
@@ -142,7 +159,10 @@ def finish_run(
                 f"{plural(len(left_out), 'answer')} left out of {outputs.out_path} to stay within the move limits: "
                 + ", ".join(where(boards, i) for i in sorted(left_out)[:10])
                 + (" ..." if len(left_out) > 10 else "")
+                + f" (exit {EXIT_LIMIT}: those boards have no answer in the file)"
             )
+    if left_out:
+        code = max(code, EXIT_LIMIT)
     comps = [compare(p, boards.records, answers, outcomes) for p in outputs.compare_paths]
     if comps:
         text += ["against other answer files", format_table(comparison_rows(comps), COMPARISON_HEADERS)]
@@ -151,6 +171,8 @@ def finish_run(
                 text.append(f"  {prob}")
     if text:
         click.echo("\n".join(text), err=outputs.as_json)
+    for line in tables_left_out(outcomes.values()):
+        click.echo(f"warning: {line}", err=True)
     for line in [o.contradiction for o in outcomes.values() if o.contradiction] + [
         p for c in comps for p in c.contradictions
     ]:

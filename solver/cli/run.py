@@ -23,6 +23,7 @@ from pdb_builder.words import human_bytes, plural
 from .options import (
     Seconds,
     capped,
+    earlier_run,
     load_boards,
     log,
     read_compare_files,
@@ -35,7 +36,7 @@ from .report import Outputs, finish_run, human_solved, progressive, reopened_tex
 
 
 @click.command(epilog=EXIT_HELP)
-@click.argument("problems", type=click.Path(exists=True, dir_okay=False))
+@click.argument("problems", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @size_option
 @goal_option
 @output_option(
@@ -155,6 +156,7 @@ def run(
     plot_png,
     as_json,
     resume,
+    fresh,
     report_path,
     db_dir,
     node_limit,
@@ -198,6 +200,7 @@ def run(
         raise click.UsageError("--retry needs --resume: it solves again the boards an earlier run of --out left")
     boards = load_boards(problems, size, goal)
     read_compare_files(compare_paths, boards)
+    earlier_run(out_path, resume, fresh)
     if no_build:
         warn_missing_db_dir(db_dir)
     else:
@@ -279,6 +282,15 @@ def run(
             extra.append(("", f"build stopped: {key} {name}: the time budget ran out before it ended"))
         else:
             extra.append(("", f"build failed: {key} {name}: {error} (its boards were solved without it)"))
+    if shown.improved:
+        again = plural(shown.improved, "line")
+        extra.append(
+            (
+                "",
+                f"improved: {again} of boards shown again, a later pass or round found more (an answer, "
+                "a shorter one, a proof)",
+            )
+        )
     reopened = sum(b.reopened for b in (res.quick, res.full) if b is not None)
     if reopened:
         extra.append(("", reopened_text(reopened)))

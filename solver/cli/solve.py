@@ -13,6 +13,7 @@ from pdb_builder.words import plural
 from .options import (
     Seconds,
     capped,
+    earlier_run,
     json_option,
     load_boards,
     read_compare_files,
@@ -92,6 +93,7 @@ def solve(
     as_json,
     out_path,
     resume,
+    fresh,
     report_path,
     db_dir,
     time_limit,
@@ -113,8 +115,6 @@ def solve(
     """
     from ..run.batch import run_batch
 
-    if resume and not out_path:
-        raise click.UsageError("--resume needs --out")
     refuse_clobbering(
         [("--out", out_path), ("--report", report_path)],
         [("the input file", board if board != "-" else None), *(("--compare", c) for c in compare_paths)],
@@ -123,6 +123,7 @@ def solve(
     )
     boards = load_boards(board, size, goal)
     read_compare_files(compare_paths, boards)
+    earlier_run(out_path, resume, fresh)
     if not no_db:
         warn_missing_db_dir(db_dir)
     warn_cold_kernels()

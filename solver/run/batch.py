@@ -4,21 +4,25 @@ the per-board report and summary."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pdb_builder.atomic import write_text_atomic
+from pdb_builder.words import plural
 
-from ..outcome import Outcome, better
+from ..outcome import Outcome, better, settle_by_bound
 from .answers import fit_limits
 from .cluster import dask_outcomes
 from .feed import Feed
 from .files import RunFiles
-from .journal import current_checksums, read_journal, refuse_unless_resume
+from .journal import current_checksums, input_key, read_journal, refuse_other_input, refuse_unless_resume
 from .outputs import write_each
 from .slots import Pools, _local_outcomes
+
+log = logging.getLogger("slidepdb.run")
 
 
 @dataclass
@@ -53,6 +57,7 @@ class BatchOptions:
     # the files: journal, answer file, resume and retry
     out_path: object = None
     journal: object = None
+    input: dict | None = None
     resume: bool = False
     retry: tuple = ()
     limits: tuple | None = None
@@ -80,28 +85,30 @@ def run_batch(records, options: BatchOptions | None = None, /, **changes) -> Bat
     starts (``time_limit(record)``, with a ``given`` dict and ``ended(seconds)`` told as each
     ends: :class:`solver.run.answer.AnswerLimit`).
 
-    With ``out_path``, finished boards go to a journal beside it at once (so a kill
-    loses nothing, and ``resume`` skips them), and the answer file is written
-    atomically at the end, or at an interrupt with what is finished, never over
-    ``limits`` (L, R, U, D).  ``scheduler``: a dask.distributed address (or Client)
-    to solve on instead of local processes; ``journal``: another journal path (the
-    default is beside ``out_path``).  ``jobs``: work done in the workers' slots that
-    some records wait on (:class:`solver.run.feed.Job`: database builds), at most
-    ``job_memory`` bytes of them at once, see :class:`Feed`.  ``retry``: indices
-    solved again although the journal has them; the better outcome (:func:`better`)
-    is kept and journalled.  ``threads``: threads for each board's optimal search
-    (local processes only); with one, and ``grow``, a board's search also takes the
+    With ``out_path``, finished boards go to a journal beside it at once (so a kill loses
+    nothing, and ``resume`` skips them), and the answer file is written atomically at the
+    end, or at an interrupt with what is finished, never over ``limits`` (L, R, U, D).
+    ``scheduler``: a dask.distributed address (or Client) to solve on instead of local
+    processes; ``journal``: another journal path (the default is beside ``out_path``), whose
+    first line names the input (:func:`~solver.run.journal.input_key`): ``input``, the whole
+    input's key where ``records`` are part of it (its caller checked the journal against the
+    whole input); by default the key of ``records``, and a resumed journal or answer file of
+    another input is refused (:func:`~solver.run.journal.refuse_other_input`). ``jobs``:
+    work done in the workers' slots that some records wait on (:class:`solver.run.feed.Job`:
+    database builds), at most ``job_memory`` bytes of them at once, see :class:`Feed`.
+    ``retry``: indices solved again although the journal has them; the better outcome
+    (:func:`better`) is kept and journalled. ``threads``: threads for each board's optimal
+    search (local processes only); with one, and ``grow``, a board's search also takes the
     worker slots nothing else can use (a batch's last boards:
-    :class:`solver.run.lanes.Lanes`).  ``last_start``: wall-clock time
-    (``time.time()``) after which no board starts; those not started keep their
-    journalled outcome.
+    :class:`solver.run.lanes.Lanes`). ``last_start``: wall-clock time (``time.time()``)
+    after which no board starts; those not started keep their journalled outcome.
     ``search_progress``: told of each slice of the searches in this process
     (:class:`solver.cli.progress.SearchLine`; local processes with one worker only).
-    ``go_on``: a table file that cannot be read is left out and the boards solved
-    without it (:class:`~solver.api.SolverPool`), instead of stopping the batch.
-    ``known``: index -> :class:`~solver.outcome.Known`, what earlier attempts at a
-    board proved and found (:func:`~solver.api.solve_record`).  ``patient``: indices of
-    records that have answers already: they wait for their jobs to the last start (:class:`Feed`)."""
+    ``go_on``: a table file that cannot be read is left out and the boards solved without it
+    (:class:`~solver.api.SolverPool`), instead of stopping the batch. ``known``: index ->
+    :class:`~solver.outcome.Known`, what earlier attempts at a board proved and found
+    (:func:`~solver.api.solve_record`). ``patient``: indices of records that have answers
+    already: they wait for their jobs to the last start (:class:`Feed`)."""
     o = replace(options or BatchOptions(), **changes)
     t0 = time.perf_counter()
     journal = o.journal
@@ -111,6 +118,8 @@ def run_batch(records, options: BatchOptions | None = None, /, **changes) -> Bat
     done: dict[int, Outcome] = {}
     if journal is not None:
         refuse_unless_resume(journal, o.resume)
+        if o.resume and o.input is None:
+            refuse_other_input([journal], records, answers=Path(o.out_path) if o.out_path else None)
         done = read_journal(journal, records, current_checksums(o.db_dir) if o.use_db else None)
     stale = [i for i, x in done.items() if x.reopened]
     earlier = {i: done.pop(i) for i in set(o.retry) | set(stale) if i in done}
@@ -136,6 +145,8 @@ def run_batch(records, options: BatchOptions | None = None, /, **changes) -> Bat
             feed, pools, o.time_limit, o.node_limit, o.fallback, o.workers, o.search_progress, o.known
         )
     jf = open(journal, "a", encoding="utf-8") if journal is not None else None
+    if jf is not None and jf.tell() == 0:  # a new journal: the input it is written for first
+        jf.write(json.dumps(o.input or input_key(records)) + "\n")
     try:
         for out in outcomes:
             tried = o.time_limit
@@ -187,12 +198,54 @@ def answers_of(outcomes: dict[int, Outcome]) -> dict[int, str]:
     return {i: o.moves for i, o in outcomes.items() if o.solved and o.moves}
 
 
+EARLIER = "kept from the answer file"  # the fallback field of an answer a run found there
+
+
+def earlier_answers(out_path, records) -> dict[int, str]:
+    """The answers the file at ``out_path`` already holds for ``records``: one line a
+    board in their order (a file of another count of lines holds none of theirs),
+    each simulated again to its board's goal (a line that does not reach it is not one)."""
+    from pdb_builder.moves import check_moves
+
+    try:
+        lines = Path(out_path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return {}
+    if len(lines) != len(records):
+        return {}
+    return {
+        r.index: m.strip()
+        for r, m in zip(records, lines)
+        if m.strip() and r.board is not None and check_moves(r.board, m.strip()).ok
+    }
+
+
 def write_answers(out_path, records, outcomes: dict[int, Outcome], limits=None) -> set[int]:
     """DevQuiz answer file: one line per board in input order, empty when unsolved.
 
-    Never over ``limits``: the answers :func:`solver.run.answers.fit_limits` leaves out
-    get an empty line; their indices are returned (and marked in their outcomes)."""
+    An answer the file already holds for a board this run left without one is kept
+    (:func:`earlier_answers`: simulated again; its outcome says so), so a file with
+    answers is never replaced by one with fewer for the same boards.  Never over
+    ``limits``: the answers :func:`solver.run.answers.fit_limits` leaves out get an
+    empty line; their indices are returned (and marked in their outcomes)."""
     answers = answers_of(outcomes)
+    by_index, taken = {r.index: r for r in records}, 0
+    for i, moves in earlier_answers(out_path, records).items():
+        if i not in answers:
+            had, shape = outcomes.get(i), by_index[i].board.shape
+            kept = Outcome.of_board(i, str(by_index[i].board), "solved", None, shape, moves=moves, length=len(moves))
+            kept.optimal, kept.fallback = False, EARLIER
+            if had is not None and had.lower_bound is not None:
+                kept.lower_bound, kept.h0 = had.lower_bound, had.h0
+                settle_by_bound(kept)
+            outcomes[i], answers[i] = kept, moves
+            taken += 1
+    if taken:
+        log.warning(
+            "%s: kept %s it already held for boards this run left without one (each simulated again)",
+            out_path,
+            plural(taken, "answer"),
+        )
     left_out = fit_limits(answers, limits, {i: outcomes[i].proven for i in answers})
     for i in answers:
         outcomes[i].left_out = i in left_out

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pdb_builder.board import Shape
-from pdb_builder.cores import BuildStopped
-from pdb_builder.errors import BoardError
+from pdb_builder.cores import BuildStopped, machine_memory
+from pdb_builder.errors import BoardError, SlidepdbError
 from pdb_builder.make.building import BuildReport, build_pdb, default_partition, layout_partitions
 from pdb_builder.patterns import num_placements
 from pdb_builder.storage import database_files, default_db_dir, pdb_filename
@@ -234,11 +233,7 @@ def settled(o) -> bool:
 def build_memory_cap(memory_limit: int) -> int:
     """BFS memory the builds running at once may hold: :data:`BUILD_MEMORY_SHARE` of
     this machine's memory, at least one build's ``memory_limit``."""
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):  # not POSIX: one build at a time
-        total = 0
-    return max(int(BUILD_MEMORY_SHARE * total), memory_limit)
+    return max(int(BUILD_MEMORY_SHARE * machine_memory()), memory_limit)  # (not POSIX: one build at a time)
 
 
 def build_partition(shape: Shape, partition, db_dir, zero_aware: bool = False, *, threads) -> BuildReport:
@@ -320,7 +315,8 @@ class Builds:
         self.res.build_seconds += time.perf_counter() - plan.started  # as each ends: an interrupted run counts them
         self.sittings.touch()
         if error is not None:  # one build never stops a run: its boards go on
-            name, text = plan.partitions[0].name, f"{type(error).__name__}: {error}"
+            name = plan.partitions[0].name
+            text = str(error) if isinstance(error, SlidepdbError) else f"{type(error).__name__}: {error}"
             if isinstance(error, STOPPED) and plan.give_up_at is not None and time.time() >= plan.give_up_at:
                 ran, planned = time.perf_counter() - plan.started, self.forecast(plan.entries)
                 text = f"{LATE}: {ran:.0f} s, forecast {planned:.0f} s"

@@ -1,9 +1,12 @@
 """The per-board journal of a batch: one JSON line per finished board, appended and
 synced as it ends, so a kill loses nothing; read back with every answer simulated
-again and every proof held against the tables it rests on."""
+again and every proof held against the tables it rests on.  Its first line names
+the input it was written for (:func:`input_key`), so a resume with another input is
+refused before anything is overwritten (:func:`refuse_other_input`)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from pathlib import Path
@@ -23,6 +26,71 @@ def refuse_unless_resume(journal: Path, resume: bool) -> None:
         raise BoardError(
             f"{journal} holds an earlier run's boards: pass --resume to continue it, or delete it to start over"
         )
+
+
+def _board_key(rec) -> str:
+    """One board of an input as a journal line names it: its text, and for a parsed
+    board its size and goal too (the same text is another board on another size)."""
+    if rec.board is None:
+        return rec.text
+    shape = rec.board.shape
+    return f"{shape.size_text} {shape.goal_kind} {rec.board}"
+
+
+def input_key(records) -> dict:
+    """The journal's first line: what identifies the whole input (its board count,
+    and a digest of its boards and their line numbers in order)."""
+    h = hashlib.sha256()
+    for rec in records:
+        h.update(f"{rec.index} {_board_key(rec)}\n".encode())
+    return {"input": {"boards": len(records), "sha256": h.hexdigest()[:16]}}
+
+
+def refuse_other_input(paths, records, key: dict | None = None, answers: Path | None = None) -> None:
+    """Refuse (exit 2) to resume from journals ``paths`` written for another input
+    than ``records``: a journalled board that is not the input's board on that line,
+    or a first line (:func:`input_key`) of another count or other boards; and an
+    answer file ``answers`` of another count of lines.  Names the first difference
+    and the two ways on, so no earlier answer is overwritten unasked."""
+    key = (key or input_key(records))["input"]
+    by_index = {r.index: r for r in records}
+    fault = None
+    for path in (Path(p) for p in paths):
+        head = None
+        for d in journal_lines(path):
+            if not isinstance(d, dict):
+                continue
+            if "input" in d and head is None:
+                head = d["input"]
+            if "index" not in d or "board" not in d:
+                continue
+            rec = by_index.get(d["index"])
+            if rec is None:
+                fault = f"line {d['index']} was {d['board']}, the input has no board on that line"
+            elif d["board"] != (rec.text if rec.board is None else str(rec.board)) or (
+                rec.board is not None and d.get("size", rec.board.shape.size_text) != rec.board.shape.size_text
+            ):
+                fault = f"line {rec.index} was {d['board']}, the input has {rec.text} there"
+            if fault:
+                break
+        if fault is None and head is not None and head != key:
+            fault = (
+                f"it was written for {head.get('boards')} boards, the input has {len(records)}"
+                if head.get("boards") != len(records)
+                else "the input's boards or their order are not the ones it was written for"
+            )
+        if fault:
+            raise BoardError(
+                f"{path}: written for another input ({fault}); resuming would lose its answers: "
+                "give a new --out to keep both, or --fresh to discard the earlier run and start afresh"
+            )
+    if answers is not None and answers.exists():
+        lines = answers.read_text(encoding="utf-8", errors="replace").count("\n")
+        if lines != len(records):
+            raise BoardError(
+                f"{answers}: {lines} answer lines, the input has {len(records)} boards; resuming would "
+                "overwrite them: give a new --out to keep both, or --fresh to discard them and start afresh"
+            )
 
 
 def journal_lines(path: Path):

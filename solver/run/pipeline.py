@@ -69,7 +69,7 @@ from .builds import (
 from .cluster import cluster_threads
 from .files import RunFiles
 from .forecast import proof_seconds, typical_growth
-from .journal import journal_attempts, read_journal, refuse_unless_resume
+from .journal import input_key, journal_attempts, read_journal, refuse_other_input, refuse_unless_resume
 from .outputs import write_each
 from .plan import (
     AUTO_BUDGET,
@@ -119,8 +119,12 @@ class Run:
 
     def __init__(self, records, files: RunFiles, opts: RunOptions):
         self.records, self.files, self.opts = records, files, opts
-        for j in (files.answer_journal, files.quick_journal, files.journal):
+        journals = (files.answer_journal, files.quick_journal, files.journal)
+        for j in journals:
             refuse_unless_resume(j, opts.resume)
+        self.input = input_key(records)  # the first line of each journal
+        if opts.resume:  # before any sitting is counted or file written
+            refuse_other_input([j for j in journals if j.exists()], records, self.input, files.answers)
         self.res = RunResult()
         self.sittings = Sittings.begin(files.sittings, opts.resume)
         self.res.earlier = (len(self.sittings.spans) - 1, self.sittings.spent_before)
@@ -216,6 +220,7 @@ class Run:
             workers=o.workers,
             scheduler=o.scheduler,
             resume=True,
+            input=self.input,
             job_memory=build_memory_cap(o.memory_limit),
             go_on=True,  # a table that cannot be read: its boards go on without it
             jobs=self.builds.jobs(plans),
@@ -271,7 +276,7 @@ class Run:
                 plans = shrunk_plans(plans, plan_of, room, o.memory_limit, o.layout_memory >> 3)
                 served = _boards_of(plans)  # (a board two plans serve: once)
                 log.warning(
-                    "%s planned (%s entries) for %s; %s without tables in the time left",
+                    "quick pass: %s planned (%s entries) for %s; %s without tables in the time left",
                     plural(sum(len(p.partitions) for p in plans), "build"),
                     f"{sum(p.entries for p in plans):,}",
                     plural(len(served), "board"),

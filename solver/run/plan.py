@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pdb_builder.patterns import BUILD_RATE  # noqa: F401 - the run's planning counts builds at it
 from pdb_builder.words import plural, seconds_text
 
 from ..outcome import Known, Outcome
@@ -25,10 +26,6 @@ RESERVE_MIN = 5.0
 # them; a board given that limit and started later could outlast the budget, so it does not
 # start); scaled with the reserve under a short budget
 START_WINDOW = 15.0
-# entries a build makes a thread-second: what the full pass's plan and the rounds' choice of
-# builds count a build at.  The BFS of exact-layout patterns runs faster (2.7 to 6.0 M on one
-# thread), but planning at 2.5 M proved no more boards of hard.txt (docs/design.md)
-BUILD_RATE = 1.5e6
 MAX_LAYOUT_PARTITIONS = 5
 # a round's time limit at least this times the last one's (the full pass's before the
 # first): a round with less than that would retry its boards at about the limit they had
@@ -125,7 +122,8 @@ class RunResult:
             ),
             (
                 "builds",
-                f"{len(self.builds)} ({sum(1 for b in self.builds if b.status != 'skipped')} new)",
+                f"{plural(len(self.builds), 'database')} ({sum(1 for b in self.builds if b.status != 'skipped')} new); "
+                "seconds: each build's, summed (builds run side by side)",
                 f"{self.build_seconds:.1f}",
             ),
             (
