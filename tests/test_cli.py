@@ -210,9 +210,9 @@ def test_sigterm_stops_a_batch_and_keeps_finished_answers(tmp_path):
     )
     try:
         deadline = time.time() + 60
-        while time.time() < deadline and not (journal.exists() and len(journal.read_text().splitlines()) >= 2):
+        while time.time() < deadline and not (journal.exists() and len(journal.read_text().splitlines()) >= 3):
             time.sleep(0.1)
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signal.SIGTERM)  # (3 lines: the input's, then two boards')
         _, err = proc.communicate(timeout=30)  # the workers, on boards with no limit, are ended, not awaited
     finally:
         if proc.poll() is None:  # a failed stop must not leave searches running after the test
@@ -245,7 +245,7 @@ def test_two_interrupts_at_once_still_write_the_finished_answers(tmp_path, attem
     )
     try:
         deadline = time.time() + 60
-        while time.time() < deadline and not (journal.exists() and len(journal.read_text().splitlines()) >= 2):
+        while time.time() < deadline and not (journal.exists() and len(journal.read_text().splitlines()) >= 3):
             time.sleep(0.1)
         os.kill(proc.pid, signal.SIGINT)
         time.sleep(0.002 * attempt)
