@@ -181,6 +181,7 @@ def test_every_search_of_a_board_counts_against_its_node_limit():
     assert rec["status"] in ("solved", "limit") and rec["optimal"] is False
 
 
+@pytest.mark.slow
 def test_sigterm_stops_a_batch_and_keeps_finished_answers(tmp_path):
     """kill -TERM (how batch schedulers stop jobs; background jobs ignore SIGINT) stops like Ctrl-C."""
     boards = ["3,3,123456708", "3,3,123405786"] + [walk(Shape.devquiz(5, 5), steps=2000, seed=s) for s in range(30)]
@@ -224,6 +225,7 @@ def test_sigterm_stops_a_batch_and_keeps_finished_answers(tmp_path):
     assert journal.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attempt", range(3))
 def test_two_interrupts_at_once_still_write_the_finished_answers(tmp_path, attempt):
     """``timeout -s INT`` signals the process and then its group: two SIGINTs at once.
@@ -260,6 +262,7 @@ def test_two_interrupts_at_once_still_write_the_finished_answers(tmp_path, attem
     assert len(lines) == len(boards) and lines[0] == "R" and lines[1]
 
 
+@pytest.mark.slow
 def test_sigterm_during_a_build_in_a_worker_then_resume(tmp_path):
     """``run --workers 2`` killed while a worker builds a table: no database file but the
     finished ones; the resumed run builds it again and answers every board."""

@@ -35,6 +35,7 @@ def test_dask_local_cluster_same_answers(devquiz_slice, tmp_path, workers, threa
     assert all(check_moves(r.board, m).ok for r, m in zip(recs, (tmp_path / "a.txt").read_text().split("\n")))
 
 
+@pytest.mark.slow
 def test_dask_cluster_runs_the_builds_too(devquiz_slice, tmp_path, monkeypatch):
     """``run --scheduler``: the builds are tasks on the cluster, on the threads their
     worker's lanes grant (one each on workers of one thread), and a budget's full-pass
@@ -83,6 +84,7 @@ def _held_build(seconds, *, threads):
     _HELD.wait(seconds)
 
 
+@pytest.mark.slow
 def test_dask_builds_never_hold_every_thread_and_the_feed_keeps_its_last_start(devquiz_slice, tmp_path):
     """On a dask cluster, two long builds that never stop (they ignore their grant) and come
     first in the feed's order must not take both of a 2-thread cluster's threads while

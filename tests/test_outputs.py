@@ -162,6 +162,7 @@ def test_database_errors_name_the_file_once_with_plain_numbers(tmp_path):
 # -- what the commands say --------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_budget_too_short_to_start_a_board_says_so(tmp_path):
     r = run("run", SMALL, "--out", tmp_path / "a.txt", "--db-dir", tmp_path / "db", "--budget", "1s")
     assert r.exit_code == 4 and "8 boards not started" in r.output and "give a longer --budget" in r.output

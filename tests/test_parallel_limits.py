@@ -29,6 +29,7 @@ from solver.search.tables import heuristic_for
 from .conftest import THREADS, Restless, sample_states
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("threads", (2, 4, "restless"))
 def test_node_and_time_limits_stop_every_thread(monkeypatch, threads):
     """Also with nodes shared (4 threads: walks to a shared node count against the limit),
@@ -71,6 +72,7 @@ def test_a_node_limit_holds_when_threads_walk_again_to_shared_nodes(monkeypatch)
     assert not over
 
 
+@pytest.mark.slow
 def test_a_time_limit_is_looked_at_between_windows(monkeypatch):
     """Windows of one node end every kernel call before its slice does: the threads
     still look at the clock after each, and start no search past the deadline."""
@@ -88,7 +90,8 @@ def test_a_time_limit_is_looked_at_between_windows(monkeypatch):
     t0 = time.perf_counter()
     res = s.solve(board, time_limit=0.5, threads=2)
     assert res.status == "limit"
-    assert max(starts) < t0 + 0.5 + 0.2, max(starts) - t0  # (a search started before the deadline may end after)
+    # (a search started before the deadline may end after; a second's slack holds on a busy machine)
+    assert max(starts) < t0 + 0.5 + 1.0, max(starts) - t0
 
 
 def test_an_error_in_a_thread_reaches_the_caller(split, monkeypatch):

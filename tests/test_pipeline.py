@@ -433,6 +433,7 @@ def test_compare_with_another_answer_file(tmp_path):
     assert r.exit_code == 0 and "against other answer files" in r.output and "peer.txt" in r.output
 
 
+@pytest.mark.slow
 def test_cli_run(devquiz_slice, tmp_path):
     out, rep, db = tmp_path / "a.txt", tmp_path / "r.csv", tmp_path / "db"
     args = [

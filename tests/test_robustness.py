@@ -188,6 +188,7 @@ def test_unsolvable_board_through_the_api_returns_at_once():
     assert res.status == "unsolvable" and res.moves is None and time.perf_counter() - t0 < 5
 
 
+@pytest.mark.slow
 def test_a_time_limit_bounds_the_whole_board():
     """DevQuiz line 2903 without databases: optimal, beam, weighted and staged searches all
     stop on it; the board must still end within (1 + FALLBACK_SHARE) limits and a slice."""
