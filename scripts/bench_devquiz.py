@@ -71,7 +71,7 @@ def main() -> int:
     from pdb_builder.cli.shared import format_table, parse_bytes
     from pdb_builder.formats import read_file
     from solver.cli import stop_on_sigterm
-    from solver.run.answers import COMPARISON_HEADERS, compare, comparison_rows, totals
+    from solver.run.answer_file import COMPARISON_HEADERS, compare, comparison_rows, totals
     from solver.run.batch import SUMMARY_HEADERS, answers_of, summary_rows
     from solver.run.builds import LAYOUT_MEMORY
     from solver.run.files import RunFiles

@@ -302,7 +302,7 @@ def solve_record(
 ) -> Outcome:
     """Optimal search within the limits; when a limit stops it and ``fallback`` is on,
     :func:`solver.fallback.ladder.fallback_search` gives a valid answer within
-    ``FALLBACK_SHARE`` more limits, reported ``optimal: false`` with the lower bound
+    ``FALLBACK_TIMES`` more limits, reported ``optimal: false`` with the lower bound
     the optimal search proved and how it was found (``fallback``).  ``threads``: for
     the optimal search, a count or a :class:`~pdb_builder.cores.Share` (default: the
     pool's).  ``known``: what earlier attempts at the board proved and found: the search
@@ -354,7 +354,7 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     how = failed = None
     limited = time_limit is not None or node_limit is not None
     if result.status != "solved" and fallback and limited and not (shorter and bound >= known.answer):
-        from .fallback.ladder import FALLBACK_SHARE, fallback_search, shorter_search  # (compiled kernels: when needed)
+        from .fallback.ladder import FALLBACK_TIMES, fallback_search, shorter_search  # (compiled kernels: when needed)
 
         if isinstance(threads, Share):
             threads.release()  # the fallback runs on one thread: the batch may give the others to other items
@@ -363,7 +363,7 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
         if shorter:  # a board with an answer: weighted IDA* for a shorter one
             moves, how, more = shorter_search(searcher, board, time_limit, node_limit, known.answer)
         else:  # with the part of the limits the optimal search was not given
-            fb_limits = _scaled_limits(time_limit, node_limit, 1 + (1 - share) / FALLBACK_SHARE)
+            fb_limits = _scaled_limits(time_limit, node_limit, 1 + (1 - share) / FALLBACK_TIMES)
             found = fallback_search(searcher, board, *fb_limits, bound, layout, ring is None, ring)
             moves, how, more, failed = found
         nodes += more
@@ -374,7 +374,7 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     out.tables = {name: list(sums) for name, sums in searcher.h.checksums.items()}
     out.tables_left_out = dict(searcher.h.left_out) or None
     out.version, out.fallback = __version__, how
-    if failed:  # no answer: for the next try (solver.run.answer.known_for_retry)
+    if failed:  # no answer: for the next try (solver.run.answer_pass.known_for_retry)
         out.ladder_failed = [failed[0], list(failed[1])]  # table bytes a pattern, beam widths
     if result.threads > 1:
         out.threads = result.threads  # the most that searched it at once

@@ -16,8 +16,8 @@ from pdb_builder.formats import read_file
 from pdb_builder.moves import check_moves
 from solver.cli import main
 from solver.outcome import Outcome
-from solver.run.answer import BEHIND, AnswerLimit, machine_share, plans_within, shrunk_plans
-from solver.run.builds import LATE, Plan
+from solver.run.answer_pass import AnswerLimit, machine_share, plans_within, shrunk_plans
+from solver.run.builds import BEHIND, LATE, Plan
 from solver.run.feed import Feed, Job
 from solver.run.pipeline import run_pipeline
 
@@ -89,13 +89,13 @@ def test_a_build_slower_than_its_forecast_is_given_up_early(mixed, tmp_path, mon
     recs = [r for r in read_file(str(mixed)).records if r.board.shape.size_text in ("5x5", "6x6")]
     kw = dict(db_dir=tmp_path / "db", memory_limit=512 << 20, workers=2, budget=30)
     res = run_pipeline(recs, tmp_path / "a.txt", **kw)
-    late = [text for _, _, text in res.failed_builds if text.startswith(LATE)]
-    assert late, res.failed_builds
+    late = [f.reason for f in res.failed_builds if f.how == "late"]
+    assert late and all(text.startswith(LATE) for text in late), res.failed_builds
     for text in late:
         ran, forecast = (float(x.split()[0]) for x in text[len(LATE) + 2 :].split(", forecast "))
         assert ran <= BEHIND * forecast + 3 and ran < 15, text
     # the others: stopped as the boards waiting on them went on, or at the budget's end
-    assert all(text.startswith(("BuildStopped", "Abandoned")) for _, _, text in res.failed_builds if text not in late)
+    assert all(f.how == "stopped" for f in res.failed_builds if f.how != "late")
     assert all(o.status == "solved" for o in res.outcomes.values())
     assert answered(tmp_path / "a.txt", recs) == len(recs)
 
@@ -161,8 +161,8 @@ def test_a_board_proven_by_its_answer_and_the_quick_pass_bound_goes_no_further(t
     builds of 643 on the whole DevQuiz file).  A bound short of the answer leaves the
     board to the later passes."""
     from solver.run.files import RunFiles
+    from solver.run.options import RunOptions
     from solver.run.pipeline import Run
-    from solver.run.plan import RunOptions
 
     f = tmp_path / "b.txt"
     f.write_text("3,3,123456708\n3,3,123456780\n")
@@ -296,7 +296,7 @@ def test_the_answers_longest_over_their_bounds_are_shortened_until_they_would_fi
     """``to_shorten`` takes the unproven answers longest over their lower bounds until
     their excess covers twice the moves over the limits; ``over_limits`` adds up the
     directions over."""
-    from solver.run.answer import over_limits, to_shorten
+    from solver.run.answer_pass import over_limits, to_shorten
 
     def out(i, moves, bound, optimal=False):
         return Outcome(i, "", "solved", moves=moves, length=len(moves), lower_bound=bound, optimal=optimal)
@@ -348,7 +348,7 @@ def test_a_walled_board_no_table_served_goes_to_its_layout_next_time():
     walled board that no table served and the fallback left unanswered is marked
     ``ring`` (its next fallback goes straight to its layout's tables), with the widths
     that failed there; no other board."""
-    from solver.run.answer import known_for_retry
+    from solver.run.answer_pass import known_for_retry
 
     def out(status, walls, tables, bound=30, **more):
         return Outcome(0, "", status, walls=walls, tables=tables, lower_bound=bound, **more)
@@ -395,7 +395,7 @@ def test_a_later_answer_step_takes_what_is_left_when_that_is_more_than_the_board
     """``step_least``: a step whose boards fit gets their limit; a later step where the
     budget has less left than that gets what is left, if more than the step before gave
     them (1/ANSWER_GROWTH of their limit); else no step; the first step never shrinks."""
-    from solver.run.answer import ANSWER_GROWTH, step_least
+    from solver.run.answer_pass import ANSWER_GROWTH, step_least
     from solver.run.batch import BOARD_SPAN
 
     assert step_least(3.2, 100.0, 2) == 3.2

@@ -11,8 +11,7 @@ from pdb_builder.formats import read_file
 from pdb_builder.moves import check_moves
 from solver.outcome import Outcome
 from solver.run.files import RunFiles
-from solver.run.pipeline import run_pipeline
-from solver.run.plan import (
+from solver.run.options import (
     BUILD_RATE,
     NOT_STARTED,
     RESERVE,
@@ -22,7 +21,8 @@ from solver.run.plan import (
     round_limit,
     worth_waiting_for,
 )
-from solver.run.timeline import Sittings
+from solver.run.pipeline import run_pipeline
+from solver.run.sittings import Sittings
 
 from .conftest import slow_build, timeline, truth
 
@@ -234,7 +234,7 @@ def test_a_budget_ends_the_run_with_builds_in_flight(devquiz_slice, tmp_path, mo
     then are told to stop and named, and the run ends with its answer file, report and
     timeline written."""
     import solver.run.builds as builds
-    import solver.run.plan as plan
+    import solver.run.options as plan
 
     monkeypatch.setattr(plan, "RESERVE", 1.0)
     monkeypatch.setattr(builds, "build_pdb", slow_build)  # the forked workers see it too
@@ -244,7 +244,7 @@ def test_a_budget_ends_the_run_with_builds_in_flight(devquiz_slice, tmp_path, mo
     res = run_pipeline(recs, tmp_path / "a.txt", **kw)
     took = time.perf_counter() - t0
     assert took < 60, took  # not the builds' ten minutes
-    assert res.failed_builds and all("BuildStopped" in text for _, _, text in res.failed_builds)
+    assert res.failed_builds and all(f.how == "stopped" and "BuildStopped" in f.reason for f in res.failed_builds)
     answers = (tmp_path / "a.txt").read_text().splitlines()
     assert not res.interrupted and len(answers) == len(recs) and res.timeline.exists()
     # every board waited on a build that never ended: those answered stopped waiting in time
@@ -349,7 +349,7 @@ def test_the_last_rounds_boards_each_get_what_is_left_as_they_start(monkeypatch)
     seconds of the round); each board's limit is recorded."""
     from types import SimpleNamespace as Rec
 
-    import solver.run.plan as plan
+    import solver.run.options as plan
 
     clock = [1000.0]
     monkeypatch.setattr(plan.time, "time", lambda: clock[0])

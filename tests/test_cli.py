@@ -14,7 +14,7 @@ from pdb_builder.errors import EXIT_UNSOLVABLE
 from pdb_builder.formats import read_board_arg
 from pdb_builder.moves import check_moves
 from solver.cli import main
-from solver.fallback.ladder import BEAM_WIDTHS, FALLBACK_SHARE
+from solver.fallback.ladder import BEAM_WIDTHS, FALLBACK_TIMES
 
 from .test_inspect import walk
 
@@ -175,9 +175,9 @@ def test_every_search_of_a_board_counts_against_its_node_limit():
     board = walk(Shape.devquiz(5, 5), steps=3000, seed=5)  # far from the goal: Manhattan alone is slow
     r = run("solve", "--json", "--node-limit", "300000", "--no-db", board)
     rec = json.loads(r.stdout)
-    # the optimal search's budget, FALLBACK_SHARE more for beam, weighted, staged and polishing,
+    # the optimal search's budget, FALLBACK_TIMES more for beam, weighted, staged and polishing,
     # and at most one beam level (4 children for each of the first beam's states) over
-    assert rec["nodes"] <= (1 + FALLBACK_SHARE) * 300000 + 4 * BEAM_WIDTHS[0]
+    assert rec["nodes"] <= (1 + FALLBACK_TIMES) * 300000 + 4 * BEAM_WIDTHS[0]
     assert rec["status"] in ("solved", "limit") and rec["optimal"] is False
 
 

@@ -8,8 +8,8 @@ from pdb_builder.formats import read_file
 from pdb_builder.moves import check_moves
 from solver.run.builds import Builds, Plan, disk_used
 from solver.run.files import RunFiles
+from solver.run.options import RunResult
 from solver.run.pipeline import run_pipeline
-from solver.run.plan import RunResult
 
 
 class _Sittings:

@@ -403,7 +403,7 @@ def test_the_layout_tables_are_small_when_little_search_time_is_left(monkeypatch
         lambda shape, limits, use_lc=False, memory=0: built.append((shape.goal == board.shape.goal, memory)),
     )
     ladder.fallback_search(searcher, board, limit, None, searcher.initial_h(board), first_beam=False)
-    memory = ladder.LAYOUT_SMALL if limit * ladder.SEARCH_SHARE < ladder.LAYOUT_SECONDS else ladder.LAYOUT_MEMORY
+    memory = ladder.LAYOUT_SMALL if limit * ladder.SEARCH_TIMES < ladder.LAYOUT_SECONDS else ladder.LAYOUT_MEMORY
     assert built == [(False, memory), (True, memory)]
 
 
@@ -465,6 +465,6 @@ def test_a_ring_retry_skips_the_first_beam_and_hands_on_the_widths_that_failed(m
     ring = (3 << 20, (1024,))
     out = api.solve_record(Record(1, str(board), board), api.SolverPool(use_db=False), 0.4, known=Known(61, None, ring))
     assert out.status == "limit" and out.ladder_failed == [3 << 20, [1024, 4096]]
-    extra = (1 - api.RING_PROOF) * 0.4 / ladder.FALLBACK_SHARE
+    extra = (1 - api.RING_PROOF) * 0.4 / ladder.FALLBACK_TIMES
     assert seen["proof"] == pytest.approx(0.4 * api.RING_PROOF) and seen["fallback"] == pytest.approx(0.4 + extra)
     assert not seen["first_beam"] and seen["failed"] == ring

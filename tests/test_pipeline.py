@@ -15,14 +15,14 @@ from pdb_builder.moves import check_moves
 from pdb_builder.storage import open_database
 from solver.cli import main
 from solver.outcome import Outcome
-from solver.run.answers import compare, direction_counts, fit_limits, totals
+from solver.run.answer_file import compare, direction_counts, fit_limits, totals
 from solver.run.batch import answers_of
 from solver.run.files import RunFiles
-from solver.run.pipeline import run_pipeline
-from solver.run.plan import (
+from solver.run.options import (
     retry_order,
 )
-from solver.run.timeline import Sittings
+from solver.run.pipeline import run_pipeline
+from solver.run.sittings import Sittings
 
 from .conftest import timeline, truth
 
@@ -183,8 +183,8 @@ def test_a_failed_build_never_stops_the_run(devquiz_slice, tmp_path, monkeypatch
         workers=1,
         quick_node_limit=1,
     )
-    assert failed and sorted(k for k, _, _ in res.failed_builds) == sorted(failed)
-    assert all("No space left" in e for _, _, e in res.failed_builds)
+    assert failed and sorted(f.shape_key for f in res.failed_builds) == sorted(failed)
+    assert all(f.how == "failed" and "No space left" in f.reason for f in res.failed_builds)
     assert not res.interrupted and len(res.outcomes) == len(recs)
     for rec, moves in zip(recs, out.read_text().split("\n")):  # every board answered, layouts or not
         assert check_moves(rec.board, moves).ok

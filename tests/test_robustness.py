@@ -21,7 +21,7 @@ from pdb_builder.atomic import atomic_path
 from pdb_builder.errors import DatabaseError
 from pdb_builder.formats import read_board_arg
 from solver.cli import main
-from solver.fallback.ladder import FALLBACK_SHARE
+from solver.fallback.ladder import FALLBACK_TIMES
 from solver.search.searcher import ida_star
 
 FIXTURE = Path(__file__).parent / "data" / "3x3-devquiz.pdb.3-3-2.v1.h5"
@@ -191,7 +191,7 @@ def test_unsolvable_board_through_the_api_returns_at_once():
 @pytest.mark.slow
 def test_a_time_limit_bounds_the_whole_board():
     """DevQuiz line 2903 without databases: optimal, beam, weighted and staged searches all
-    stop on it; the board must still end within (1 + FALLBACK_SHARE) limits and a slice."""
+    stop on it; the board must still end within (1 + FALLBACK_TIMES) limits and a slice."""
     limit = 2.0
     run("solve", "--no-db", "--time-limit", "1", "3,3,123456708")  # compile first
     t0 = time.perf_counter()
@@ -199,7 +199,7 @@ def test_a_time_limit_bounds_the_whole_board():
     wall = time.perf_counter() - t0
     rec = json.loads(r.stdout.splitlines()[0])
     assert rec["status"] in ("solved", "limit")
-    assert wall < (1 + FALLBACK_SHARE) * limit + 15, wall  # was several minutes: staged search had no deadline
+    assert wall < (1 + FALLBACK_TIMES) * limit + 15, wall  # was several minutes: staged search had no deadline
 
 
 def _copy(tmp_path):

@@ -103,7 +103,7 @@ def read_compare_files(paths, boards) -> None:
     """Every --compare file read and checked against ``boards`` before any work (a
     binary file, or more answers than boards: exit 2 now, not after the solving)."""
     if paths:
-        from ..run.answers import read_answer_file
+        from ..run.answer_file import read_answer_file
 
         for p in paths:
             read_answer_file(p, boards.records)

@@ -131,7 +131,7 @@ def finish_run(
     or run, written as ``outputs`` say.  ``failed_outputs``: the outputs not written so
     far (:class:`~solver.run.outputs.OutputFailure`); the report is written on its own
     too, and each output not written is named last (exit code 6)."""
-    from ..run.answers import BUDGET_HEADERS, COMPARISON_HEADERS, budget_rows, compare, comparison_rows
+    from ..run.answer_file import BUDGET_HEADERS, COMPARISON_HEADERS, budget_rows, compare, comparison_rows
     from ..run.batch import SUMMARY_HEADERS, answers_of, summary_rows, write_report
     from ..run.outputs import write_each
 

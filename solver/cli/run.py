@@ -188,8 +188,8 @@ def run(
     ANSWERS.sittings holds each sitting's start and end (--budget covers them all);
     ANSWERS.built, the databases the run built (those it may remove for room).
     """
+    from ..run.options import NOT_STARTED, not_started_text
     from ..run.pipeline import run_pipeline
-    from ..run.plan import NOT_STARTED, not_started_text
 
     refuse_clobbering(
         [("--out", out_path), ("--report", report_path), ("--plot", plot_png)],
@@ -273,15 +273,14 @@ def run(
     if res.skipped_builds:  # (a plan that two passes skipped: once)
         skipped = {(p.shape.key, p.partitions[0].name) for p in res.skipped_builds}
         extra.append(("", f"{len(skipped)} layout databases not built: over --disk-limit"))
-    from ..run.builds import LATE, STOPPED
-
-    for key, name, error in res.failed_builds:
-        if error.startswith(LATE):
-            extra.append(("", f"build given up: {key} {name}: {error}; its boards were solved without it"))
-        elif error.startswith(tuple(kind.__name__ for kind in STOPPED)):
-            extra.append(("", f"build stopped: {key} {name}: the time budget ran out before it ended"))
+    for f in res.failed_builds:  # (solver.run.builds.BuildFailed)
+        what = f"{f.shape_key} {f.partition}"
+        if f.how == "late":
+            extra.append(("", f"build given up: {what}: {f.reason}; its boards were solved without it"))
+        elif f.how == "stopped":
+            extra.append(("", f"build stopped: {what}: the time budget ran out before it ended"))
         else:
-            extra.append(("", f"build failed: {key} {name}: {error} (its boards were solved without it)"))
+            extra.append(("", f"build failed: {what}: {f.reason} (its boards were solved without it)"))
     if shown.improved:
         again = plural(shown.improved, "line")
         extra.append(

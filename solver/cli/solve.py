@@ -40,7 +40,7 @@ def check(board, moves, size, goal, as_json):
     line: the board is only validated).
     """
     from ..api import check_record
-    from ..run.answers import read_answer_file
+    from ..run.answer_file import read_answer_file
 
     boards = load_boards(board, size, goal)
     if moves is not None and set(moves) - set("LRUD") and os.path.isfile(moves):

@@ -1,8 +1,8 @@
 """A valid answer when a limit stops the optimal search: the fallback policy.
 
-A board's fallback has :data:`FALLBACK_SHARE` times the board's limits (seconds and
+A board's fallback has :data:`FALLBACK_TIMES` times the board's limits (seconds and
 nodes) on top of the optimal search's, so a board takes at most
-``(1 + FALLBACK_SHARE)`` times its limits in all, plus start-up and one slice of
+``(1 + FALLBACK_TIMES)`` times its limits in all, plus start-up and one slice of
 work (see :mod:`solver.search.limits`).  Within it, in turn:
 
 1. a beam of the first width of :data:`BEAM_WIDTHS` (fast, rarely fails), unless a
@@ -40,7 +40,7 @@ work (see :mod:`solver.search.limits`).  Within it, in turn:
    :data:`STAGED_RATIO` times the lower bound (a beam can wander for hundreds of
    moves), or with all that is left when nothing answered (nothing to polish);
 7. :func:`solver.polish.polish` (windows of the path solved optimally) with what is
-   left of the whole fallback share, at least ``FALLBACK_SHARE - SEARCH_SHARE`` limits.
+   left of the whole fallback share, at least ``FALLBACK_TIMES - SEARCH_TIMES`` limits.
 """
 
 from __future__ import annotations
@@ -60,8 +60,8 @@ from .beam import Beam, beam_search
 from .polish import polish
 from .staged import reversed_board, staged_search, undo
 
-FALLBACK_SHARE = 2.0  # the fallback's limits, as a multiple of the board's
-SEARCH_SHARE = 1.75  # of which the searches (1-6) take at most this; polishing the rest
+FALLBACK_TIMES = 2.0  # the fallback's limits, as a multiple of the board's
+SEARCH_TIMES = 1.75  # of which the searches (1-6) take at most this; polishing the rest
 WEIGHTED_SHARE = 0.5  # weighted IDA* takes at most this part of the search time left after the first beam
 FALLBACK_WEIGHTS = (150, 200, 300, 500, 1000)  # percent; weighted IDA*, in turn
 BEAM_WIDTHS = (1024, 4096, 16384)  # beam search, widening while time allows
@@ -225,7 +225,7 @@ def fallback_search(
     failed: tuple | None = None,
 ) -> Fallback:
     """The shortest valid answer the steps of the module docstring find within
-    :data:`FALLBACK_SHARE` times ``time_limit`` and ``node_limit`` (at least one of
+    :data:`FALLBACK_TIMES` times ``time_limit`` and ``node_limit`` (at least one of
     them given).  ``layout``: step 2's tables when the optimal search already built
     them (:func:`solver.api.optimal_search`).  ``first_beam`` False: step 1 only where
     step 2 does not run (a board whose first beam failed before: every second to its
@@ -234,8 +234,8 @@ def fallback_search(
     that size."""
     if time_limit is None and node_limit is None:
         raise ValueError("the fallback needs a time or node limit to share out")
-    total = Limits(scaled(time_limit, FALLBACK_SHARE), scaled(node_limit, FALLBACK_SHARE))
-    search = total.within(scaled(time_limit, SEARCH_SHARE), scaled(node_limit, SEARCH_SHARE))
+    total = Limits(scaled(time_limit, FALLBACK_TIMES), scaled(node_limit, FALLBACK_TIMES))
+    search = total.within(scaled(time_limit, SEARCH_TIMES), scaled(node_limit, SEARCH_TIMES))
     best, label = None, None
 
     def keep(moves, how):
@@ -326,10 +326,10 @@ def shorter_search(searcher: Searcher, board: Board, time_limit: float | None, n
     optimal length; a weight of 1.5 answered 35 of 40 DevQuiz boards whose first beam
     was 26 moves over the lower bound on average, most in under half a second, 18
     moves shorter on average), then :func:`~solver.fallback.polish.polish` with what
-    is left, within :data:`FALLBACK_SHARE` times the limits.  Returns (moves or None
+    is left, within :data:`FALLBACK_TIMES` times the limits.  Returns (moves or None
     when nothing shorter than ``than`` was found, how, nodes of every search)."""
-    total = Limits(scaled(time_limit, FALLBACK_SHARE), scaled(node_limit, FALLBACK_SHARE))
-    search = total.within(scaled(time_limit, SEARCH_SHARE), scaled(node_limit, SEARCH_SHARE))
+    total = Limits(scaled(time_limit, FALLBACK_TIMES), scaled(node_limit, FALLBACK_TIMES))
+    search = total.within(scaled(time_limit, SEARCH_TIMES), scaled(node_limit, SEARCH_TIMES))
     best, label = None, None
     for weight, share in SHORTER_WEIGHTS:
         if search.out():

@@ -14,7 +14,7 @@ from pdb_builder.atomic import write_text_atomic
 from pdb_builder.words import plural
 
 from ..outcome import Outcome, better, settle_by_bound
-from .answers import fit_limits
+from .answer_file import fit_limits
 from .cluster import dask_outcomes
 from .feed import Feed
 from .files import RunFiles
@@ -83,7 +83,7 @@ def run_batch(records, options: BatchOptions | None = None, /, **changes) -> Bat
     is called as each board finishes.
     ``time_limit``: seconds a board, or a callable that decides each board's as it
     starts (``time_limit(record)``, with a ``given`` dict and ``ended(seconds)`` told as each
-    ends: :class:`solver.run.answer.AnswerLimit`).
+    ends: :class:`solver.run.answer_pass.AnswerLimit`).
 
     With ``out_path``, finished boards go to a journal beside it at once (so a kill loses
     nothing, and ``resume`` skips them), and the answer file is written atomically at the
@@ -226,7 +226,7 @@ def write_answers(out_path, records, outcomes: dict[int, Outcome], limits=None) 
     An answer the file already holds for a board this run left without one is kept
     (:func:`earlier_answers`: simulated again; its outcome says so), so a file with
     answers is never replaced by one with fewer for the same boards.  Never over
-    ``limits``: the answers :func:`solver.run.answers.fit_limits` leaves out get an
+    ``limits``: the answers :func:`solver.run.answer_file.fit_limits` leaves out get an
     empty line; their indices are returned (and marked in their outcomes)."""
     answers = answers_of(outcomes)
     by_index, taken = {r.index: r for r in records}, 0

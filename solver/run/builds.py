@@ -23,13 +23,26 @@ from pdb_builder.patterns import num_placements
 from pdb_builder.storage import database_files, default_db_dir, pdb_filename
 from pdb_builder.words import human_bytes
 
-from .answer import BEHIND
 from .feed import Abandoned, Job
 
 log = logging.getLogger("slidepdb.run")
 
 STOPPED = (Abandoned, BuildStopped)  # a build stopped at the end of the budget, not failed
 LATE = "it fell behind its forecast"  # a build given up early (Builds.forecast)
+BEHIND = 2.0  # a build still running at this many times its forecast is given up
+
+
+@dataclass(frozen=True)
+class BuildFailed:
+    """A build that ended without its file, and how: ``"late"`` (given up, behind its
+    forecast: :data:`LATE`), ``"stopped"`` (the budget ran out, or nothing waited on it
+    any more) or ``"failed"`` (an error); ``reason`` says it in words."""
+
+    shape_key: str
+    partition: str
+    how: str
+    reason: str
+
 
 LAYOUT_MEMORY = 512 << 20  # per pattern BFS of an exact-layout database: small, quick tables
 # the share of the machine's memory the builds running side by side may hold at once
@@ -250,22 +263,22 @@ class Builds:
     """The run's builds as jobs of its batches: one a partition of each plan, run in a
     worker's slot beside the searches (one thread each), the plan's boards waiting on
     them all; the database folder kept under ``disk_limit`` as each starts (room made
-    first from the run's own spent tables: :meth:`make_room`), each outcome in the
+    first from the run's own tables that have nothing left to give: :meth:`make_room`), each outcome in the
     run's result (``res``: its ``builds``, ``skipped_builds``, ``removed_tables``,
     ``failed_builds`` and ``build_seconds``) as it ends.
 
     ``ledger``: the file that lists, a name a line, the database files the run built
     (:attr:`solver.run.files.RunFiles.built`, kept across sittings; None: none kept,
-    none removed); ``spent(shape key)``: whether no board of the run that tables of
-    that shape serve is left to prove."""
+    none removed); ``nothing_left(shape key)``: whether no board of the run that tables
+    of that shape serve is left to prove (those tables have nothing left to give it)."""
 
-    def __init__(self, res, db_dir, disk_limit, sittings, on_build, ledger=None, spent=None):
+    def __init__(self, res, db_dir, disk_limit, sittings, on_build, ledger=None, nothing_left=None):
         self.res, self.db_dir, self.disk_limit = res, db_dir, disk_limit
         self.sittings, self.on_build = sittings, on_build
-        self.ledger, self.spent = (Path(ledger) if ledger is not None else None), spent
+        self.ledger, self.nothing_left = (Path(ledger) if ledger is not None else None), nothing_left
         self.used = 0  # bytes in the database folder, counted on as each build starts
         # seconds a build of so many entries is expected to take (None: none is given up
-        # for being late; else one still running at BEHIND times it is: solver.run.answer)
+        # for being late; else one still running at BEHIND times it is, set by solver.run.answer_pass)
         self.forecast = None
 
     def jobs(self, plans) -> list[Job]:
@@ -319,13 +332,15 @@ class Builds:
             text = str(error) if isinstance(error, SlidepdbError) else f"{type(error).__name__}: {error}"
             if isinstance(error, STOPPED) and plan.give_up_at is not None and time.time() >= plan.give_up_at:
                 ran, planned = time.perf_counter() - plan.started, self.forecast(plan.entries)
-                text = f"{LATE}: {ran:.0f} s, forecast {planned:.0f} s"
+                how, text = "late", f"{LATE}: {ran:.0f} s, forecast {planned:.0f} s"
                 log.warning("%s %s: build given up, %s", plan.shape.key, name, text)
             elif isinstance(error, STOPPED):
+                how = "stopped"
                 log.warning("%s %s: build %s", plan.shape.key, name, error)
             else:
+                how = "failed"
                 log.warning("%s %s: build failed (%s); its boards are solved without it", plan.shape.key, name, text)
-            self.res.failed_builds.append((plan.shape.key, name, text))
+            self.res.failed_builds.append(BuildFailed(plan.shape.key, name, how, text))
             return
         self.res.builds.append(rep)
         if self.ledger is not None and rep.status == "built":  # (published: a kill before this line keeps it)
@@ -345,7 +360,7 @@ class Builds:
         stays readable to whoever has it open; its space comes back when they close it)."""
         if self.used + need <= self.disk_limit:
             return True
-        if self.ledger is None or self.spent is None:
+        if self.ledger is None or self.nothing_left is None:
             return False
         try:
             names = dict.fromkeys(self.ledger.read_text(encoding="utf-8").split())
@@ -358,7 +373,7 @@ class Builds:
             if dot and name.endswith(".h5") and path.is_file():
                 size = path.stat().st_size
                 own += size
-                if self.spent(key):
+                if self.nothing_left(key):
                     spent.append((size, path))
         if self.used + need - sum(size for size, _ in spent) > self.disk_limit:
             return None if self.used + need - own <= self.disk_limit else False

@@ -4,7 +4,7 @@ For an answer file ``ANSWERS`` (``--out``): ``ANSWERS.answer.jsonl`` and
 ``ANSWERS.quick.jsonl`` (the journals of the answer pass and the quick pass,
 ``slidepdb run``), ``ANSWERS.progress.jsonl`` (the journal of a
 batch or of the full pass and its rounds), ``ANSWERS.sittings`` (each sitting's
-start and end, and the figures a run planned once: :class:`solver.run.timeline.Sittings`),
+start and end, and the figures a run planned once: :class:`solver.run.sittings.Sittings`),
 ``ANSWERS.built`` (the database files the run built, a name a line: those it may remove
 to stay under its disk limit, :meth:`solver.run.builds.Builds.make_room`) and
 ``ANSWERS.timeline.csv`` (the proven count against running time).

@@ -20,7 +20,7 @@ from ..outcome import Outcome
 GROWTH = 5.0
 GROWTH_RANGE = (1.5, 50.0)
 # an iteration a limit stopped after n nodes costs at least this times n in all
-UNFINISHED_SHARE = 1.5
+UNFINISHED_TIMES = 1.5
 # the slowest node rate (nodes a second) a forecast assumes: a slower one measured comes from
 # loading or compiling the kernel inside a small search's first iteration, not from the search
 MIN_RATE = 2e6
@@ -63,7 +63,7 @@ def proof_seconds(o: Outcome, typical: float = GROWTH) -> float | None:
     r = growth(o) or typical
     nxt = its[-1][1] * r ** max((bound - its[-1][0]) // 2, 1) if its else 0.0  # the iteration at the bound
     if unfinished and unfinished[0] == bound:
-        nxt = max(nxt, UNFINISHED_SHARE * unfinished[1])
+        nxt = max(nxt, UNFINISHED_TIMES * unfinished[1])
     if nxt <= 0:
         return None
     iterations = max((length - bound + 1) // 2, 1)  # thresholds bound, bound + 2, ..., below the answer

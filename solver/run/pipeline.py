@@ -4,7 +4,7 @@ The steps, as ``docs/devquiz.md`` ("slidepdb run in detail") tells them to users
 
 0. **Answers first** (a budget in seconds, the fallback on, ``answers_first``): every
    board an answer before any build, then answers over the file's move limits
-   shortened (:func:`solver.run.answer.answer_pass`); builds are then sized to the
+   shortened (:func:`solver.run.answer_pass.answer_pass`); builds are then sized to the
    time left at the speed it measured.
 1. **Wall-free databases**, one per board size (and goal) under ``memory_limit``, or
    the exact layouts' where every board of a size is walled (:func:`~solver.run.builds.plan_first`).
@@ -16,7 +16,7 @@ The steps, as ``docs/devquiz.md`` ("slidepdb run in detail") tells them to users
    size (:func:`~solver.run.builds.plan_layouts`, :func:`~solver.run.builds.plan_wall_free_cuts`).
 4. **Full pass** (:meth:`Run.full_pass`): those boards with ``time_limit`` and the
    fallback, each from the lower bound the quick pass proved; under a budget its limit
-   lets it take :data:`~solver.run.plan.FULL_PASS_SHARE` of the time left (planned once).
+   lets it take :data:`~solver.run.options.FULL_PASS_SHARE` of the time left (planned once).
 5. **Rounds** within the budget (:meth:`Run.rounds`; ``"auto"``: twice the time to the
    end of the full pass): the unproven boards again, round k at 2^k limits, the
    cheapest forecast proof first (:mod:`solver.run.forecast`), with larger layout
@@ -24,7 +24,7 @@ The steps, as ``docs/devquiz.md`` ("slidepdb run in detail") tells them to users
 6. The answer file (never over the file's move limits) and the report.
 
 Under a budget no board starts once it could end past it (:data:`~solver.run.batch.QUICK_SPAN`
-or :data:`~solver.run.batch.BOARD_SPAN` limits and :data:`~solver.run.plan.RESERVE`);
+or :data:`~solver.run.batch.BOARD_SPAN` limits and :data:`~solver.run.options.RESERVE`);
 boards waiting on builds stop waiting while they can still all start, and a board that
 no pass started stays in the result, unanswered (:meth:`Run.account_for_every_board`).
 Builds and searches share the workers' slots (:class:`~solver.run.feed.Feed`,
@@ -44,7 +44,7 @@ from pdb_builder.words import plural
 
 from ..api import check_record
 from ..outcome import Outcome, better
-from .answer import (
+from .answer_pass import (
     BUILD_SHARE,
     BUILD_START,
     answer_pass,
@@ -70,8 +70,7 @@ from .cluster import cluster_threads
 from .files import RunFiles
 from .forecast import proof_seconds, typical_growth
 from .journal import input_key, journal_attempts, read_journal, refuse_other_input, refuse_unless_resume
-from .outputs import write_each
-from .plan import (
+from .options import (
     AUTO_BUDGET,
     BUILD_RATE,
     DEFAULT_TIME_LIMIT,
@@ -91,7 +90,9 @@ from .plan import (
     tried_limit,
     worth_waiting_for,
 )
-from .timeline import Sittings, write_timeline
+from .outputs import write_each
+from .sittings import Sittings
+from .timeline import write_timeline
 
 log = logging.getLogger("slidepdb.run")
 
@@ -135,7 +136,9 @@ class Run:
         if disk_limit == AUTO_DISK:  # worked out once, kept across sittings
             marks = self.sittings.marks
             disk_limit = int(marks.get("disk") or self.sittings.mark("disk", auto_disk_limit(opts.db_dir)))
-        self.builds = Builds(self.res, opts.db_dir, disk_limit, self.sittings, opts.on_build, files.built, self.spent)
+        self.builds = Builds(
+            self.res, opts.db_dir, disk_limit, self.sittings, opts.on_build, files.built, self.nothing_left
+        )
         self.final: dict[int, Outcome] = {}  # each board's outcome that stands
         self.best: dict[int, Outcome] = {}  # the best each board has had in any pass (solver.outcome.better)
         self.served = boards_served(records)  # a shape key -> the boards its tables serve
@@ -150,7 +153,7 @@ class Run:
         self.best[o.index] = o if was is None or was is o else better(was, o)
         return self.best[o.index]
 
-    def spent(self, key: str) -> bool:
+    def nothing_left(self, key: str) -> bool:
         """Whether every board that tables of shape ``key`` serve is settled (proven, or
         rejected): their tables have nothing left to give this run."""
         return all(settled(self.best.get(i)) for i in self.served.get(key, ()))
@@ -238,19 +241,19 @@ class Run:
                 log.warning("%s boards go on without tables: %s", size, why)
 
     def answer_pass(self) -> None:
-        """Step 0 of the module docstring (:func:`solver.run.answer.answer_pass`)."""
+        """Step 0 of the module docstring (:func:`solver.run.answer_pass.answer_pass`)."""
         answer_pass(self)
 
     def build_seconds(self, entries: int) -> float:
         """What a build of ``entries`` is expected to take on the slots, at the rate this
-        machine shows now, and :data:`~solver.run.answer.BUILD_START` to start and publish."""
+        machine shows now, and :data:`~solver.run.answer_pass.BUILD_START` to start and publish."""
         return BUILD_START + entries / (self.rate * self.slots)
 
     def build_room(self) -> float | None:
         """Under a budget in seconds, the entries builds can make in
-        :data:`~solver.run.answer.BUILD_SHARE` of the time left (None: no budget); 0
+        :data:`~solver.run.answer_pass.BUILD_SHARE` of the time left (None: no budget); 0
         where that share is shorter than a build's start
-        (:data:`~solver.run.answer.BUILD_START`): then nothing is planned (planning a
+        (:data:`~solver.run.answer_pass.BUILD_START`): then nothing is planned (planning a
         file's layouts takes seconds)."""
         if self.deadline is None:
             return None

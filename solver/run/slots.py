@@ -93,7 +93,7 @@ def _worker_solve(rec: Record, time_limit, node_limit, fallback, known=None, lan
 def with_cpu_share(clock, solve) -> Outcome:
     """``solve()``'s outcome with ``cpu_share``: the part of a core its process (or thread:
     ``clock``) had while it ran, when it ran on one thread: under 1 on a machine whose
-    cores other programs use too (:func:`solver.run.answer.machine_share`)."""
+    cores other programs use too (:func:`solver.run.answer_pass.machine_share`)."""
     wall, cpu = time.perf_counter(), clock()
     out = solve()
     wall = time.perf_counter() - wall
@@ -104,7 +104,7 @@ def with_cpu_share(clock, solve) -> Outcome:
 
 def limit_of(time_limit, rec):
     """A board's time limit: ``time_limit``, or what it says for ``rec`` when it decides
-    each board's as it starts (:class:`solver.run.answer.AnswerLimit`)."""
+    each board's as it starts (:class:`solver.run.answer_pass.AnswerLimit`)."""
     return time_limit(rec) if callable(time_limit) else time_limit
 
 

@@ -64,7 +64,7 @@ from .limits import raise_if_stopping
 from .state import new_stack, path_moves, private, private_copy, start_iteration
 
 PAR_SLICE = 200_000  # nodes a thread searches between looks at the clock and the other threads
-SPLIT_SHARE = 4_000  # the split depth holds at least this share (1/N) of the last iteration's nodes
+SPLIT_PARTS = 4_000  # the split depth holds at least this share (1/N) of the last iteration's nodes
 SPLIT_MIN = 64  # and at least this many nodes a thread
 WINDOW_NODES = 100_000  # nodes a window is planned to hold
 GROWTH = 4  # how much larger an iteration is planned to be than the last
@@ -85,7 +85,7 @@ def plan(counts, nodes: int, threads: int) -> tuple[int, int, int]:
     :data:`WINDOW_NODES` nodes, and the shallowest depth below it with
     :data:`SPLIT2_FACTOR` times as many nodes (0: none, and below
     :data:`SHARE_THREADS` threads)."""
-    want = max(SPLIT_MIN * threads, nodes // SPLIT_SHARE, 1)
+    want = max(SPLIT_MIN * threads, nodes // SPLIT_PARTS, 1)
     depths = [d for d in range(1, len(counts)) if counts[d] >= want]
     split = depths[0] if depths else max(range(1, len(counts)), key=lambda d: (counts[d], -d))
     below = max(nodes / max(int(counts[split]), 1), 1.0)  # nodes under a node at the split depth

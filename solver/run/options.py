@@ -49,7 +49,7 @@ class RunOptions:
     the run (every sitting together), ``"auto"`` or None (no rounds); ``disk_limit``:
     bytes, None (none) or ``"auto"`` (:func:`~solver.run.builds.auto_disk_limit` at the
     first sitting, kept for the later ones); ``answers_first``: under a budget in
-    seconds, the answer pass before any build (:mod:`solver.run.answer`); ``on_outcome``
+    seconds, the answer pass before any build (:mod:`solver.run.answer_pass`); ``on_outcome``
     sees each final outcome,
     ``on_build`` each build as it is planned (Plan) and finished (BuildReport)."""
 
@@ -89,7 +89,7 @@ class RunResult:
     skipped_builds: list[Plan] = field(default_factory=list)  # over the disk limit
     # (file name, bytes) of the run's own tables removed to make room under the disk limit
     removed_tables: list[tuple[str, int]] = field(default_factory=list)
-    failed_builds: list[tuple[str, str, str]] = field(default_factory=list)  # (shape key, partition, error)
+    failed_builds: list = field(default_factory=list)  # BuildFailed of each build that ended without its file
     build_seconds: float = 0.0
     answer: tuple | None = None  # the answer pass: (boards, answered, proven, seconds, steps)
     quick: BatchResult | None = None

@@ -12,10 +12,11 @@ has less left, with what it has, if that is more than they had.
 
 Builds then get what the budget has left, at the speed this machine shows now:
 :func:`machine_share` (the part of a core each board's process had while it ran,
-under 1 when other programs take cores too) scales :data:`~solver.run.plan.BUILD_RATE`,
+under 1 when other programs take cores too) scales :data:`~pdb_builder.patterns.BUILD_RATE`,
 and :func:`shrunk_plans` and :func:`plans_within` keep the builds (and size the
-wall-free patterns) that end within :data:`BUILD_SHARE` of the time left.  A build running :data:`BEHIND` times
-longer than its forecast is given up (:attr:`solver.run.feed.Job.give_up_at`).
+wall-free patterns) that end within :data:`BUILD_SHARE` of the time left.  A build
+running :data:`~solver.run.builds.BEHIND` times longer than its forecast is given up
+(:attr:`solver.run.feed.Job.give_up_at`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pdb_builder.errors import BoardError
 
 from ..fallback import SHORTER
 from ..outcome import Known, Outcome
-from .answers import excess_over, totals
+from .answer_file import excess_over, totals
 from .batch import BOARD_SPAN
 from .journal import current_checksums, read_journal
 
@@ -45,7 +46,6 @@ RECENT = 20  # the boards ended last whose seconds the first step's limit follow
 LATE_SHARE = 0.5  # of the time left at its start: what a later step may give the boards no step reached
 ANSWER_STEPS = 6  # 0.05 s to 51 s a board: a walled 6x6 ring can take the fallback over 10 s
 BUILD_SHARE = 0.5  # of the time left after the answer pass: what the builds of a pass may take
-BEHIND = 2.0  # a build still running at this many times its forecast is given up
 BUILD_START = 5.0  # seconds a build takes besides its BFS (its kernels loaded, its file written and verified)
 MIN_SAMPLES = 3  # boards that tell the machine's speed before it is believed
 SHORTEN_LIMIT = 0.25  # seconds a board whose answer is shortened (0.06 s proof, weighted IDA*, polishing)
