@@ -10,6 +10,7 @@ import pytest
 from pdb_builder.formats import read_file
 from pdb_builder.moves import check_moves
 from solver.outcome import Outcome
+from solver.run.clock import FakeClock
 from solver.run.files import RunFiles
 from solver.run.options import (
     BUILD_RATE,
@@ -175,8 +176,13 @@ def test_a_feed_starts_nothing_after_its_last_start(devquiz_slice):
     from solver.run.feed import Feed
 
     recs = read_file(str(devquiz_slice)).records[:3]
-    assert Feed(recs, last_start=time.time() - 1).take() == ([], True)
-    got, ended = Feed(recs, last_start=time.time() + 60).take()
+    clock = FakeClock()
+    feed = Feed(recs, last_start=clock.now() + 60, clock=clock)
+    clock.advance(60.001)  # a millisecond past its last start
+    assert feed.take() == ([], True)
+    on_time = Feed(recs, last_start=clock.now() + 60, clock=clock)
+    clock.advance(60.0)  # at its last start to the millisecond: still hands out
+    got, ended = on_time.take()
     assert [r.index for r in got] == [r.index for r in recs] and ended
 
 
@@ -192,7 +198,8 @@ def test_boards_stop_waiting_for_builds_by_what_boards_take_not_by_their_limit(d
     rec = read_file(str(devquiz_slice)).records[0]
     recs = [replace(rec, index=i) for i in range(1000)]
     job = Job(lambda: None, (), recs)
-    feed = Feed(recs, [job], last_start=time.time() + 1000, board_seconds=5.0)
+    clock = FakeClock()
+    feed = Feed(recs, [job], last_start=clock.now() + 1000, board_seconds=5.0, clock=clock)
     assert [x for x in feed.take()[0]] == [job]
     assert feed.board_estimate(2) is None and feed.give_up(2, [job]) == []
     feed.ended(0.5)
@@ -203,8 +210,10 @@ def test_boards_stop_waiting_for_builds_by_what_boards_take_not_by_their_limit(d
     assert feed.board_estimate(2) == pytest.approx(9.95)  # (2 x 0.5 + 18 x 11) / 20
     assert feed.give_up(2, [job]) == [job]
     assert len(feed.take()[0]) == 1000  # they wait no more
-    late = Feed(recs, [job], last_start=time.time() + 1.0, board_seconds=5.0)
-    time.sleep(0.15)  # past the tenth of its time to the last start it spends learning
+    late = Feed(recs, [job], last_start=clock.now() + 1.0, board_seconds=5.0, clock=clock)
+    clock.advance(0.099)  # within the tenth of its time to the last start it spends learning
+    assert late.board_estimate(2) is None and late.give_up(2, [job]) == []
+    clock.advance(0.002)  # past it
     assert late.board_estimate(2) == 5.0 and late.give_up(2, [job]) == [job]
 
 
@@ -219,8 +228,9 @@ def test_boards_given_up_on_their_builds_start_each_once(devquiz_slice):
     rec = read_file(str(devquiz_slice)).records[0]
     recs = [replace(rec, index=i) for i in range(60)]
     jobs = [Job(lambda: None, (), [r]) for r in recs[::3]]  # every third board waits on a build of its own
-    feed = Feed(recs, jobs, last_start=time.time() + 1.0, board_seconds=5.0)
-    time.sleep(0.15)  # past the tenth of its time to the last start it spends learning
+    clock = FakeClock()
+    feed = Feed(recs, jobs, last_start=clock.now() + 1.0, board_seconds=5.0, clock=clock)
+    clock.advance(0.15)  # past the tenth of its time to the last start it spends learning
     assert feed.give_up(2, []) == []  # none running: nothing to stop, the waiting boards go
     got, ended = feed.take()
     assert sorted(r.index for r in got) == list(range(60)) and ended
@@ -342,22 +352,21 @@ def test_the_last_round_spends_what_the_budget_has_left_on_the_boards_that_waite
     assert last and limit == (40.0 - 6.0 - 3.0) / 1.5
 
 
-def test_the_last_rounds_boards_each_get_what_is_left_as_they_start(monkeypatch):
+def test_the_last_rounds_boards_each_get_what_is_left_as_they_start():
     """The last round's limit is decided as each board starts: what the budget has left
     over the span a board may last, so a board that ends early hands its slot to the
     next with what is left, not to nothing (a fixed limit let none start after the first
     seconds of the round); each board's limit is recorded."""
     from types import SimpleNamespace as Rec
 
-    import solver.run.options as plan
+    from solver.run.options import UntilEnd
 
-    clock = [1000.0]
-    monkeypatch.setattr(plan.time, "time", lambda: clock[0])
-    limit = plan.UntilEnd(1300.0, 1.5)
+    clock = FakeClock(1000.0)
+    limit = UntilEnd(1300.0, 1.5, clock)
     assert limit(Rec(index=7)) == 200.0
-    clock[0] = 1150.0  # the first board ended after 150 s: the next gets the 150 s left over 1.5
+    clock.advance(150.0)  # the first board ended after 150 s: the next gets the 150 s left over 1.5
     assert limit(Rec(index=8)) == 100.0
-    clock[0] = 1400.0  # past the end: a token limit, never a negative one
+    clock.advance(250.0)  # past the end: a token limit, never a negative one
     assert limit(Rec(index=9)) == 0.01 and limit.given == {7: 200.0, 8: 100.0, 9: 0.01}
 
 

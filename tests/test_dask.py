@@ -54,7 +54,7 @@ def test_dask_cluster_runs_the_builds_too(devquiz_slice, tmp_path, monkeypatch):
     monkeypatch.setattr(builds, "build_pdb", noted)
     planned = []
     monkeypatch.setattr(
-        pipeline, "full_pass_limit", lambda d, todo, slots, building=0.0, **kw: planned.append(slots) or 30.0
+        pipeline, "full_pass_limit", lambda d, todo, slots, now, building=0.0, **kw: planned.append(slots) or 30.0
     )
     cluster_args = dict(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
     with distributed.LocalCluster(**cluster_args) as cluster, distributed.Client(cluster) as client:

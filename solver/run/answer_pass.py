@@ -22,7 +22,6 @@ running :data:`~solver.run.builds.BEHIND` times longer than its forecast is give
 from __future__ import annotations
 
 import statistics
-import time
 
 from pdb_builder.errors import BoardError
 
@@ -30,6 +29,7 @@ from ..fallback import SHORTER
 from ..outcome import Known, Outcome
 from .answer_file import excess_over, totals
 from .batch import BOARD_SPAN
+from .clock import SYSTEM, Clock
 from .journal import current_checksums, read_journal
 
 ANSWER_SHARE = 0.15  # of the time left at the answer pass's start: what its first step may take
@@ -64,7 +64,8 @@ class AnswerLimit:
     limit follows what the last :data:`RECENT` boards took (:meth:`ended`): scaled by
     the seconds a board has over the seconds they took (at most halved or doubled at
     once), between ``floor`` and ``high``.  ``fixed``: boards whose limit is given
-    (index -> seconds).  ``given``: each board's limit (index -> seconds)."""
+    (index -> seconds).  ``given``: each board's limit (index -> seconds).  ``clock``:
+    what the time is read on."""
 
     def __init__(
         self,
@@ -76,7 +77,9 @@ class AnswerLimit:
         hard_end: float,
         floor: float | None = None,
         fixed: dict | None = None,
+        clock: Clock = SYSTEM,
     ):
+        self.clock = clock
         self.fixed = fixed or {}  # index -> a board's own limit (a later step's: what it had, grown)
         self.ends_at, self.left, self.slots = ends_at, boards, max(slots, 1)
         self.low, self.high, self.hard_end = low, high, hard_end
@@ -86,7 +89,7 @@ class AnswerLimit:
         self.limit: float | None = None  # the last limit given
 
     def __call__(self, rec) -> float:
-        now = time.time()
+        now = self.clock.now()
         if rec.index in self.fixed:
             limit = min(self.fixed[rec.index], max((self.hard_end - now) / BOARD_SPAN, 0.01))
             self.left -= 1
@@ -258,14 +261,14 @@ def answer_pass(run) -> None:
 
     order = sorted(run.records, key=lambda r: (len(r.board.shape.free_cells) if r.board else 0, r.index))
     todo, share, grown = order, ANSWER_SHARE, {}
-    t0, steps = time.perf_counter(), 0
+    t0, steps = run.clock.tick(), 0
     for step in range(ANSWER_STEPS):
-        now, end = time.time(), run.deadline - run.reserve
+        now, end = run.clock.now(), run.deadline - run.reserve
         least = step_least(min((grown.get(r.index, ANSWER_FLOOR) for r in todo), default=ANSWER_FLOOR), end - now, step)
         if least is None:
             break
         limit = AnswerLimit(
-            now + share * (end - now), len(todo), run.slots, ANSWER_MIN, ANSWER_MAX, end, ANSWER_FLOOR, grown
+            now + share * (end - now), len(todo), run.slots, ANSWER_MIN, ANSWER_MAX, end, ANSWER_FLOOR, grown, run.clock
         )
         batch = run.batch(
             todo,
@@ -295,7 +298,7 @@ def answer_pass(run) -> None:
     steps += shorten(run, order, answer_seen)
     answered = sum(1 for i in (r.index for r in order) if run.best.get(i) and run.best[i].status == "solved")
     proven = sum(1 for x in run.best.values() if x.proven)
-    run.res.answer = (len(order), answered, proven, time.perf_counter() - t0, steps)
+    run.res.answer = (len(order), answered, proven, run.clock.tick() - t0, steps)
     run.rate *= machine_share(run.best.values())  # the build rate, at the speed the boards had
     run.builds.forecast = run.build_seconds
 
@@ -337,7 +340,7 @@ def shorten(run, order, on_outcome) -> int:
         mine = {r.index: run.best[r.index] for r in order if r.index in run.best}
         excess = over_limits(mine.values(), limits)
         todo = to_shorten(mine, excess, tried) if excess else []
-        now, end = time.time(), run.deadline - run.reserve
+        now, end = run.clock.now(), run.deadline - run.reserve
         if not todo or now + BOARD_SPAN * SHORTEN_LIMIT > end:
             break
         batch = run.batch(

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from pdb_builder.words import plural
 
 from ..outcome import Outcome, better, settle_by_bound
 from .answer_file import fit_limits
+from .clock import SYSTEM, Clock
 from .cluster import dask_outcomes
 from .feed import Feed
 from .files import RunFiles
@@ -69,6 +69,8 @@ class BatchOptions:
     # what is told as it happens
     on_outcome: object = None
     search_progress: object = None
+    # what the time is read on (solver.run.clock)
+    clock: Clock = SYSTEM
 
 
 # a board's worst wall time in time limits: its search, the fallback's 2 limits and a
@@ -100,7 +102,7 @@ def run_batch(records, options: BatchOptions | None = None, /, **changes) -> Bat
     (:func:`better`) is kept and journalled. ``threads``: threads for each board's optimal
     search (local processes only); with one, and ``grow``, a board's search also takes the
     worker slots nothing else can use (a batch's last boards:
-    :class:`solver.run.lanes.Lanes`). ``last_start``: wall-clock time (``time.time()``)
+    :class:`solver.run.lanes.Lanes`). ``last_start``: wall-clock time (``clock.now()``)
     after which no board starts; those not started keep their journalled outcome.
     ``search_progress``: told of each slice of the searches in this process
     (:class:`solver.cli.progress.SearchLine`; local processes with one worker only).
@@ -110,7 +112,7 @@ def run_batch(records, options: BatchOptions | None = None, /, **changes) -> Bat
     (:func:`~solver.api.solve_record`). ``patient``: indices of records that have answers
     already: they wait for their jobs to the last start (:class:`Feed`)."""
     o = replace(options or BatchOptions(), **changes)
-    t0 = time.perf_counter()
+    t0 = o.clock.tick()
     journal = o.journal
     if journal is None and o.out_path:
         journal = RunFiles(o.out_path).journal
@@ -136,6 +138,7 @@ def run_batch(records, options: BatchOptions | None = None, /, **changes) -> Bat
         o.job_memory,
         board_seconds=None if given is not None else o.time_limit,
         patient=o.patient,
+        clock=o.clock,
     )
     pools = Pools(o.db_dir, o.use_db, o.threads, o.go_on, o.grow)
     if o.scheduler is not None:
@@ -161,7 +164,7 @@ def run_batch(records, options: BatchOptions | None = None, /, **changes) -> Bat
                 tried = None if had is None or tried is None else max(had, tried)
                 out = better(before, out)
             out.time_limit = tried  # the largest this board has had (None: none)
-            out.ended = round(time.time(), 3)  # wall clock: solver/run/timeline.py
+            out.ended = round(o.clock.now(), 3)  # wall clock: solver/run/timeline.py
             result.outcomes[out.index] = out
             if jf is not None:
                 jf.write(json.dumps(out.as_json()) + "\n")
@@ -187,7 +190,7 @@ def run_batch(records, options: BatchOptions | None = None, /, **changes) -> Bat
             )
             result.left_out = left_out or set()
         outcomes.close()
-        result.seconds = time.perf_counter() - t0
+        result.seconds = o.clock.tick() - t0
         complete = not result.interrupted and len(result.outcomes) == len(records) and not result.failed_outputs
         if o.out_path and complete:
             journal.unlink(missing_ok=True)  # complete: the answer file says it all (else --resume writes it)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import logging
 import shutil
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from pdb_builder.patterns import num_placements
 from pdb_builder.storage import database_files, default_db_dir, pdb_filename
 from pdb_builder.words import human_bytes
 
+from .clock import SYSTEM, Clock
 from .feed import Abandoned, Job
 
 log = logging.getLogger("slidepdb.run")
@@ -60,7 +60,7 @@ class Plan:
     entries: int
     partitions: list = field(default_factory=list)  # one file each, one build job each
     records: list = field(default_factory=list)  # the boards that want them
-    started: float = 0.0  # perf_counter() when its build began
+    started: float = 0.0  # the clock's tick() when its build began
     give_up_at: float | None = None  # wall clock: given up if still running then (Builds.forecast)
 
     @property
@@ -270,10 +270,13 @@ class Builds:
     ``ledger``: the file that lists, a name a line, the database files the run built
     (:attr:`solver.run.files.RunFiles.built`, kept across sittings; None: none kept,
     none removed); ``nothing_left(shape key)``: whether no board of the run that tables
-    of that shape serve is left to prove (those tables have nothing left to give it)."""
+    of that shape serve is left to prove (those tables have nothing left to give it);
+    ``clock``: what a build's start, end and give-up time are read on."""
 
-    def __init__(self, res, db_dir, disk_limit, sittings, on_build, ledger=None, nothing_left=None):
-        self.res, self.db_dir, self.disk_limit = res, db_dir, disk_limit
+    def __init__(
+        self, res, db_dir, disk_limit, sittings, on_build, ledger=None, nothing_left=None, clock: Clock = SYSTEM
+    ):
+        self.res, self.db_dir, self.disk_limit, self.clock = res, db_dir, disk_limit, clock
         self.sittings, self.on_build = sittings, on_build
         self.ledger, self.nothing_left = (Path(ledger) if ledger is not None else None), nothing_left
         self.used = 0  # bytes in the database folder, counted on as each build starts
@@ -317,21 +320,21 @@ class Builds:
             self.res.skipped_builds.append(plan)
             return False
         self.used += plan.bytes
-        plan.started = time.perf_counter()
+        plan.started = self.clock.tick()
         if self.forecast is not None and job is not None:
-            plan.give_up_at = job.give_up_at = time.time() + BEHIND * self.forecast(plan.entries)
+            plan.give_up_at = job.give_up_at = self.clock.now() + BEHIND * self.forecast(plan.entries)
         if self.on_build:
             self.on_build(plan)
         return True
 
     def done(self, plan: Plan, rep: BuildReport | None, error: BaseException | None) -> None:
-        self.res.build_seconds += time.perf_counter() - plan.started  # as each ends: an interrupted run counts them
+        self.res.build_seconds += self.clock.tick() - plan.started  # as each ends: an interrupted run counts them
         self.sittings.touch()
         if error is not None:  # one build never stops a run: its boards go on
             name = plan.partitions[0].name
             text = str(error) if isinstance(error, SlidepdbError) else f"{type(error).__name__}: {error}"
-            if isinstance(error, STOPPED) and plan.give_up_at is not None and time.time() >= plan.give_up_at:
-                ran, planned = time.perf_counter() - plan.started, self.forecast(plan.entries)
+            if isinstance(error, STOPPED) and plan.give_up_at is not None and self.clock.now() >= plan.give_up_at:
+                ran, planned = self.clock.tick() - plan.started, self.forecast(plan.entries)
                 how, text = "late", f"{LATE}: {ran:.0f} s, forecast {planned:.0f} s"
                 log.warning("%s %s: build given up, %s", plan.shape.key, name, text)
             elif isinstance(error, STOPPED):

@@ -31,6 +31,7 @@ from pdb_builder.formats import Record
 
 from ..api import solve_record
 from ..outcome import Outcome
+from .clock import SYSTEM
 from .feed import Feed
 from .lanes import Lanes, lane_share
 from .slots import Pools, _drive, limit_of, with_cpu_share
@@ -93,7 +94,7 @@ class WorkerLanes:
 
     def _watch(self) -> None:
         while True:
-            time.sleep(POLL)
+            SYSTEM.sleep(POLL)  # (a watcher on a worker: the machine's clock)
             with self._lock:
                 if not self._keys:
                     self._watcher = None
@@ -291,7 +292,7 @@ def dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, sc
     def wait_some(pending):
         done = [f for f in pending if f.done()]
         if not done:
-            time.sleep(0.05)
+            feed.clock.sleep(0.05)
         return done
 
     def cancel(pending):

@@ -5,11 +5,11 @@ record that waits on it stands; the budget's last start kept (:class:`Feed`)."""
 from __future__ import annotations
 
 import heapq
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..search.limits import interrupt_if_stopping
+from .clock import SYSTEM, Clock
 
 LEARNING_SHARE = 0.1  # of a feed's time to its last start, before it judges by the time limit alone
 
@@ -61,9 +61,11 @@ class Feed:
         memory_cap: int | None = None,
         board_seconds: float | None = None,
         patient=(),
+        clock: Clock = SYSTEM,
     ):
+        self.clock = clock  # what the time is read on, and what the loops that hand out its items read
         self.patient = set(patient)  # indices of records that wait for their jobs up to the last start
-        self.last_start = last_start  # wall clock (time.time()) after which no record starts: the feed ends
+        self.last_start = last_start  # wall clock (clock.now()) after which no record starts: the feed ends
         self.memory_cap = memory_cap
         self.max_jobs: int | None = None  # jobs running at once at most (None: any number)
         # where jobs run, when that decides whether one can start beside the running ones:
@@ -72,7 +74,7 @@ class Feed:
         # :class:`solver.run.cluster.WorkerMemory`)
         self.places = None
         self.board_seconds = board_seconds
-        self._began = time.time()
+        self._began = clock.now()
         self._ended = [0, 0.0]  # records ended (told by ended()), their seconds
         self._released: set[int] = set()  # id() of the jobs whose records no longer wait on them
         self.size = len(todo)
@@ -98,7 +100,7 @@ class Feed:
         heapq.heapify(self._heap)
 
     def _too_late(self) -> bool:
-        return self.last_start is not None and time.time() > self.last_start
+        return self.last_start is not None and self.clock.now() > self.last_start
 
     def _fits(self, job: Job) -> bool:
         if self.max_jobs is not None and self._running >= self.max_jobs:
@@ -175,7 +177,7 @@ class Feed:
         count, seconds = self._ended
         if count >= max(slots, 1):
             return seconds / count
-        now = time.time()
+        now = self.clock.now()
         if self.board_seconds is None or now - self._began < LEARNING_SHARE * (self.last_start - self._began):
             return None
         return self.board_seconds
@@ -186,7 +188,7 @@ class Feed:
         that are not ``patient`` could no longer all start by ``last_start`` (``slots`` at
         a time, :meth:`board_estimate` each) if they waited longer, the jobs they wait
         on: those not started are dropped, the running ones returned (each once)."""
-        now = time.time()
+        now = self.clock.now()
         late = [j for j in running if j.give_up_at is not None and now > j.give_up_at and id(j) not in self._released]
         for job in late:
             self._release(job)

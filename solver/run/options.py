@@ -5,7 +5,6 @@ rounds that use them are :mod:`solver.run.pipeline`'s."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from pdb_builder.words import plural, seconds_text
 from ..outcome import Known, Outcome
 from .batch import BatchResult
 from .builds import LAYOUT_MEMORY, Plan
+from .clock import SYSTEM, Clock
 
 # --budget: the seconds kept back to write the answer file (a board's worst wall time in
 # time limits: solver.run.batch.BOARD_SPAN); under a budget shorter than RESERVE / RESERVE_SHARE,
@@ -51,7 +51,8 @@ class RunOptions:
     first sitting, kept for the later ones); ``answers_first``: under a budget in
     seconds, the answer pass before any build (:mod:`solver.run.answer_pass`); ``on_outcome``
     sees each final outcome,
-    ``on_build`` each build as it is planned (Plan) and finished (BuildReport)."""
+    ``on_build`` each build as it is planned (Plan) and finished (BuildReport); ``clock``:
+    what the run reads the time on (:mod:`solver.run.clock`)."""
 
     db_dir: object = None
     limits: object = None
@@ -74,6 +75,7 @@ class RunOptions:
     retry: str | None = None
     budget: float | str | None = None
     answers_first: bool = True
+    clock: Clock = SYSTEM
 
     def __post_init__(self):
         if self.retry not in (None, *RETRY_MODES):
@@ -197,12 +199,12 @@ class UntilEnd:
     slot to the next board with what is left, instead of leaving it idle to the end.
     ``given``: each board's limit (index -> seconds)."""
 
-    def __init__(self, end: float, span: float):
-        self.end, self.span = end, span
+    def __init__(self, end: float, span: float, clock: Clock = SYSTEM):
+        self.end, self.span, self.clock = end, span, clock
         self.given: dict[int, float] = {}
 
     def __call__(self, rec) -> float:
-        limit = max((self.end - time.time()) / self.span, 0.01)
+        limit = max((self.end - self.clock.now()) / self.span, 0.01)
         self.given[rec.index] = round(limit, 3)
         return limit
 
@@ -248,15 +250,17 @@ def retry_order(o: Outcome | None, closest: bool = False, attempts: int = 0):
     return attempts, gap if closest else -gap
 
 
-def full_pass_limit(deadline: float, todo, slots: int, building: float = 0.0, reserve: float = RESERVE) -> float:
+def full_pass_limit(
+    deadline: float, todo, slots: int, now: float, building: float = 0.0, reserve: float = RESERVE
+) -> float:
     """The full pass's time limit under a budget (``deadline``) with no --time-limit:
     what lets ``todo`` take about FULL_PASS_SHARE of what is left at one limit a
     board on average (the measured mean: most are proven early, the unproven take up
     to BOARD_SPAN limits), ``slots`` boards at once, less the ``building``
-    thread-seconds of the builds that share the slots."""
+    thread-seconds of the builds that share the slots; ``now``: the time it is planned."""
     if not todo:
         return DEFAULT_TIME_LIMIT
-    left = deadline - reserve - time.time()
+    left = deadline - reserve - now
     fit = FULL_PASS_SHARE * (left * max(slots, 1) - building) / len(todo)
     return round(min(DEFAULT_TIME_LIMIT, max(MIN_TIME_LIMIT, fit)), 1)
 

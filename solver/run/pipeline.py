@@ -37,7 +37,6 @@ run continues with ``resume``; ``retry`` solves a finished run's unproven boards
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import replace
 
 from pdb_builder.words import plural
@@ -127,7 +126,8 @@ class Run:
         if opts.resume:  # before any sitting is counted or file written
             refuse_other_input([j for j in journals if j.exists()], records, self.input, files.answers)
         self.res = RunResult()
-        self.sittings = Sittings.begin(files.sittings, opts.resume)
+        self.clock = opts.clock  # every reading of the time (solver.run.clock)
+        self.sittings = Sittings.begin(files.sittings, opts.resume, self.clock)
         self.res.earlier = (len(self.sittings.spans) - 1, self.sittings.spent_before)
         budget = opts.budget
         self.deadline = None if budget in (None, AUTO_BUDGET) else self.sittings.deadline(budget)
@@ -137,7 +137,7 @@ class Run:
             marks = self.sittings.marks
             disk_limit = int(marks.get("disk") or self.sittings.mark("disk", auto_disk_limit(opts.db_dir)))
         self.builds = Builds(
-            self.res, opts.db_dir, disk_limit, self.sittings, opts.on_build, files.built, self.nothing_left
+            self.res, opts.db_dir, disk_limit, self.sittings, opts.on_build, files.built, self.nothing_left, self.clock
         )
         self.final: dict[int, Outcome] = {}  # each board's outcome that stands
         self.best: dict[int, Outcome] = {}  # the best each board has had in any pass (solver.outcome.better)
@@ -224,6 +224,7 @@ class Run:
             scheduler=o.scheduler,
             resume=True,
             input=self.input,
+            clock=self.clock,
             job_memory=build_memory_cap(o.memory_limit),
             go_on=True,  # a table that cannot be read: its boards go on without it
             jobs=self.builds.jobs(plans),
@@ -257,7 +258,7 @@ class Run:
         file's layouts takes seconds)."""
         if self.deadline is None:
             return None
-        share = BUILD_SHARE * (self.deadline - self.reserve - time.time())
+        share = BUILD_SHARE * (self.deadline - self.reserve - self.clock.now())
         return entries_in(share, self.rate, self.slots) if share > BUILD_START else 0.0
 
     def quick_pass(self) -> None:
@@ -357,7 +358,7 @@ class Run:
             time_limit = self.sittings.marks.get("limit")  # planned in an earlier sitting
         if time_limit is None and self.deadline is not None:
             building = sum(p.entries for p in plans) / self.rate  # thread-seconds the builds take from the slots
-            planned = full_pass_limit(self.deadline, todo, self.slots, building, reserve=self.reserve)
+            planned = full_pass_limit(self.deadline, todo, self.slots, self.clock.now(), building, reserve=self.reserve)
             time_limit = self.sittings.mark("limit", planned)
         if time_limit is None:
             time_limit = DEFAULT_TIME_LIMIT
@@ -389,7 +390,7 @@ class Run:
         if o.budget == AUTO_BUDGET:
             passes = self.sittings.marks.get("passes")
             if passes is None or retried:  # kept from the sitting that ended the full pass
-                passes = self.sittings.mark("passes", self.sittings.running(time.time()))
+                passes = self.sittings.mark("passes", self.sittings.running(self.clock.now()))
             self.deadline = self.sittings.deadline(2 * passes)
             self.reserve = reserve_for(2 * passes)
         deadline, k, last = self.deadline, 0, False
@@ -399,7 +400,7 @@ class Run:
             # a board with an answer searches for the proof alone (no fallback: solve_record)
             fallback = o.fallback and any(final[r.index].status != "solved" for r in unproven)
             span = BOARD_SPAN if fallback else QUICK_SPAN
-            limit, last = round_limit(res.full_limit, k, deadline, span, time.time(), self.reserve)
+            limit, last = round_limit(res.full_limit, k, deadline, span, self.clock.now(), self.reserve)
             if not unproven:
                 break
             typical = typical_growth(final[r.index] for r in unproven)
@@ -418,14 +419,14 @@ class Run:
             time_limit, last_start = limit, self.last_start(limit, span)  # one started later might outlast the budget
             if last:  # each board what is left as it starts, while that is more than any of them had
                 floor = max(res.full_limit, min(tried_limit(final[r.index]) for r in todo) * ROUND_GROWTH)
-                time_limit = UntilEnd(deadline - self.reserve, span)
+                time_limit = UntilEnd(deadline - self.reserve, span, self.clock)
                 last_start = max(last_start, self.last_start(floor, span))
             count = min(MAX_LAYOUT_PARTITIONS, o.layout_count + k)
             memory = min(o.memory_limit, o.layout_memory << k)
             plans = plan_layouts(todo, o.db_dir, memory, count, self.faults) if o.build else []
             self.tell_faults()
             plans = worth_waiting_for(plans, limit, self.rate)
-            t0, began = time.perf_counter(), time.time()
+            t0, began = self.clock.tick(), self.clock.now()
             nodes = None if o.node_limit is None else o.node_limit * 2**k
             batch = self.batch(
                 todo,
@@ -441,7 +442,7 @@ class Run:
             )
             tried = [x for x in batch.outcomes.values() if (x.ended or 0) >= began]  # the rest never started
             gained = sum(x.proven for x in tried)  # all were unproven
-            res.rounds.append((k, limit, len(tried), gained, time.perf_counter() - t0))
+            res.rounds.append((k, limit, len(tried), gained, self.clock.tick() - t0))
             final.update({i: self.best.get(i, x) for i, x in batch.outcomes.items()})
             res.interrupted = batch.interrupted
 

@@ -8,10 +8,11 @@ counting where the last one stopped, and ``--budget`` covers every sitting toget
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 from pdb_builder.atomic import write_text_atomic
+
+from .clock import SYSTEM, Clock
 
 
 class Sittings:
@@ -25,15 +26,16 @@ class Sittings:
 
     TOUCH_EVERY = 2.0
 
-    def __init__(self, path, spans: list[list[float]], marks: dict[str, float] | None = None):
+    def __init__(self, path, spans: list[list[float]], marks: dict[str, float] | None = None, clock: Clock = SYSTEM):
         self.path = Path(path)  # ANSWERS.sittings (RunFiles.sittings)
+        self.clock = clock
         self.spans = spans
         self.marks = marks if marks is not None else {}
         self._written = 0.0
         self._lock = threading.Lock()  # the batch's thread and the builds' thread both touch
 
     @classmethod
-    def read(cls, path) -> Sittings:
+    def read(cls, path, clock: Clock = SYSTEM) -> Sittings:
         spans, marks = [], {}
         try:
             for line in Path(path).read_text(encoding="utf-8").splitlines():
@@ -44,13 +46,13 @@ class Sittings:
                     spans.append([float(a), max(float(a), float(b))])
         except (OSError, ValueError):
             pass  # none yet, or not ours: counted from now
-        return cls(path, spans, marks)
+        return cls(path, spans, marks, clock)
 
     @classmethod
-    def begin(cls, path, resume: bool) -> Sittings:
+    def begin(cls, path, resume: bool, clock: Clock = SYSTEM) -> Sittings:
         """A new sitting: after the earlier ones with ``resume``, else the first."""
-        sit = cls.read(path) if resume else cls(path, [])
-        now = time.time()
+        sit = cls.read(path, clock) if resume else cls(path, [], clock=clock)
+        now = clock.now()
         sit.spans.append([now, now])
         sit.touch(force=True)
         return sit
@@ -91,7 +93,7 @@ class Sittings:
 
     def touch(self, force: bool = False) -> None:
         with self._lock:
-            now = time.time()
+            now = self.clock.now()
             self.spans[-1][1] = max(self.spans[-1][1], now)
             if force or now - self._written >= self.TOUCH_EVERY:
                 lines = [f"{a:.3f} {b:.3f}" for a, b in self.spans] + [f"{k} {v:.3f}" for k, v in self.marks.items()]

@@ -16,6 +16,7 @@ from pdb_builder.formats import Record
 from ..api import SolverPool, solve_record
 from ..outcome import Outcome
 from ..search.limits import raise_if_stopping
+from .clock import SYSTEM
 from .feed import Feed, Job
 from .lanes import Lanes, lane_share
 
@@ -94,9 +95,9 @@ def with_cpu_share(clock, solve) -> Outcome:
     """``solve()``'s outcome with ``cpu_share``: the part of a core its process (or thread:
     ``clock``) had while it ran, when it ran on one thread: under 1 on a machine whose
     cores other programs use too (:func:`solver.run.answer_pass.machine_share`)."""
-    wall, cpu = time.perf_counter(), clock()
+    wall, cpu = SYSTEM.tick(), clock()  # (in a worker: the machine's clock)
     out = solve()
-    wall = time.perf_counter() - wall
+    wall = SYSTEM.tick() - wall
     if wall > 0 and out.threads is None:
         out.cpu_share = round(min(1.0, (clock() - cpu) / wall), 3)
     return out
@@ -111,12 +112,12 @@ def limit_of(time_limit, rec):
 def _warm_up(worker: int, workers: int, cold: list[int]) -> None:
     """Busy long enough that each submit forks a new worker; on a cold start, this
     worker's share of the kernels compiled (:mod:`solver.run.warm`)."""
-    t = time.perf_counter()
+    t = SYSTEM.tick()
     if cold:
         from .warm import warm_up
 
         warm_up(worker, workers, cold)
-    time.sleep(max(0.0, 0.2 - (time.perf_counter() - t)))
+    SYSTEM.sleep(max(0.0, 0.2 - (SYSTEM.tick() - t)))
 
 
 def _drive(
@@ -165,10 +166,10 @@ def _drive(
                     pending[run_job(item, lanes.open(item) if lanes else None)] = item
                 elif board_lanes and lanes is not None:
                     fut = submit(item, lanes.open(item))
-                    pending[fut], began[fut], laned[fut] = None, time.time(), item
+                    pending[fut], began[fut], laned[fut] = None, feed.clock.now(), item
                 else:
                     fut = submit(item, None)
-                    pending[fut], began[fut] = None, time.time()
+                    pending[fut], began[fut] = None, feed.clock.now()
             for job in feed.give_up(slots or 1, [job for job in pending.values() if job is not None]):
                 if stop is not None:
                     stop(job)  # its boards go on without it: it ends at its next chunk
@@ -178,7 +179,7 @@ def _drive(
                 for fut in wait_some(pending):
                     job = pending.pop(fut)
                     if job is None:
-                        feed.ended(time.time() - began.pop(fut))
+                        feed.ended(feed.clock.now() - began.pop(fut))
                         if fut in laned:
                             lanes.close(laned.pop(fut))
                         yield fut.result()
@@ -257,7 +258,7 @@ def _local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, 
                 if isinstance(item, Job):  # nothing runs beside it: every core
                     _run_job_here(feed, item)
                 else:
-                    began = time.time()
+                    began = feed.clock.now()
                     out = solve_record(
                         item,
                         pool,
@@ -266,7 +267,9 @@ def _local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, 
                         fallback=fallback,
                         known=known.get(item.index),
                     )
-                    feed.ended(time.time() - began)  # (before the caller hears of it: the feed's count of what runs)
+                    feed.ended(
+                        feed.clock.now() - began
+                    )  # (before the caller hears of it: the feed's count of what runs)
                     yield out
         return
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
