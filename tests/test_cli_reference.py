@@ -1,0 +1,30 @@
+"""docs/cli.md is written from the click commands (scripts/write_cli_reference.py): it
+names every command and exit code, and it is current."""
+
+import sys
+from pathlib import Path
+
+from pdb_builder.errors import EXIT_CODES
+from solver.cli import main
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+
+
+def _writer():
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        import write_cli_reference
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    return write_cli_reference
+
+
+def test_the_cli_reference_is_current():
+    w = _writer()
+    text = w.reference()
+    assert w.TARGET.read_text(encoding="utf-8") == text, "run python3 scripts/write_cli_reference.py"
+    for name, cmd in main.commands.items():
+        assert f"## `slidepdb {name}`" in text
+        for param in cmd.params:
+            assert all(opt in text for opt in param.opts if opt.startswith("--"))
+    assert all(f"| {code} |" in text for code in EXIT_CODES)
