@@ -47,6 +47,12 @@ class OptionsError(SlidepdbError, ValueError):
     exit_code = EXIT_BAD_INPUT
 
 
+class BadMovesError(SlidepdbError, ValueError):
+    """A move string with a move off the board or into a wall, or an unknown letter."""
+
+    exit_code = EXIT_BAD_MOVES
+
+
 class DiskFullError(SlidepdbError, OSError):
     """The disk of an output ran out of room while it was written: the user's condition,
     not a fault; nothing was published (:func:`pdb_builder.atomic.atomic_path`)."""

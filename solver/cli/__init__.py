@@ -22,7 +22,7 @@ from pdb_builder.cli.shared import EXIT_HELP
 from pdb_builder.errors import EXIT_CLOSED_PIPE, EXIT_INTERNAL, EXIT_INTERRUPTED, SlidepdbError
 
 from ..search.limits import stop_settled
-from . import run, solve
+from . import run, show, solve
 
 
 class SlidepdbGroup(click.Group):
@@ -140,6 +140,7 @@ def stop_on_sigterm() -> None:
 main.add_command(solve.check)
 main.add_command(solve.solve)
 main.add_command(run.run)
+main.add_command(show.show)
 
 
 def _measure(paths, boards):
