@@ -400,7 +400,7 @@ def test_answer_file_never_over_the_move_limits(tmp_path):
     lines = out.read_text().split("\n")[:-1]
     use = totals(lines)
     assert all(u <= 1 for u in use) and any(lines) and not all(lines)
-    assert "left out" in r.output and "move budget" in r.output
+    assert "left out" in r.output and "move limits" in r.output
 
 
 def test_compare_with_another_answer_file(tmp_path):
@@ -455,7 +455,7 @@ def test_cli_run(devquiz_slice, tmp_path):
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output
     assert (tmp_path / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and RunFiles(out).timeline.exists()
-    for table in ("proven optimal", "quick pass", "move budget"):
+    for table in ("proven optimal", "quick pass", "move limits"):
         assert table in r.output
     recs = read_file(str(devquiz_slice)).records
     answers = out.read_text().split("\n")[:-1]

@@ -1,5 +1,5 @@
 """What the commands print: each board's line or JSON object, the progress line, and
-the closing tables (per size, move budget, comparisons) with the exit code."""
+the closing tables (per size, move limits, comparisons) with the exit code."""
 
 from __future__ import annotations
 
@@ -127,11 +127,11 @@ def tables_left_out(outcomes) -> list[str]:
 def finish_run(
     boards, outcomes, outputs: Outputs, *, head, left_out, interrupted, extra_tables=(), failed_outputs=()
 ) -> int:
-    """Report, tables (per size, move budget, comparisons) and the exit code of a solve
+    """Report, tables (per size, move limits, comparisons) and the exit code of a solve
     or run, written as ``outputs`` say.  ``failed_outputs``: the outputs not written so
     far (:class:`~solver.run.outputs.OutputFailure`); the report is written on its own
     too, and each output not written is named last (exit code 6)."""
-    from ..run.answer_file import BUDGET_HEADERS, COMPARISON_HEADERS, budget_rows, compare, comparison_rows
+    from ..run.answer_file import COMPARISON_HEADERS, MOVE_HEADERS, compare, comparison_rows, move_rows
     from ..run.batch import SUMMARY_HEADERS, answers_of, summary_rows, write_report
     from ..run.outputs import write_each
 
@@ -151,8 +151,8 @@ def finish_run(
             text += [title, table]
         if boards.limits is not None or left_out:
             text += [
-                "move budget (the file's first line)" if boards.limits else "moves",
-                format_table(budget_rows(answers.values(), boards.limits), BUDGET_HEADERS),
+                "move limits (the file's first line)" if boards.limits else "moves",
+                format_table(move_rows(answers.values(), boards.limits), MOVE_HEADERS),
             ]
         if left_out:
             text.append(

@@ -181,7 +181,7 @@ def run(
     4. a full pass on those with --time-limit and the fallback (beam, weighted
        IDA*, staged search), so every solvable board gets an answer;
     5. the answer file (within the move limits of the file's first line) and the
-       report: per size, move budget, --compare files; ANSWERS.timeline.csv, the
+       report: per size, move limits, --compare files; ANSWERS.timeline.csv, the
        boards proven against the run's running time (--plot draws it).
     Kill it at any moment: --resume continues where it stopped.  The journals
     beside ANSWERS (.answer.jsonl, .quick.jsonl, .progress.jsonl) stay as the per-board record;

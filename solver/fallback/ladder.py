@@ -6,7 +6,7 @@ nodes) on top of the optimal search's, so a board takes at most
 work (see :mod:`solver.search.limits`).  Within it, in turn:
 
 1. a beam of the first width of :data:`BEAM_WIDTHS` (fast, rarely fails), unless a
-   node budget could not pay for :data:`BEAM_MIN_LEVELS` levels of it;
+   node limit could not pay for :data:`BEAM_MIN_LEVELS` levels of it;
 2. when that beam failed on a board with walls that no table serves (a walled ring
    misleads Manhattan distance, which counts no tile in another's way): small tables
    of the exact layout built in memory (:func:`layout_searcher`, patterns of about
@@ -65,7 +65,7 @@ SEARCH_TIMES = 1.75  # of which the searches (1-6) take at most this; polishing 
 WEIGHTED_SHARE = 0.5  # weighted IDA* takes at most this part of the search time left after the first beam
 FALLBACK_WEIGHTS = (150, 200, 300, 500, 1000)  # percent; weighted IDA*, in turn
 BEAM_WIDTHS = (1024, 4096, 16384)  # beam search, widening while time allows
-BEAM_MIN_LEVELS = 16  # a node budget too small for this many levels of the first beam goes to weighted IDA*
+BEAM_MIN_LEVELS = 16  # a node limit too small for this many levels of the first beam goes to weighted IDA*
 POLISH_SECONDS = 10.0  # polishing time of a fallback answer when only a node limit is given
 STAGED_RATIO = 2  # staged search is tried too when the best answer is this many times the lower bound
 LAYOUT_MEMORY = 10 << 20  # per pattern BFS of the tables step 2 builds in memory

@@ -53,7 +53,7 @@ WHOLE_TABLE_BITS = 25  # the same when the group is every tile left (the exact s
 WEIGHTED_FROM_BITS = 22  # plain A* in tables below 2**22 entries, then weight 3 (cheaper, longer)
 FINAL_CELLS = 9  # free cells left when IDA* finishes the board
 GOALS_TRIED = 256  # goal positions of one stage tried for a solvable remainder
-FINAL_NODES = 200_000_000  # node budget of the weighted IDA* that finishes a board
+FINAL_NODES = 200_000_000  # node limit of the weighted IDA* that finishes a board
 PASSES = 12  # forward and backward passes with small tables before the big one
 ORDER_NOISE = 2.0  # jitter of the farthest-first order in passes after the first
 
@@ -234,7 +234,7 @@ def _place(
     for bits in list(range(16, top, 2)) + [top]:  # small tables first: most stages need few states
         room = limits.nodes()
         if room is not None and (1 << bits) * 7 // 10 > room:
-            break  # a table this size could store more states than the node budget has left
+            break  # a table this size could store more states than the node limit has left
         keys = np.full(1 << bits, -1, dtype=np.int64)
         parents = np.empty(1 << bits, dtype=np.int64)
         weight = 1 if bits < WEIGHTED_FROM_BITS else 3  # shortest stage paths while they are cheap

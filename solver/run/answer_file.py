@@ -1,9 +1,9 @@
-"""Answer files: the DevQuiz move budget, and comparison with other answer files.
+"""Answer files: the DevQuiz move limits, and comparison with other answer files.
 
 A DevQuiz problem file starts with the total number of L, R, U and D moves
 allowed over all answers.  :func:`fit_limits` decides which answers an answer
 file may hold under those limits (all of them when they fit; otherwise it leaves
-out as few as it can, longest-over-budget and unproven ones first), so no answer
+out as few as it can, longest over the limits and unproven ones first), so no answer
 file is ever written over the limits.  :func:`compare` sets our answers against
 another answer file (e.g. a contestant's published one), simulating every line.
 """
@@ -68,7 +68,7 @@ def fit_limits(answers: dict[int, str], limits, optimal: dict[int, bool] | None 
             use[k] -= counts[best][k]
 
 
-def budget_rows(answers, limits) -> list[tuple]:
+def move_rows(answers, limits) -> list[tuple]:
     """Per direction: moves used, the limit, what is left."""
     use = totals(answers)
     rows = []
@@ -87,7 +87,7 @@ def budget_rows(answers, limits) -> list[tuple]:
     return rows
 
 
-BUDGET_HEADERS = ["move", "used", "limit", "left"]
+MOVE_HEADERS = ["move", "used", "limit", "left"]
 
 
 @dataclass

@@ -347,8 +347,8 @@ def _retract(root, tables, b, c, stk_old, d1):
 
 
 @nb.njit(cache=True, nogil=True, _nrt=False)  # without the GIL: threads of one search, or of a dask worker, run at once
-def search_slice(root, tables, stack, state, budget, bpmx, goal, weight):
-    """Run IDA* from the state vector for at most ``budget`` generated nodes.
+def search_slice(root, tables, stack, state, slice_nodes, bpmx, goal, weight):
+    """Run IDA* from the state vector for at most ``slice_nodes`` generated nodes.
 
     Its arrays come in four groups: ``root`` (the board and the incremental state of
     its estimate, :class:`~solver.search.state.Root`), ``tables``
@@ -370,7 +370,7 @@ def search_slice(root, tables, stack, state, budget, bpmx, goal, weight):
     it would complete a move string that an earlier string duplicates.
 
     With a goal table of depth D (``gt_depth >= 0``), a child whose remaining
-    budget is at most D is settled by one lookup: present, its distance is exact
+    moves to the threshold are at most D is settled by one lookup: present, its distance is exact
     (and a solution if it fits the threshold: the rest of the path is read off the
     table by greedy descent); absent, it is at least D + 1 away."""
     cells, pos, lk_val, group_sum, lc_lines, _, _, _, buf = root
@@ -397,7 +397,7 @@ def search_slice(root, tables, stack, state, budget, bpmx, goal, weight):
     shared = state[S_SHARED]
     entry = state[S_ENTRY]
     walked = max(split, split2)  # above it every thread walks the nodes alike: no BPMX from below
-    stop = nodes + budget
+    stop = nodes + slice_nodes
     status = ITERATION_DONE
     while True:
         b = stk_blank[d]

@@ -381,15 +381,16 @@ class Searcher:
             started = nodes
             began = (nodes, time.perf_counter())
             while not parallel:
-                budget = K.SLICE_NODES if alone or grows else min(K.SLICE_NODES, PARALLEL_AFTER)
+                slice_nodes = K.SLICE_NODES if alone or grows else min(K.SLICE_NODES, PARALLEL_AFTER)
                 if deadline is not None:  # a short limit is looked at often enough to hold
-                    budget = min(budget, slice_within(nodes, time.perf_counter() - t0, deadline - time.perf_counter()))
+                    now = time.perf_counter()
+                    slice_nodes = min(slice_nodes, slice_within(nodes, now - t0, deadline - now))
                 if node_limit is not None:
-                    budget = min(budget, node_limit - int(state[K.S_NODES]))
+                    slice_nodes = min(slice_nodes, node_limit - int(state[K.S_NODES]))
                 status = (
                     K.SLICE_SPENT
-                    if budget <= 0
-                    else K.search_slice(root, tables, stack, state, budget, bpmx, self.goal, weight)
+                    if slice_nodes <= 0
+                    else K.search_slice(root, tables, stack, state, slice_nodes, bpmx, self.goal, weight)
                 )
                 raise_if_stopping()
                 nodes = int(state[K.S_NODES])

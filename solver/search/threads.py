@@ -139,7 +139,7 @@ class _Worker:
         self.st = self.searcher.root_state(self.board)  # the kernel left the arrays at the node it was in
         self.root = self.st.arrays()
         self.start(h0, thresh, split, split2)
-        self.read()  # (the counts move at once, before the next slice's budget is reserved)
+        self.read()  # (the counts move at once, before the next slice's nodes are reserved)
 
     def read(self) -> None:
         """Its counts after a kernel call."""
@@ -333,21 +333,21 @@ class Iteration:
         while not self.stop:
             if me == 0 and not self.share.fixed:
                 self.grow()
-            budget = PAR_SLICE
+            slice_nodes = PAR_SLICE
             if self.node_limit is not None:
-                with self.cond:  # a node limit: each slice's budget reserved, so the threads never overrun it
+                with self.cond:  # a node limit: each slice's nodes reserved, so the threads never overrun it
                     left = self._left()
-                    budget = min(budget, max(left // self.count(), 1))
+                    slice_nodes = min(slice_nodes, max(left // self.count(), 1))
                     if left <= 0:
                         self._limit()
                         return
-                    self.reserved += budget
-            status = K.search_slice(w.root, self.tables, w.stack, w.state, budget, self.bpmx, w.goal, self.weight)
+                    self.reserved += slice_nodes
+            status = K.search_slice(w.root, self.tables, w.stack, w.state, slice_nodes, self.bpmx, w.goal, self.weight)
             raise_if_stopping()  # (work() hands it to the caller's thread and stops the others)
             with self.cond:  # (the state vector counts from the start of the thread's walk)
                 w.read()
                 if self.node_limit is not None:
-                    self.reserved -= budget
+                    self.reserved -= slice_nodes
             if me == 0 and self.s.progress is not None:  # the caller's thread
                 self.s.progress.search(self.thresh, self.nodes_before + self.nodes())
             if status == K.FOUND:
