@@ -192,25 +192,17 @@ def earlier_run(out_path, resume: bool, fresh: bool) -> None:
 
 def _answered(path: Path) -> str:
     """How many answers an answer file or a journal holds, in words ('' for another file)."""
-    import json
+    from ..run.journal import journal_lines
 
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return ""
     if path.suffix == ".jsonl":
-        solved = set()
-        for line in lines:
-            try:
-                d = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(d, dict) and d.get("status") == "solved":
-                solved.add(d.get("index"))
+        solved = {d.get("index") for d in journal_lines(path) if isinstance(d, dict) and d.get("status") == "solved"}
         return plural(len(solved), "board") + " answered"
     if path.suffix in (".csv", ".sittings"):
         return ""
-    return plural(sum(1 for line in lines if line.strip()), "answer")
+    try:
+        return plural(sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip()), "answer")
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def load_boards(board_arg: str, size, goal):
