@@ -17,6 +17,19 @@ def data_file(*parts) -> Path:
     return path
 
 
+def script_module(name: str):
+    """A module of scripts/ (which is not a package), imported by name."""
+    import importlib
+    import sys
+
+    scripts = str(Path(__file__).resolve().parents[1] / "scripts")
+    sys.path.insert(0, scripts)
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(scripts)
+
+
 def walk_cells(shape, steps: int, seed: int) -> list[int]:
     """The cells of a board ``steps`` random moves of the blank from ``shape``'s goal
     (the moves come from the package's neighbour table), seeded."""

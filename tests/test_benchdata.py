@@ -2,19 +2,12 @@
 JSON beside the command and the date (scripts/benchdata.py)."""
 
 import json
-import sys
-from pathlib import Path
 
-SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+from .conftest import script_module
 
 
 def _benchdata():
-    sys.path.insert(0, str(SCRIPTS))
-    try:
-        import benchdata
-    finally:
-        sys.path.remove(str(SCRIPTS))
-    return benchdata
+    return script_module("benchdata")
 
 
 def test_results_keep_every_printed_table_with_its_command(tmp_path, capsys):

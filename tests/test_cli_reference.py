@@ -1,26 +1,14 @@
 """docs/cli.md is written from the click commands (scripts/write_cli_reference.py): it
 names every command and exit code, and it is current."""
 
-import sys
-from pathlib import Path
-
 from pdb_builder.errors import EXIT_CODES
 from solver.cli import main
 
-SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
-
-
-def _writer():
-    sys.path.insert(0, str(SCRIPTS))
-    try:
-        import write_cli_reference
-    finally:
-        sys.path.remove(str(SCRIPTS))
-    return write_cli_reference
+from .conftest import script_module
 
 
 def test_the_cli_reference_is_current():
-    w = _writer()
+    w = script_module("write_cli_reference")
     text = w.reference()
     assert w.TARGET.read_text(encoding="utf-8") == text, "run python3 scripts/write_cli_reference.py"
     for name, cmd in main.commands.items():
