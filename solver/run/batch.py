@@ -216,11 +216,8 @@ def earlier_answers(out_path, records) -> dict[int, str]:
         return {}
     if len(lines) != len(records):
         return {}
-    return {
-        r.index: m.strip()
-        for r, m in zip(records, lines)
-        if m.strip() and r.board is not None and check_moves(r.board, m.strip()).ok
-    }
+    moves = ((r, m.strip()) for r, m in zip(records, lines))
+    return {r.index: m for r, m in moves if m and r.board is not None and check_moves(r.board, m).ok}
 
 
 def write_answers(out_path, records, outcomes: dict[int, Outcome], limits=None) -> set[int]:

@@ -67,9 +67,7 @@ def refuse_other_input(paths, records, key: dict | None = None, answers: Path | 
             rec = by_index.get(d["index"])
             if rec is None:
                 fault = f"line {d['index']} was {d['board']}, the input has no board on that line"
-            elif d["board"] != (rec.text if rec.board is None else str(rec.board)) or (
-                rec.board is not None and d.get("size", rec.board.shape.size_text) != rec.board.shape.size_text
-            ):
+            elif not _same_text(d, rec):
                 fault = f"line {rec.index} was {d['board']}, the input has {rec.text} there"
             if fault:
                 break
@@ -173,14 +171,23 @@ def _same_board(d: dict, rec) -> bool:
     written before lines carried their goal is of a numeric board only when its
     answer reaches this board's goal (simulated by :func:`board_lines`): another
     status is left out and the board solved again."""
-    if rec.board is None:
-        return d.get("board") == rec.text
-    shape = rec.board.shape
-    if d.get("board") != str(rec.board) or d.get("size", shape.size_text) != shape.size_text:
+    if not _same_text(d, rec):
         return False
+    if rec.board is None:
+        return True
+    shape = rec.board.shape
     if "goal" in d:
         return d["goal"] == shape.goal_kind
     return d.get("status") == "solved" or "," in d["board"]
+
+
+def _same_text(d: dict, rec) -> bool:
+    """Whether journal line ``d`` names ``rec``'s board text (and, for a parsed board,
+    its size, where the line says it): what a line of another input never does."""
+    if rec.board is None:
+        return d.get("board") == rec.text
+    size = rec.board.shape.size_text
+    return d.get("board") == str(rec.board) and d.get("size", size) == size
 
 
 def journal_attempts(path: Path, records) -> Counter:
