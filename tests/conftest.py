@@ -5,9 +5,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pdb_builder.cores import Share
+from pdb_builder.cores import Share, usable_cores
 
 DATA = Path(__file__).resolve().parents[1] / "data"
+MAX_TEST_WORKERS = 8  # pytest-xdist's "-n auto": the cores, at most this many (each holds about 1 GB)
+
+
+def pytest_xdist_auto_num_workers(config):
+    return max(1, min(usable_cores(), MAX_TEST_WORKERS))
 
 
 def data_file(*parts) -> Path:

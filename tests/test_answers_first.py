@@ -18,7 +18,7 @@ from solver.cli import main
 from solver.outcome import Outcome
 from solver.run.answer_pass import AnswerLimit, machine_share, plans_within, shrunk_plans
 from solver.run.builds import BEHIND, LATE, Plan
-from solver.run.clock import FakeClock
+from solver.run.clock import SYSTEM, FakeClock
 from solver.run.feed import Feed, Job
 from solver.run.pipeline import run_pipeline
 
@@ -233,7 +233,7 @@ def test_shrunk_plans_halve_the_largest_patterns_until_they_fit():
 def test_a_feed_gives_up_a_job_past_its_give_up_time_once():
     recs = [_Rec(0), _Rec(1)]
     job = Job(print, (), [recs[0]])
-    feed = Feed(recs, [job])
+    feed = Feed(recs, [job], clock=SYSTEM)
     items, _ = feed.take()
     assert job in items and recs[0] not in items
     assert feed.give_up(2, [job]) == []  # no give-up time: never late
@@ -398,7 +398,7 @@ def test_a_later_answer_step_takes_what_is_left_when_that_is_more_than_the_board
     budget has less left than that gets what is left, if more than the step before gave
     them (1/ANSWER_GROWTH of their limit); else no step; the first step never shrinks."""
     from solver.run.answer_pass import ANSWER_GROWTH, step_least
-    from solver.run.batch import BOARD_SPAN
+    from solver.run.steps import BOARD_SPAN
 
     assert step_least(3.2, 100.0, 2) == 3.2
     assert step_least(12.8, BOARD_SPAN * 4.0, 4) == pytest.approx(4.0)  # more than the 3.2 s they had

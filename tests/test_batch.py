@@ -492,7 +492,7 @@ def test_a_later_attempt_that_found_less_never_stands_in_for_an_answer(problems,
         yield replace(solved)
         yield Outcome(rec.index, str(rec.board), "limit", "limit", lower_bound=bound)
 
-    monkeypatch.setattr(batch_mod, "_local_outcomes", twice)
+    monkeypatch.setattr(batch_mod, "local_outcomes", twice)
     out = run_batch([rec], db_dir=tmp_path / "none", out_path=tmp_path / "a.txt").outcomes[rec.index]
     assert out.status == "solved" and out.optimal
     assert (tmp_path / "a.txt").read_text() == solved.moves + "\n"

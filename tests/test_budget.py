@@ -9,11 +9,12 @@ import pytest
 
 from pdb_builder.formats import read_file
 from pdb_builder.moves import check_moves
+from pdb_builder.patterns import BUILD_RATE
 from solver.outcome import Outcome
 from solver.run.clock import FakeClock
 from solver.run.files import RunFiles
-from solver.run.options import (
-    BUILD_RATE,
+from solver.run.pipeline import run_pipeline
+from solver.run.planning import (
     NOT_STARTED,
     RESERVE,
     RESERVE_MIN,
@@ -22,7 +23,6 @@ from solver.run.options import (
     round_limit,
     worth_waiting_for,
 )
-from solver.run.pipeline import run_pipeline
 from solver.run.sittings import Sittings
 
 from .conftest import slow_build, timeline, truth
@@ -244,7 +244,7 @@ def test_a_budget_ends_the_run_with_builds_in_flight(devquiz_slice, tmp_path, mo
     then are told to stop and named, and the run ends with its answer file, report and
     timeline written."""
     import solver.run.builds as builds
-    import solver.run.options as plan
+    import solver.run.planning as plan
 
     monkeypatch.setattr(plan, "RESERVE", 1.0)
     monkeypatch.setattr(builds, "build_pdb", slow_build)  # the forked workers see it too
@@ -359,7 +359,7 @@ def test_the_last_rounds_boards_each_get_what_is_left_as_they_start():
     seconds of the round); each board's limit is recorded."""
     from types import SimpleNamespace as Rec
 
-    from solver.run.options import UntilEnd
+    from solver.run.planning import UntilEnd
 
     clock = FakeClock(1000.0)
     limit = UntilEnd(1300.0, 1.5, clock)

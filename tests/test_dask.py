@@ -13,6 +13,7 @@ from pdb_builder.formats import read_file
 from pdb_builder.moves import check_moves
 from solver.cli import main
 from solver.run.batch import run_batch
+from solver.run.clock import SYSTEM
 from solver.run.pipeline import run_pipeline
 
 from .conftest import data_file, truth
@@ -93,8 +94,8 @@ def test_dask_builds_never_hold_every_thread_and_the_feed_keeps_its_last_start(d
     started when the builds ended)."""
     distributed = pytest.importorskip("distributed")
     from solver.run.cluster import dask_outcomes
+    from solver.run.drive import Pools
     from solver.run.feed import Feed, Job
-    from solver.run.slots import Pools
 
     recs = [r for r in read_file(str(devquiz_slice)).records if r.board.shape.size_text == "3x3"][:6]
     assert len(recs) == 6
@@ -104,7 +105,7 @@ def test_dask_builds_never_hold_every_thread_and_the_feed_keeps_its_last_start(d
     try:
         with distributed.LocalCluster(**cluster_args) as cluster, distributed.Client(cluster) as client:
             t0 = time.time()
-            feed = Feed(recs, jobs, last_start=t0 + 20, board_seconds=5.0)
+            feed = Feed(recs, jobs, last_start=t0 + 20, board_seconds=5.0, clock=SYSTEM)
             seen = {}
             for out in dask_outcomes(feed, Pools(tmp_path / "none"), 5.0, None, True, client):
                 seen.setdefault(out.index, time.time() - t0)
@@ -152,12 +153,12 @@ def test_a_dask_build_takes_its_workers_idle_threads(devquiz_slice, tmp_path):
     thread beside it would otherwise idle while the board waits)."""
     distributed = pytest.importorskip("distributed")
     from solver.run.cluster import dask_outcomes
+    from solver.run.drive import Pools
     from solver.run.feed import Feed, Job
-    from solver.run.slots import Pools
 
     recs = [r for r in read_file(str(devquiz_slice)).records if r.board.shape.size_text == "3x3"][:2]
     _GRANTS.clear()
-    feed = Feed(recs, [Job(_granted_build, (30,), [recs[0]])])
+    feed = Feed(recs, [Job(_granted_build, (30,), [recs[0]])], clock=SYSTEM)
     cluster_args = dict(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None)
     with distributed.LocalCluster(**cluster_args) as cluster, distributed.Client(cluster) as client:
         t0 = time.time()
@@ -171,8 +172,8 @@ def test_a_dask_build_nothing_waits_on_is_stopped(devquiz_slice, tmp_path):
     told to stop and ends at its next chunk; before, it held its thread to the end."""
     distributed = pytest.importorskip("distributed")
     from solver.run.cluster import dask_outcomes
+    from solver.run.drive import Pools
     from solver.run.feed import Feed, Job
-    from solver.run.slots import Pools
 
     recs = [r for r in read_file(str(devquiz_slice)).records if r.board.shape.size_text == "3x3"][:3]
     _STOPPED.clear()
@@ -182,7 +183,7 @@ def test_a_dask_build_nothing_waits_on_is_stopped(devquiz_slice, tmp_path):
         # the board waiting on it has an answer (patient): it waits for the build, which the
         # other boards' times alone would otherwise give up before the last start
         job = Job(_build_until_stopped, (60,), [recs[0]])
-        feed = Feed(recs, [job], last_start=t0 + 3, patient=[recs[0].index])
+        feed = Feed(recs, [job], last_start=t0 + 3, patient=[recs[0].index], clock=SYSTEM)
         out = {o.index: o for o in dask_outcomes(feed, Pools(tmp_path / "none"), 5.0, None, True, client)}
         assert _STOPPED.wait(10) and time.time() - t0 < 20
     assert sorted(out) == [r.index for r in recs[1:]]  # the board that waited on it never started
@@ -209,8 +210,8 @@ def test_dask_builds_go_where_a_workers_memory_limit_leaves_room(devquiz_slice, 
     import dask
 
     from solver.run.cluster import dask_outcomes
+    from solver.run.drive import Pools
     from solver.run.feed import Feed, Job
-    from solver.run.slots import Pools
 
     recs = [r for r in read_file(str(devquiz_slice)).records if r.board.shape.size_text == "3x3"][:6]
     gb = 10**9
@@ -232,7 +233,7 @@ def test_dask_builds_go_where_a_workers_memory_limit_leaves_room(devquiz_slice, 
             distributed.Client(cluster) as client,
         ):
             big = next(a for a, w in client.scheduler_info()["workers"].items() if w["memory_limit"] == 4 * gb)
-            feed = Feed(recs, jobs)
+            feed = Feed(recs, jobs, clock=SYSTEM)
             out = {o.index: o for o in dask_outcomes(feed, Pools(tmp_path / "none"), 5.0, None, True, client)}
     assert sorted(out) == sorted(r.index for r in recs)
     assert len(_PLACED) == 4 and all(addr == big for addr, *_ in _PLACED), _PLACED

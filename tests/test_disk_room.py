@@ -4,9 +4,12 @@ tables whose boards are all proven, never anyone else's, and never for nothing."
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from pdb_builder.formats import read_file
 from pdb_builder.moves import check_moves
 from solver.run.builds import Builds, Plan, disk_used
+from solver.run.clock import SYSTEM
 from solver.run.files import RunFiles
 from solver.run.options import RunResult
 from solver.run.pipeline import run_pipeline
@@ -65,6 +68,7 @@ def _walled(devquiz_slice):
     return [r for r in recs if r.board.shape.walls and r.board.shape.size_text != "3x3"]
 
 
+@pytest.mark.slow  # two whole runs with every layout built: 40 s
 def test_a_run_under_a_tight_disk_limit_removes_its_proven_boards_tables_and_builds_the_rest(devquiz_slice, tmp_path):
     """Walled 3x4 and 4x3 boards, each its layout's table (the quick pass held to one node,
     so that every board goes on to its layout): with room for the wall-free tables and
@@ -156,7 +160,7 @@ def test_a_feed_asks_a_waiting_job_again_and_never_waits_with_nothing_running():
     asked = []
     job = Job(print, (), [b])
     job.begin = lambda: asked.append(job.can_wait) or None
-    feed = Feed([a, b], [job])
+    feed = Feed([a, b], [job], clock=SYSTEM)
     items, ended = feed.take()
     assert items == [a] and not ended and asked == [True] and feed.ready(4) == 0
     feed.ended(0.1)

@@ -256,8 +256,8 @@ def test_times_read_in_a_unit_that_suits_them(tmp_path, monkeypatch):
 
     from pdb_builder.words import seconds_text
     from solver.outcome import Outcome
-    from solver.run.batch import BatchResult
     from solver.run.options import RunResult
+    from solver.run.steps import BatchResult
     from solver.run.timeline import plot_timeline, time_unit
 
     assert [time_unit(s)[0] for s in (47, 600, 4 * 3600)] == ["seconds", "minutes", "hours"]

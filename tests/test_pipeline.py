@@ -18,10 +18,8 @@ from solver.outcome import Outcome
 from solver.run.answer_file import compare, direction_counts, fit_limits, totals
 from solver.run.batch import answers_of
 from solver.run.files import RunFiles
-from solver.run.options import (
-    retry_order,
-)
 from solver.run.pipeline import run_pipeline
+from solver.run.planning import retry_order
 from solver.run.sittings import Sittings
 
 from .conftest import timeline, truth

@@ -12,6 +12,7 @@ from pdb_builder.cores import usable_cores
 from pdb_builder.formats import read_file
 from pdb_builder.moves import check_moves
 from solver.run.batch import run_batch
+from solver.run.clock import SYSTEM
 from solver.run.feed import Feed, Job
 
 from .conftest import data_file
@@ -65,7 +66,8 @@ def test_one_worker_stops_a_build_at_the_last_start(problems, tmp_path):
     took)."""
     import time
 
-    from solver.run.slots import Pools, _local_outcomes
+    from solver.run.drive import Pools
+    from solver.run.slots import local_outcomes
 
     from .test_dask import _STOPPED, _build_until_stopped
 
@@ -73,9 +75,9 @@ def test_one_worker_stops_a_build_at_the_last_start(problems, tmp_path):
     recs = read_file(str(problems)).records[:3]
     ended = []
     job = Job(_build_until_stopped, (60,), recs[:1], done=lambda value, error: ended.append(error))
-    feed = Feed(recs, [job], last_start=time.time() + 2)
+    feed = Feed(recs, [job], last_start=time.time() + 2, clock=SYSTEM)
     t0 = time.time()
-    out = list(_local_outcomes(feed, Pools(tmp_path / "none"), 5.0, None, True, workers=1))
+    out = list(local_outcomes(feed, Pools(tmp_path / "none"), 5.0, None, True, workers=1))
     assert _STOPPED.is_set() and time.time() - t0 < 10 and out == []
     assert len(ended) == 1 and "time budget ran out" in str(ended[0])
 
@@ -92,8 +94,8 @@ def test_a_jobs_threads_follow_the_idle_slots():
     from types import SimpleNamespace
 
     from pdb_builder.cores import Share
+    from solver.run.drive import drive
     from solver.run.lanes import Lanes
-    from solver.run.slots import _drive
 
     recs = [SimpleNamespace(index=i) for i in range(3)]
     first_may_end = threading.Event()
@@ -127,9 +129,9 @@ def test_a_jobs_threads_follow_the_idle_slots():
     def run_job(job, lane):
         return pool.submit(job.fn, threads=Share(grant=lanes.cells[lane, 0:1], used=lanes.cells[lane, 1:2]))
 
-    feed = Feed(recs, [Job(first, (), recs), Job(second, (), [])])
+    feed = Feed(recs, [Job(first, (), recs), Job(second, (), [])], clock=SYSTEM)
     done = list(
-        _drive(
+        drive(
             feed,
             lambda rec, lane: pool.submit(board, rec),
             run_job,
@@ -154,16 +156,16 @@ def test_idle_slots_go_to_the_jobs_first_then_to_the_boards_and_the_boards_give_
 
     lanes = Lanes(6)
     a, b, job = SimpleNamespace(index=0), SimpleNamespace(index=1), Job(lambda *, threads: None, (), [])
-    la, lj = lanes.open(a), lanes.open(job)
+    la, lj = lanes.open(a, job=False), lanes.open(job, job=True)
     lanes.share(spare=2, ready=0)
     assert (lanes.cells[la, 0], lanes.cells[lj, 0]) == (1, 3)
     lanes.share(spare=0, ready=1)  # a board is ready: the build gives a thread back, the board has none to give
     assert (lanes.cells[la, 0], lanes.cells[lj, 0]) == (1, 2)
     lanes.close(job)
-    lb = lanes.open(b)
+    lb = lanes.open(b, job=False)
     lanes.share(spare=3, ready=0)
     assert sorted([lanes.cells[la, 0], lanes.cells[lb, 0]]) == [2, 3]
-    lj = lanes.open(job)
+    lj = lanes.open(job, job=True)
     lanes.share(spare=1, ready=0)
     assert lanes.cells[lj, 0] == 2
     lanes.share(spare=0, ready=3)  # three ready, none spare: the boards' extra threads first
@@ -181,7 +183,7 @@ def test_a_board_whose_search_ended_holds_one_slot_whatever_its_grant():
 
     lanes = Lanes(3)
     a, b = SimpleNamespace(index=0), SimpleNamespace(index=1)
-    la, lb = lanes.open(a), lanes.open(b)
+    la, lb = lanes.open(a, job=False), lanes.open(b, job=False)
     lanes.share(spare=4, ready=0)
     assert (lanes.cells[la, 0], lanes.cells[lb, 0]) == (3, 3) and lanes.taken() == 6
     lanes.cells[la, 1] = RELEASED  # a's search ended: Share.release
@@ -279,15 +281,15 @@ def test_jobs_still_running_past_the_last_start_are_abandoned():
     from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
     from types import SimpleNamespace
 
+    from solver.run.drive import drive
     from solver.run.feed import Abandoned
-    from solver.run.slots import _drive
 
     rec, forever, ended = SimpleNamespace(index=0), threading.Event(), []
     job = Job(lambda *, threads: forever.wait(30), (), [rec], done=lambda value, error: ended.append(error))
-    feed = Feed([rec], [job], last_start=time.time() + 0.3)
+    feed = Feed([rec], [job], last_start=time.time() + 0.3, clock=SYSTEM)
     cancelled = []
     pool = ThreadPoolExecutor(2)
-    stopped = _drive(
+    stopped = drive(
         feed,
         lambda r, lane: pool.submit(lambda: r.index),
         lambda j, lane: pool.submit(j.fn, threads=1),
@@ -319,7 +321,7 @@ def test_feed_hands_out_jobs_before_the_boards_that_wait_on_them():
     big = Job(print, (), [recs[1]], memory=8, begin=lambda: begun.append("big") or True)
     small = Job(print, (), [recs[3]], memory=4, begin=lambda: begun.append("small") or True)
     skipped = Job(print, (), [recs[4]], begin=lambda: False)  # e.g. over the disk limit: its board goes on at once
-    feed = Feed(recs, [big, small, skipped], memory_cap=10)
+    feed = Feed(recs, [big, small, skipped], memory_cap=10, clock=SYSTEM)
     # big goes where record 1 stands; small would take the jobs past the cap: record 2 goes instead
     assert feed.take(limit=3) == ([recs[0], big, recs[2]], False)
     assert feed.take() == ([recs[4]], False) and begun == ["big"]  # small waits, the skipped one's board goes

@@ -194,3 +194,60 @@ def finish_run(
 def reopened_text(count: int) -> str:
     what = "their tables changed or are gone since (answers kept, solved again)"
     return f"{plural(count, 'journalled proof')} reopened: {what}"
+
+
+def tell_build(item) -> None:
+    """A build of ``slidepdb run`` told on stderr: as it is planned
+    (:class:`~solver.run.builds.Plan`) and as it ends (a ``BuildReport``)."""
+    from pdb_builder.make.building import BuildReport
+
+    from .options import log
+
+    if isinstance(item, BuildReport):
+        log.warning("  %s %s: %s, %.1f s", item.shape, item.name, item.status, item.seconds)
+    else:
+        log.warning(
+            "building %s database %s (%s, %s entries, %s)",
+            item.role,
+            item.shape.key,
+            " + ".join(p.name for p in item.partitions),
+            f"{item.entries:,}",
+            plural(item.boards, "board"),
+        )
+
+
+def run_notes(res, total: float, improved: int) -> list[tuple[str, str]]:
+    """The lines under ``slidepdb run``'s summary: the time of each step (``res``: its
+    :class:`~solver.run.options.RunResult`; ``total``: the sitting's seconds), the tables
+    removed for room, the builds skipped, given up, stopped or failed, and how many
+    boards' lines were shown again (``improved``)."""
+    from pdb_builder.words import human_bytes
+
+    extra = [("time (s)", format_table(res.phase_rows(total), ["step", "what", "seconds"]))]
+    if res.removed_tables:
+        room = human_bytes(sum(size for _, size in res.removed_tables))
+        removed = f"{len(res.removed_tables)} databases this run built removed ({room})"
+        extra.append(("", f"{removed}: their boards were proven; room under --disk-limit"))
+    if res.skipped_builds:  # (a plan that two passes skipped: once)
+        skipped = {(p.shape.key, p.partitions[0].name) for p in res.skipped_builds}
+        extra.append(("", f"{len(skipped)} layout databases not built: over --disk-limit"))
+    for f in res.failed_builds:  # (solver.run.builds.BuildFailed)
+        what = f"{f.shape_key} {f.partition}"
+        if f.how == "late":
+            extra.append(("", f"build given up: {what}: {f.reason}; its boards were solved without it"))
+        elif f.how == "stopped":
+            extra.append(("", f"build stopped: {what}: the time budget ran out before it ended"))
+        else:
+            extra.append(("", f"build failed: {what}: {f.reason} (its boards were solved without it)"))
+    if improved:
+        extra.append(
+            (
+                "",
+                f"improved: {plural(improved, 'line')} of boards shown again, a later pass or round found more "
+                "(an answer, a shorter one, a proof)",
+            )
+        )
+    reopened = sum(b.reopened for b in (res.quick, res.full) if b is not None)
+    if reopened:
+        extra.append(("", reopened_text(reopened)))
+    return extra

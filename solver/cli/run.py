@@ -12,27 +12,25 @@ from pdb_builder.cli.shared import (
     EXIT_HELP,
     bytes_callback,
     check_db_dir_writable,
-    format_table,
     goal_option,
     output_option,
     plot_option,
     size_option,
 )
-from pdb_builder.words import human_bytes, plural
+from pdb_builder.words import plural
 
 from .options import (
     Seconds,
     capped,
     earlier_run,
     load_boards,
-    log,
     read_compare_files,
     refuse_clobbering,
     solve_options,
     warn_cold_kernels,
     warn_missing_db_dir,
 )
-from .report import Outputs, finish_run, human_solved, progressive, reopened_text
+from .report import Outputs, finish_run, human_solved, progressive, run_notes, tell_build
 
 
 @click.command(epilog=EXIT_HELP)
@@ -188,8 +186,8 @@ def run(
     ANSWERS.sittings holds each sitting's start and end (--budget covers them all);
     ANSWERS.built, the databases the run built (those it may remove for room).
     """
-    from ..run.options import NOT_STARTED, not_started_text
     from ..run.pipeline import run_pipeline
+    from ..run.planning import NOT_STARTED, not_started_text
 
     refuse_clobbering(
         [("--out", out_path), ("--report", report_path), ("--plot", plot_png)],
@@ -215,22 +213,6 @@ def run(
     warn_cold_kernels()
     human = human_solved(boards)
 
-    def on_build(item):
-        from pdb_builder.make.building import BuildReport
-
-        if isinstance(item, BuildReport):
-            log.warning("  %s %s: %s, %.1f s", item.shape, item.name, item.status, item.seconds)
-        else:
-            log.warning(
-                "building %s database %s (%s, %s entries, %d board%s)",
-                item.role,
-                item.shape.key,
-                " + ".join(p.name for p in item.partitions),
-                f"{item.entries:,}",
-                item.boards,
-                "" if item.boards == 1 else "s",
-            )
-
     t0 = time.perf_counter()
     res = run_pipeline(
         boards.records,
@@ -250,7 +232,7 @@ def run(
         resume=resume,
         fallback=not no_fallback,
         build=not no_build,
-        on_build=on_build,
+        on_build=tell_build,
         retry=retry,
         budget=budget,
         answers_first=not proofs_first,
@@ -264,35 +246,7 @@ def run(
         from ..run.timeline import plot_timeline
 
         write_each(failed, "--plot", plot_png, lambda: plot_timeline(res.timeline, plot_png))
-    phases = res.phase_rows(total)
-    extra = [("time (s)", format_table(phases, ["step", "what", "seconds"]))]
-    if res.removed_tables:
-        room = human_bytes(sum(size for _, size in res.removed_tables))
-        removed = f"{len(res.removed_tables)} databases this run built removed ({room})"
-        extra.append(("", f"{removed}: their boards were proven; room under --disk-limit"))
-    if res.skipped_builds:  # (a plan that two passes skipped: once)
-        skipped = {(p.shape.key, p.partitions[0].name) for p in res.skipped_builds}
-        extra.append(("", f"{len(skipped)} layout databases not built: over --disk-limit"))
-    for f in res.failed_builds:  # (solver.run.builds.BuildFailed)
-        what = f"{f.shape_key} {f.partition}"
-        if f.how == "late":
-            extra.append(("", f"build given up: {what}: {f.reason}; its boards were solved without it"))
-        elif f.how == "stopped":
-            extra.append(("", f"build stopped: {what}: the time budget ran out before it ended"))
-        else:
-            extra.append(("", f"build failed: {what}: {f.reason} (its boards were solved without it)"))
-    if shown.improved:
-        again = plural(shown.improved, "line")
-        extra.append(
-            (
-                "",
-                f"improved: {again} of boards shown again, a later pass or round found more (an answer, "
-                "a shorter one, a proof)",
-            )
-        )
-    reopened = sum(b.reopened for b in (res.quick, res.full) if b is not None)
-    if reopened:
-        extra.append(("", reopened_text(reopened)))
+    extra = run_notes(res, total, shown.improved)
     started = sum(1 for o in res.outcomes.values() if o.error != NOT_STARTED)
     if started < len(res.outcomes) and isinstance(budget, float):
         extra.append(("", not_started_text(len(res.outcomes) - started, budget, started == 0)))

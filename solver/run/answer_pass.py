@@ -1,7 +1,9 @@
-"""Answers first: what ``slidepdb run`` does under a budget in seconds before it builds
-anything, and how it sizes its builds to the time left and to the speed it measures.
+"""The answer pass's steps and the sizing of builds: what ``slidepdb run`` plans under a
+budget in seconds before it builds anything (:func:`answer_step`, :func:`shorten_step`,
+pure: the pipeline runs them), and how it sizes its builds to the time left and to the
+speed it measures.
 
-The answer pass (:meth:`solver.run.pipeline.Run.answer_pass`) gives every board a
+The answer pass (:meth:`solver.run.pipeline.Run.answer_steps_planned`) gives every board a
 short optimal search on the tables already there, then the fallback (a valid answer
 when the search does not end), smallest boards first.  Each board's time limit is
 decided as it starts (:class:`AnswerLimit`): what lets the boards not yet started
@@ -26,11 +28,9 @@ import statistics
 from pdb_builder.errors import BoardError
 
 from ..fallback import SHORTER
-from ..outcome import Known, Outcome
+from ..outcome import Known
 from .answer_file import excess_over, totals
-from .batch import BOARD_SPAN
-from .clock import SYSTEM, Clock
-from .journal import current_checksums, read_journal
+from .steps import BOARD_SPAN, Step
 
 ANSWER_SHARE = 0.15  # of the time left at the answer pass's start: what its first step may take
 ANSWER_MIN = 0.05  # seconds: the first step's limit at least, before the boards show what they take
@@ -60,12 +60,12 @@ class AnswerLimit:
     :func:`solver.run.batch.run_batch`): what lets the ``boards`` not yet started
     share ``slots`` until ``ends_at`` (wall clock), and never more than lets a board end
     by ``hard_end``.  Until ``slots`` boards have ended, each is counted at
-    :data:`~solver.run.batch.BOARD_SPAN` limits, between ``low`` and ``high``; then the
+    :data:`~solver.run.steps.BOARD_SPAN` limits, between ``low`` and ``high``; then the
     limit follows what the last :data:`RECENT` boards took (:meth:`ended`): scaled by
     the seconds a board has over the seconds they took (at most halved or doubled at
     once), between ``floor`` and ``high``.  ``fixed``: boards whose limit is given
     (index -> seconds).  ``given``: each board's limit (index -> seconds).  ``clock``:
-    what the time is read on."""
+    what the time is read on (the run's :class:`~solver.run.clock.Clock`)."""
 
     def __init__(
         self,
@@ -77,7 +77,8 @@ class AnswerLimit:
         hard_end: float,
         floor: float | None = None,
         fixed: dict | None = None,
-        clock: Clock = SYSTEM,
+        *,
+        clock,
     ):
         self.clock = clock
         self.fixed = fixed or {}  # index -> a board's own limit (a later step's: what it had, grown)
@@ -148,7 +149,7 @@ def unanswered(o) -> bool:
 
 def machine_share(outcomes) -> float:
     """The median part of a core each board's process had while it ran one thread
-    (``cpu_share``, :func:`solver.run.slots.with_cpu_share`), 1 when fewer than
+    (``cpu_share``, :func:`solver.run.drive.with_cpu_share`), 1 when fewer than
     :data:`MIN_SAMPLES` boards tell it: about 2/3 on a 2-core machine where a third
     program keeps a core busy."""
     shares = [o.cpu_share for o in outcomes if o.cpu_share is not None and (o.seconds or 0) > 0.02]
@@ -236,71 +237,59 @@ def step_least(least: float, left: float, step: int) -> float | None:
     return None if BOARD_SPAN * least > left else least
 
 
-def answer_pass(run) -> None:
-    """Under a budget in seconds (with the fallback): every board of ``run`` (a
-    :class:`solver.run.pipeline.Run`) an answer before any build, smallest boards
-    first, each a short optimal search on the tables there are and then the fallback;
-    the boards left unanswered again with longer limits; then, where the answers are
-    over the file's move limits, the answers longest over their lower bounds shortened
-    (:func:`shorten`).  Proven boards (and rejected ones) are final; the others go on
-    to the quick pass with their answers.  A resumed sitting that does not run the pass
-    (no budget now, ``--no-fallback`` or ``--proofs-first``) still keeps the answers
-    and proofs its journal holds."""
-    o = run.opts
+def answer_order(records) -> list:
+    """The order of the answer pass: the smallest boards (fewest free cells) first."""
+    return sorted(records, key=lambda r: (len(r.board.shape.free_cells) if r.board else 0, r.index))
 
-    def answer_seen(out: Outcome):
-        out = run.seen(out)
-        if out.status != "limit" and (out.proven or not out.solved):
-            run.final[out.index] = out
 
-    if run.deadline is None or not o.fallback or not o.answers_first:
-        if o.resume and run.files.answer_journal.exists():  # a sitting without the pass keeps its answers
-            for out in read_journal(run.files.answer_journal, run.records, current_checksums(o.db_dir)).values():
-                answer_seen(out)
-        return
+def answer_step(
+    number: int, todo, grown: dict, share: float, best: dict, budget, now: float, slots: int, clock, nodes, journal
+):
+    """Answer step ``number`` (1 the first) at ``now``, under ``budget``
+    (:class:`~solver.run.planning.Budget`): every board of ``todo`` a short optimal search
+    on the tables there are and then the fallback, each board's limit decided as it
+    starts (:class:`AnswerLimit` on ``clock``, ``share`` of the time left for the step,
+    ``slots`` boards at once; ``grown``: index -> the limit a board left unanswered has
+    now, grown from its last); a later step retries its boards from what they proved and
+    found (``best``: each board's best outcome so far).  None where no board of it would
+    end in time (:func:`step_least`)."""
+    end = budget.end()
+    least = step_least(
+        min((grown.get(r.index, ANSWER_FLOOR) for r in todo), default=ANSWER_FLOOR), end - now, number - 1
+    )
+    if least is None:
+        return None
+    limit = AnswerLimit(
+        now + share * (end - now), len(todo), slots, ANSWER_MIN, ANSWER_MAX, end, ANSWER_FLOOR, grown, clock=clock
+    )
+    again = number > 1
+    return Step(
+        "answer",
+        list(todo),
+        journal,
+        limit,
+        node_limit=nodes,
+        fallback=True,
+        retry=[r.index for r in todo] if again else [],
+        last_start=end - BOARD_SPAN * least,
+        known={r.index: k for r in todo if (k := known_for_retry(best.get(r.index)))} if again else None,
+        number=number,
+    )
 
-    order = sorted(run.records, key=lambda r: (len(r.board.shape.free_cells) if r.board else 0, r.index))
-    todo, share, grown = order, ANSWER_SHARE, {}
-    t0, steps = run.clock.tick(), 0
-    for step in range(ANSWER_STEPS):
-        now, end = run.clock.now(), run.deadline - run.reserve
-        least = step_least(min((grown.get(r.index, ANSWER_FLOOR) for r in todo), default=ANSWER_FLOOR), end - now, step)
-        if least is None:
-            break
-        limit = AnswerLimit(
-            now + share * (end - now), len(todo), run.slots, ANSWER_MIN, ANSWER_MAX, end, ANSWER_FLOOR, grown, run.clock
-        )
-        batch = run.batch(
-            todo,
-            journal=run.files.answer_journal,
-            time_limit=limit,
-            node_limit=o.node_limit,
-            fallback=True,
-            on_outcome=answer_seen,
-            retry=[r.index for r in todo] if step else [],
-            last_start=end - BOARD_SPAN * least,
-            known={r.index: k for r in todo if (k := known_for_retry(run.best.get(r.index)))} if step else None,
-        )
-        steps += 1
-        if batch.interrupted:
-            raise KeyboardInterrupt
-        todo = [r for r in order if unanswered(run.best.get(r.index))]
-        if not todo:
-            break
-        # each board left again with the limit it had, grown (one the step did not reach: as before)
-        grown = {
-            r.index: ANSWER_GROWTH * limit.given[r.index] if r.index in limit.given else grown[r.index]
-            for r in todo
-            if r.index in limit.given or r.index in grown
-        }
-        todo.sort(key=lambda r: grown.get(r.index, 0.0))  # the shortest first: the most answers soonest
-        share = LATE_SHARE
-    steps += shorten(run, order, answer_seen)
-    answered = sum(1 for i in (r.index for r in order) if run.best.get(i) and run.best[i].status == "solved")
-    proven = sum(1 for x in run.best.values() if x.proven)
-    run.res.answer = (len(order), answered, proven, run.clock.tick() - t0, steps)
-    run.rate *= machine_share(run.best.values())  # the build rate, at the speed the boards had
-    run.builds.forecast = run.build_seconds
+
+def answer_again(order, best: dict, given: dict, grown: dict) -> tuple[list, dict]:
+    """After an answer step that gave ``given`` (index -> seconds) to its boards: the
+    boards of ``order`` still unanswered, the shortest limit first (the most answers
+    soonest), and the limit each has next (its last grown :data:`ANSWER_GROWTH` times;
+    one the step did not reach keeps what ``grown`` gave it)."""
+    todo = [r for r in order if unanswered(best.get(r.index))]
+    grown = {
+        r.index: ANSWER_GROWTH * given[r.index] if r.index in given else grown[r.index]
+        for r in todo
+        if r.index in given or r.index in grown
+    }
+    todo.sort(key=lambda r: grown.get(r.index, 0.0))
+    return todo, grown
 
 
 def over_limits(outcomes, limits) -> int:
@@ -328,34 +317,31 @@ def to_shorten(outcomes: dict, excess: int, tried=()) -> list[int]:
     return out
 
 
-def shorten(run, order, on_outcome) -> int:
-    """While the answers are over the file's move limits (the DevQuiz file's first line)
-    and the time left allows: the unproven answers longest over their lower bounds
-    searched again for shorter ones (:func:`to_shorten`, ``fallback=SHORTER``:
+def shorten_step(number: int, order, best: dict, tried, limits, budget, now: float, nodes, journal):
+    """Shortening step ``number`` (1 the first) at ``now``, while the answers of
+    ``order``'s boards (``best``: each board's best outcome) are over the file's move
+    ``limits`` (the DevQuiz file's first line) and ``budget`` allows: the unproven
+    answers longest over their lower bounds (:func:`to_shorten`, none of ``tried``)
+    searched again for shorter ones (``fallback=SHORTER``:
     :func:`solver.fallback.ladder.shorter_search`), :data:`SHORTEN_LIMIT` seconds each,
-    a step taking at most :data:`SHORTEN_SHARE` of the time left.  Returns the steps."""
-    limits, tried, steps = run.opts.limits, set(), 0
+    the step taking at most :data:`SHORTEN_SHARE` of the time left.  None: nothing to
+    shorten, or no time."""
+    mine = {r.index: best[r.index] for r in order if r.index in best}
+    excess = over_limits(mine.values(), limits)
+    todo = to_shorten(mine, excess, tried) if excess else []
+    end = budget.end()
+    if not todo or now + BOARD_SPAN * SHORTEN_LIMIT > end:
+        return None
     recs = {r.index: r for r in order}
-    for _ in range(SHORTEN_STEPS):
-        mine = {r.index: run.best[r.index] for r in order if r.index in run.best}
-        excess = over_limits(mine.values(), limits)
-        todo = to_shorten(mine, excess, tried) if excess else []
-        now, end = run.clock.now(), run.deadline - run.reserve
-        if not todo or now + BOARD_SPAN * SHORTEN_LIMIT > end:
-            break
-        batch = run.batch(
-            [recs[i] for i in todo],
-            journal=run.files.answer_journal,
-            time_limit=SHORTEN_LIMIT,
-            node_limit=run.opts.node_limit,
-            fallback=SHORTER,
-            on_outcome=on_outcome,
-            retry=todo,
-            last_start=min(end - BOARD_SPAN * SHORTEN_LIMIT, now + SHORTEN_SHARE * (end - now)),
-            known={i: Known.of(mine[i]) for i in todo},
-        )
-        steps += 1
-        tried.update(todo)
-        if batch.interrupted:
-            raise KeyboardInterrupt
-    return steps
+    return Step(
+        "shorten",
+        [recs[i] for i in todo],
+        journal,
+        SHORTEN_LIMIT,
+        node_limit=nodes,
+        fallback=SHORTER,
+        retry=todo,
+        last_start=min(end - BOARD_SPAN * SHORTEN_LIMIT, now + SHORTEN_SHARE * (end - now)),
+        known={i: Known.of(mine[i]) for i in todo},
+        number=number,
+    )

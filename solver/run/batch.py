@@ -1,12 +1,13 @@
-"""Many boards: :func:`run_batch` (solve, journal, resume, retry), the answer file and
-the per-board report and summary."""
+"""The executor of one step (and of ``slidepdb solve FILE``): :func:`run_batch` solves a
+step's boards (journal, resume, retry) on local workers or a dask cluster; also the
+answer file and the per-board report and summary."""
 
 from __future__ import annotations
 
 import json
 import logging
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pdb_builder.atomic import write_text_atomic
@@ -16,24 +17,15 @@ from ..outcome import Outcome, better, settle_by_bound
 from .answer_file import fit_limits
 from .clock import SYSTEM, Clock
 from .cluster import dask_outcomes
+from .drive import Pools
 from .feed import Feed
 from .files import RunFiles
 from .journal import current_checksums, input_key, read_journal, refuse_other_input, refuse_unless_resume
 from .outputs import write_each
-from .slots import Pools, _local_outcomes
+from .slots import local_outcomes
+from .steps import BatchResult
 
 log = logging.getLogger("slidepdb.run")
-
-
-@dataclass
-class BatchResult:
-    outcomes: dict[int, Outcome]
-    interrupted: bool = False
-    resumed: int = 0
-    seconds: float = 0.0
-    left_out: set[int] = field(default_factory=set)  # answers kept out of the answer file by the move limits
-    reopened: int = 0  # journalled proofs whose tables changed since: solved again
-    failed_outputs: list = field(default_factory=list)  # OutputFailure of the answer file (solver.run.outputs)
 
 
 @dataclass
@@ -73,12 +65,6 @@ class BatchOptions:
     clock: Clock = SYSTEM
 
 
-# a board's worst wall time in time limits: its search, the fallback's 2 limits and a
-# slice of slack (BOARD_SPAN), or without the fallback its limit and some slack
-BOARD_SPAN = 3.2
-QUICK_SPAN = 1.5
-
-
 def run_batch(records, options: BatchOptions | None = None, /, **changes) -> BatchResult:
     """Solve every record as ``options`` say (:class:`BatchOptions`; ``changes``: fields
     of it to change, ``run_batch(recs, db_dir=d)`` for short); ``on_outcome(outcome)``
@@ -112,7 +98,7 @@ def run_batch(records, options: BatchOptions | None = None, /, **changes) -> Bat
     (:func:`~solver.api.solve_record`). ``patient``: indices of records that have answers
     already: they wait for their jobs to the last start (:class:`Feed`)."""
     o = replace(options or BatchOptions(), **changes)
-    t0 = o.clock.tick()
+    t0, began = o.clock.tick(), o.clock.now()
     journal = o.journal
     if journal is None and o.out_path:
         journal = RunFiles(o.out_path).journal
@@ -125,7 +111,7 @@ def run_batch(records, options: BatchOptions | None = None, /, **changes) -> Bat
         done = read_journal(journal, records, current_checksums(o.db_dir) if o.use_db else None)
     stale = [i for i, x in done.items() if x.reopened]
     earlier = {i: done.pop(i) for i in set(o.retry) | set(stale) if i in done}
-    result = BatchResult(dict(done), resumed=len(done), reopened=len(stale))
+    result = BatchResult(dict(done), resumed=len(done), reopened=len(stale), began=began)
     for out in done.values():
         if o.on_outcome:
             o.on_outcome(out)
@@ -144,7 +130,7 @@ def run_batch(records, options: BatchOptions | None = None, /, **changes) -> Bat
     if o.scheduler is not None:
         outcomes = dask_outcomes(feed, pools, o.time_limit, o.node_limit, o.fallback, o.scheduler, o.known)
     else:
-        outcomes = _local_outcomes(
+        outcomes = local_outcomes(
             feed, pools, o.time_limit, o.node_limit, o.fallback, o.workers, o.search_progress, o.known
         )
     jf = open(journal, "a", encoding="utf-8") if journal is not None else None

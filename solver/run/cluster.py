@@ -32,9 +32,9 @@ from pdb_builder.formats import Record
 from ..api import solve_record
 from ..outcome import Outcome
 from .clock import SYSTEM
+from .drive import Pools, drive, limit_of, with_cpu_share
 from .feed import Feed
 from .lanes import Lanes, lane_share
-from .slots import Pools, _drive, limit_of, with_cpu_share
 
 log = logging.getLogger("slidepdb")
 
@@ -302,7 +302,7 @@ def dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, sc
         client.cancel(list(pending))
 
     try:
-        yield from _drive(
+        yield from drive(
             feed,
             lambda rec, lane: client.submit(
                 _dask_solve,

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..search.limits import interrupt_if_stopping
-from .clock import SYSTEM, Clock
 
 LEARNING_SHARE = 0.1  # of a feed's time to its last start, before it judges by the time limit alone
 
@@ -51,7 +50,8 @@ class Feed:
     with ``board_seconds`` (what a record is expected to take before any has ended: its
     time limit) the records still waiting on jobs stop waiting once they would
     otherwise not all start in time (:meth:`give_up`), except ``patient`` (indices of
-    records with answers already: they wait for their jobs, given up only when late)."""
+    records with answers already: they wait for their jobs, given up only when late).
+    ``clock``: what the time is read on (:class:`solver.run.clock.Clock`, given by the run)."""
 
     def __init__(
         self,
@@ -61,9 +61,12 @@ class Feed:
         memory_cap: int | None = None,
         board_seconds: float | None = None,
         patient=(),
-        clock: Clock = SYSTEM,
+        *,
+        clock,
     ):
-        self.clock = clock  # what the time is read on, and what the loops that hand out its items read
+        # what the time is read on (the run's solver.run.clock.Clock), and what the loops
+        # that hand out its items read
+        self.clock = clock
         self.patient = set(patient)  # indices of records that wait for their jobs up to the last start
         self.last_start = last_start  # wall clock (clock.now()) after which no record starts: the feed ends
         self.memory_cap = memory_cap

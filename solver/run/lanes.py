@@ -8,8 +8,6 @@ import numpy as np
 
 from pdb_builder.cores import RELEASED, Share
 
-from .feed import Job
-
 
 def lane_share(cells: np.ndarray, lane: int) -> Share:
     """The threads lane ``lane`` of ``cells`` (:attr:`Lanes.cells`) grants: as many as
@@ -41,20 +39,19 @@ class Lanes:
     def view(raw) -> np.ndarray:
         return np.frombuffer(raw, dtype=np.int64).reshape(-1, 2)
 
-    def open(self, item, job: bool | None = None, fixed: int | None = None) -> int:
-        """A lane for ``item`` (a :class:`Job`, or a board's record; ``job`` says which
-        where ``item`` is neither), granted one thread, or ``fixed`` threads that
-        :meth:`share` never changes."""
+    def open(self, item, job: bool, fixed: int | None = None) -> int:
+        """A lane for ``item``, a build job (``job``) or a board, granted one thread, or
+        ``fixed`` threads that :meth:`share` never changes."""
         lane = self._free.pop()
         self.cells[lane] = (fixed or 1, 0)
         self._lane[id(item)] = lane
-        if isinstance(item, Job) if job is None else job:
+        if job:
             self._jobs.add(lane)
         if fixed is not None:
             self._fixed.add(lane)
         return lane
 
-    def stop(self, job: Job) -> None:
+    def stop(self, job) -> None:
         """Ask ``job`` to stop at its next chunk (a negative grant)."""
         self.cells[self._lane[id(job)], 0] = -1
 

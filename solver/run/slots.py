@@ -1,12 +1,11 @@
-"""Where boards are solved: local worker processes or a dask.distributed cluster,
-fed as they become ready (:class:`Feed`), outcomes yielded as boards finish."""
+"""Boards and builds in local worker processes: each worker maps the tables once and
+keeps its compiled kernels; with one worker, everything in this process
+(:func:`local_outcomes`, driven by :func:`solver.run.drive.drive`)."""
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -17,34 +16,9 @@ from ..api import SolverPool, solve_record
 from ..outcome import Outcome
 from ..search.limits import raise_if_stopping
 from .clock import SYSTEM
+from .drive import Pools, drive, limit_of, with_cpu_share
 from .feed import Feed, Job
 from .lanes import Lanes, lane_share
-
-# -- many boards -----------------------------------------------------------------------------
-#
-# Executors: the solving of many boards goes through ``_local_outcomes`` or
-# ``solver.run.cluster.dask_outcomes``, generators that yield outcomes as boards finish.  Local
-# processes by default (each maps the tables once and keeps its compiled kernels); a
-# dask.distributed cluster when a scheduler address is given (its workers must see the same
-# database folder).
-
-
-@dataclass(frozen=True)
-class Pools:
-    """How each process (or dask thread) that solves boards makes its
-    :class:`~solver.api.SolverPool`: the database folder, whether to read it, each
-    board's threads, ``go_on`` (a table that cannot be read is left out), and
-    ``grow``: a board given one thread takes the idle slots too (local processes)."""
-
-    db_dir: object = None
-    use_db: bool = True
-    threads: int = 1
-    go_on: bool = False
-    grow: bool = True
-
-    def pool(self, **kw) -> SolverPool:
-        return SolverPool(self.db_dir, use_db=self.use_db, threads=self.threads, go_on=self.go_on, **kw)
-
 
 _WORKER_POOL: SolverPool | None = None
 WATCH = 0.1  # seconds between looks at the feed while a job runs in this process
@@ -91,24 +65,6 @@ def _worker_solve(rec: Record, time_limit, node_limit, fallback, known=None, lan
     )
 
 
-def with_cpu_share(clock, solve) -> Outcome:
-    """``solve()``'s outcome with ``cpu_share``: the part of a core its process (or thread:
-    ``clock``) had while it ran, when it ran on one thread: under 1 on a machine whose
-    cores other programs use too (:func:`solver.run.answer_pass.machine_share`)."""
-    wall, cpu = SYSTEM.tick(), clock()  # (in a worker: the machine's clock)
-    out = solve()
-    wall = SYSTEM.tick() - wall
-    if wall > 0 and out.threads is None:
-        out.cpu_share = round(min(1.0, (clock() - cpu) / wall), 3)
-    return out
-
-
-def limit_of(time_limit, rec):
-    """A board's time limit: ``time_limit``, or what it says for ``rec`` when it decides
-    each board's as it starts (:class:`solver.run.answer_pass.AnswerLimit`)."""
-    return time_limit(rec) if callable(time_limit) else time_limit
-
-
 def _warm_up(worker: int, workers: int, cold: list[int]) -> None:
     """Busy long enough that each submit forks a new worker; on a cold start, this
     worker's share of the kernels compiled (:mod:`solver.run.warm`)."""
@@ -118,79 +74,6 @@ def _warm_up(worker: int, workers: int, cold: list[int]) -> None:
 
         warm_up(worker, workers, cold)
     SYSTEM.sleep(max(0.0, 0.2 - (SYSTEM.tick() - t)))
-
-
-def _drive(
-    feed: Feed,
-    submit,
-    run_job,
-    wait_some,
-    cancel,
-    slots: int | None = None,
-    lanes: Lanes | None = None,
-    board_lanes: bool = False,
-    stop: Callable | None = None,
-):
-    """Submit records and jobs as the feed makes them ready, at most ``slots`` at a time
-    (the feed keeps the rest in order), a job in as many slots as ``lanes`` grant it
-    (``run_job(job, lane)``), a board too with ``board_lanes`` (``submit(record, lane)``;
-    else ``submit(record, None)``, one slot); yield outcomes as boards finish, hand the
-    ends of jobs back to the feed.  ``stop(job)`` asks a running job that nothing waits
-    on any more to stop (default: through its lane).  Returns whether it stopped jobs
-    unfinished (the feed ended past its ``last_start`` with only jobs running: ``cancel``
-    ended them)."""
-    if stop is None and lanes is not None:
-        stop = lanes.stop
-    pending: dict = {}  # future -> its job, or None for a board
-    began: dict = {}  # a board's future -> when it was submitted
-    laned: dict = {}  # a board's future -> its record, when it has a lane
-    ended = False
-
-    def busy() -> int:  # slots taken: a board without a lane one, the others their lanes' (one without lanes)
-        if lanes is None:
-            return len(pending)
-        return lanes.taken() + sum(job is None and fut not in laned for fut, job in pending.items())
-
-    try:
-        while not ended or pending:
-            raise_if_stopping()  # a stop whose exception Python dropped (one raised inside a fork's hooks)
-            if ended and pending and all(job is not None for job in pending.values()):
-                cancel(pending)  # past the last start, no board running: nothing waits on these
-                for job in pending.values():
-                    feed.abandon(job)
-                return True
-            room = None if slots is None else slots - busy()
-            items, ended = feed.take(limit=None if room is None else max(room, 0))  # (none: has it ended?)
-            for item in items:
-                if isinstance(item, Job):
-                    pending[run_job(item, lanes.open(item) if lanes else None)] = item
-                elif board_lanes and lanes is not None:
-                    fut = submit(item, lanes.open(item))
-                    pending[fut], began[fut], laned[fut] = None, feed.clock.now(), item
-                else:
-                    fut = submit(item, None)
-                    pending[fut], began[fut] = None, feed.clock.now()
-            for job in feed.give_up(slots or 1, [job for job in pending.values() if job is not None]):
-                if stop is not None:
-                    stop(job)  # its boards go on without it: it ends at its next chunk
-            if lanes is not None:
-                lanes.share(slots - busy(), feed.ready(slots))
-            if pending:
-                for fut in wait_some(pending):
-                    job = pending.pop(fut)
-                    if job is None:
-                        feed.ended(feed.clock.now() - began.pop(fut))
-                        if fut in laned:
-                            lanes.close(laned.pop(fut))
-                        yield fut.result()
-                    else:
-                        if lanes is not None:
-                            lanes.close(job)
-                        feed.job_done(job, fut.result)
-    except BaseException:
-        cancel(pending)
-        raise
-    return False
 
 
 def _stop_pool(ex) -> None:
@@ -242,7 +125,7 @@ def _run_job_here(feed: Feed, job: Job) -> None:
     feed.job_done(job, result)
 
 
-def _local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, workers, progress=None, known=None):
+def local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, workers, progress=None, known=None):
     known = known or {}
     import multiprocessing as mp
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -280,7 +163,7 @@ def _local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, 
 
         cold = cold_parts(bool(fallback))  # kernels numba's cache lacks: a share each worker, before any board
         wait([ex.submit(_warm_up, k, workers, cold) for k in range(workers)])  # every worker forked at once
-        stopped = yield from _drive(
+        stopped = yield from drive(
             feed,
             lambda rec, lane: ex.submit(
                 _worker_solve, rec, limit_of(time_limit, rec), node_limit, fallback, known.get(rec.index), lane

@@ -1,0 +1,86 @@
+"""The run's steps as values: what a step is before it runs (:class:`Step`, made by the
+planners of :mod:`solver.run.planning` and :mod:`solver.run.answer_pass`) and what it
+gave (:class:`BatchResult`, from :func:`solver.run.batch.run_batch`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..outcome import Outcome
+
+# a board's worst wall time in time limits: its search, the fallback's 2 limits and a
+# slice of slack (BOARD_SPAN), or without the fallback its limit and some slack
+BOARD_SPAN = 3.2
+QUICK_SPAN = 1.5
+
+KINDS = ("answer", "shorten", "quick", "full", "round")
+
+
+@dataclass
+class Step:
+    """One step of ``slidepdb run``, planned before it starts.
+
+    ``kind``: one of :data:`KINDS` (an answer step, a shortening step, the quick pass,
+    the full pass, a round); ``number``: the answer, shortening or round step's number
+    (1 the first); ``boards``: the records, in the order they start; ``journal``: the
+    file its outcomes go to; ``time_limit``: seconds a board, or a callable that
+    decides each board's as it starts (:class:`~solver.run.answer_pass.AnswerLimit`,
+    :class:`~solver.run.planning.UntilEnd`); ``node_limit``: nodes a board (None: no
+    limit); ``fallback``: False, True or :data:`solver.fallback.SHORTER`; ``plans``: the
+    builds (:class:`~solver.run.builds.Plan`) its boards wait on; ``retry``: indices
+    solved again although the journal has them; ``last_start``: wall clock after which
+    no board starts (None: no budget); ``known``: index ->
+    :class:`~solver.outcome.Known`, what earlier steps proved and found of its boards;
+    ``last``: the budget's last round (its limit is what is left); ``limit``: the
+    seconds a board where ``time_limit`` decides each as it starts (the last round's:
+    what the budget had left as it was planned)."""
+
+    kind: str
+    boards: list
+    journal: Path
+    time_limit: object
+    node_limit: int | None = None
+    fallback: object = True
+    plans: list = field(default_factory=list)
+    retry: list = field(default_factory=list)
+    last_start: float | None = None
+    known: dict | None = None
+    number: int = 0
+    last: bool = False
+    limit: float | None = None
+
+    @property
+    def seconds(self) -> float | None:
+        """The step's limit a board in seconds: ``time_limit`` where that is a number,
+        else ``limit`` (the last round's: what the budget had left as it was planned)."""
+        return self.time_limit if isinstance(self.time_limit, int | float) else self.limit
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"step kind {self.kind!r}: expected one of {', '.join(KINDS)}")
+
+    @property
+    def name(self) -> str:
+        """How the logs and the summary name the step: ``quick pass``, ``round 2``."""
+        if self.kind in ("quick", "full"):
+            return f"{self.kind} pass"
+        return f"{self.kind} {self.number}" if self.number else self.kind
+
+
+@dataclass
+class BatchResult:
+    """What one step (one batch of boards) gave: each board's outcome (index ->
+    :class:`~solver.outcome.Outcome`), whether it was interrupted, how many outcomes
+    came from its journal (``resumed``), its seconds, the answers the move limits kept
+    out of the answer file, the journalled proofs solved again because their tables
+    changed (``reopened``), the outputs not written, and when it began."""
+
+    outcomes: dict[int, Outcome]
+    interrupted: bool = False
+    resumed: int = 0
+    seconds: float = 0.0
+    left_out: set[int] = field(default_factory=set)  # answers kept out of the answer file by the move limits
+    reopened: int = 0  # journalled proofs whose tables changed since: solved again
+    failed_outputs: list = field(default_factory=list)  # OutputFailure of the answer file (solver.run.outputs)
+    began: float = 0.0  # wall clock (clock.now()) as the step began: a board ended since was started by it
