@@ -54,7 +54,7 @@ def chains(graph: dict[str, set[str]]) -> dict[str, list[str]]:
 def main(argv: list[str]) -> int:
     folder = Path(argv[1]) if len(argv) > 1 else ROOT / "solver" / "run"
     found = chains(imports(folder))
-    for name, chain in sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+    for chain in sorted(found.values(), key=lambda c: (-len(c), c[0])):
         print(f"{len(chain)}  {' -> '.join(chain)}")
     return 0
 

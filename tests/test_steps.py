@@ -41,12 +41,13 @@ def boards():
 
 class Machine:
     """The search of each board, simulated on ``clock``: a proof costing its seconds
-    (``optimal``: index -> (seconds, its real optimal outcome)) times ``slow`` ends within a limit that covers it (the board's real optimal
-    outcome); else the search stops at its limit having proved two moves below the
-    optimum, and the fallback (where the step has it and the board has no answer yet)
-    takes :data:`FALLBACK` of a limit more and answers with the optimal moves, not
-    proven.  ``started``: (index, clock) of each board as it starts; ``ended`` as it ends;
-    ``kill_at``: the count of boards started after which the next start is interrupted."""
+    (``optimal``: index -> (seconds, its real optimal outcome)) times ``slow`` ends
+    within a limit that covers it (the board's real optimal outcome); else the search
+    stops at its limit having proved two moves below the optimum, and the fallback
+    (where the step has it and the board has no answer yet) takes :data:`FALLBACK` of a
+    limit more and answers with the optimal moves, not proven.  ``started``: (index,
+    clock) of each board as it starts; ``ended`` as it ends; ``kill_at``: the count of
+    boards started after which the next start is interrupted."""
 
     def __init__(self, clock, optimal, slow=1.0, kill_at=None):
         self.clock, self.optimal, self.slow, self.kill_at = clock, optimal, slow, kill_at
