@@ -138,6 +138,7 @@ def test_fallback_layout_tables_never_overestimate(shape, sample):
     assert back_searcher.initial_h(back) <= dist[far]
 
 
+@pytest.mark.slow  # the fallback's 6 s limits: its verdict waits on the machine
 def test_fallback_answers_a_ring_board_manhattan_beams_cannot():
     """DevQuiz line 2903: walls leave one ring; the Manhattan beam dies out, the layout
     tables' beams (forwards or backwards) answer within the fallback's limits."""
@@ -150,6 +151,7 @@ def test_fallback_answers_a_ring_board_manhattan_beams_cannot():
     assert moves is not None and "layout tables" in how and check_moves(board, moves).ok
 
 
+@pytest.mark.slow  # the fallback's 6 s limits: its verdict waits on the machine
 def test_fallback_answers_a_ring_board_its_own_tables_mislead():
     """The same ring board searched on plain tables of its own layout (as with a
     layout database): the first beam dies out and weighted IDA* finds nothing in its
@@ -201,6 +203,7 @@ def test_a_beams_zero_aware_values_are_those_of_each_state_afresh():
     assert beam.counts[0] == 64 and differ == 0
 
 
+@pytest.mark.slow  # the fallback's 6 s limits: its verdict waits on the machine
 def test_fallback_tries_a_ring_boards_own_tables_beams_before_weighted_ida(monkeypatch):
     """A walled board whose first beam on its own tables fails (a ring): the beams on
     those tables, forwards and backwards, come before weighted IDA*, which rarely
@@ -384,6 +387,7 @@ def test_ring_board_without_tables_is_proven_on_its_layout_tables():
     assert alone.status == "limit" and alone.lower_bound < out.length
 
 
+@pytest.mark.slow  # the fallback's 2 s limits: its verdict waits on the machine
 def test_a_ring_board_marked_so_skips_the_manhattan_beam_for_its_layout_tables(monkeypatch):
     """``first_beam=False`` (a board whose first beam failed before): no Manhattan beam,
     straight to the layout's tables; the answer simulates."""
