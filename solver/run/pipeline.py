@@ -116,11 +116,10 @@ def run_pipeline(records, out_path, options: RunOptions | None = None, /, **chan
 class Run:
     """One sitting of a run: its files, its sittings (the budget across them), its
     options and builds, what is known of each board (``best``, ``final``), and the
-    result it fills in.  ``solve``: what runs a step's boards
-    (:func:`~solver.run.batch.run_batch`'s signature; tests hand a simulation)."""
+    result it fills in."""
 
-    def __init__(self, records, files: RunFiles, opts: RunOptions, solve=run_batch):
-        self.records, self.files, self.opts, self.solve = records, files, opts, solve
+    def __init__(self, records, files: RunFiles, opts: RunOptions):
+        self.records, self.files, self.opts = records, files, opts
         journals = (files.answer_journal, files.quick_journal, files.journal)
         for j in journals:
             refuse_unless_resume(j, opts.resume)
@@ -257,7 +256,7 @@ class Run:
             known=step.known,
             on_outcome=seen.get(step.kind, self.seen),
         )
-        return self.solve(step.boards, run)
+        return run_batch(step.boards, run)
 
     def record(self, step: Step, result: BatchResult) -> None:
         """What ``step`` gave, kept (each outcome was kept as it came: ``run_step``):
@@ -509,8 +508,7 @@ class Run:
                 waiting,
             )
             if step.boards:
-                step.plans = self.round_builds(step)
-                yield step
+                yield replace(step, plans=self.round_builds(step))
             if step.last:
                 break
 
