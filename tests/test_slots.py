@@ -12,7 +12,7 @@ from pdb_builder.cores import usable_cores
 from pdb_builder.formats import read_file
 from pdb_builder.moves import check_moves
 from solver.run.batch import run_batch
-from solver.run.clock import SYSTEM
+from solver.run.clock import SYSTEM, FakeClock
 from solver.run.feed import Feed, Job
 
 from .conftest import data_file
@@ -63,9 +63,8 @@ def test_one_worker_stops_a_build_at_the_last_start(problems, tmp_path):
     """With one worker a build runs in this process: past the feed's last start (the
     budget's) it is told to stop and the batch ends, where before it ran to its end
     (a 40 s budget on the DevQuiz file's first boards ran for as long as the 5x6 build
-    took)."""
-    import time
-
+    took).  The feed reads a clock that moves 50 ms at each reading: its last start
+    comes after 40 readings, however fast the machine is."""
     from solver.run.drive import Pools
     from solver.run.slots import local_outcomes
 
@@ -75,10 +74,10 @@ def test_one_worker_stops_a_build_at_the_last_start(problems, tmp_path):
     recs = read_file(str(problems)).records[:3]
     ended = []
     job = Job(_build_until_stopped, (60,), recs[:1], done=lambda value, error: ended.append(error))
-    feed = Feed(recs, [job], last_start=time.time() + 2, clock=SYSTEM)
-    t0 = time.time()
+    clock = FakeClock(step=0.05)
+    feed = Feed(recs, [job], last_start=clock.now() + 2, clock=clock)
     out = list(local_outcomes(feed, Pools(tmp_path / "none"), 5.0, None, True, workers=1))
-    assert _STOPPED.is_set() and time.time() - t0 < 10 and out == []
+    assert _STOPPED.is_set() and out == []
     assert len(ended) == 1 and "time budget ran out" in str(ended[0])
 
 
@@ -275,9 +274,9 @@ def test_a_board_alone_in_a_batch_searches_on_the_slots_the_others_left(tmp_path
 
 def test_jobs_still_running_past_the_last_start_are_abandoned():
     """A job that never ends (a dask task cannot be told to stop): once the feed has
-    ended past its last start and no board runs, the drive cancels it and says so."""
+    ended past its last start and no board runs, the drive cancels it and says so (the
+    feed's clock moves 10 ms at each reading)."""
     import threading
-    import time
     from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
     from types import SimpleNamespace
 
@@ -286,7 +285,8 @@ def test_jobs_still_running_past_the_last_start_are_abandoned():
 
     rec, forever, ended = SimpleNamespace(index=0), threading.Event(), []
     job = Job(lambda *, threads: forever.wait(30), (), [rec], done=lambda value, error: ended.append(error))
-    feed = Feed([rec], [job], last_start=time.time() + 0.3, clock=SYSTEM)
+    clock = FakeClock(step=0.01)
+    feed = Feed([rec], [job], last_start=clock.now() + 0.3, clock=clock)
     cancelled = []
     pool = ThreadPoolExecutor(2)
     stopped = drive(
