@@ -473,11 +473,10 @@ class Run:
         if time_limit is None:
             time_limit = DEFAULT_TIME_LIMIT
         self.res.full_limit = time_limit
-        self.rest, self.retried = rest, bool(again)
         known = {r.index: k for r in rest if (k := known_for_full_pass(self.best.get(r.index))) is not None}
-        return full_step(
-            rest, again, plans, known, self.files.journal, budget, time_limit, o.node_limit, o.fallback
-        )  # fmt: skip
+        step = full_step(rest, again, plans, known, self.files.journal, budget, time_limit, o.node_limit, o.fallback)
+        self.rest, self.retried = step.boards, bool(again)  # the rounds take its boards in its order
+        return step
 
     def rounds(self):
         """Under a budget, rounds on the full pass's unproven boards until it is spent
