@@ -149,8 +149,6 @@ class Run:
         self.told: set[str] = set()  # the sizes of faults logged
         self.rest: list = []  # the full pass's boards, which the rounds take again
         self.retried = False  # whether the full pass solved journalled boards again (--retry)
-        self.answer_steps = 0  # answer and shortening steps run
-        self.answer_began = 0.0  # (clock.tick()) when the answer pass began
 
     # -- what is known ----------------------------------------------------------------------
 
@@ -263,15 +261,13 @@ class Run:
         the result's rows for the summary, the final outcomes of the full pass and the
         rounds.  An interrupted answer, shortening or quick step ends the run's steps."""
         res, final = self.res, self.final
-        if step.kind in ("answer", "shorten"):
-            self.answer_steps += 1
-        elif step.kind == "quick":
+        if step.kind == "quick":
             res.quick = result
         elif step.kind == "full":
             res.full = result
             final.update({i: self.best.get(i, x) for i, x in result.outcomes.items()})
             res.outcomes = final
-        else:
+        elif step.kind == "round":
             tried = [x for x in result.outcomes.values() if (x.ended or 0) >= result.began]  # the rest never started
             gained = sum(x.proven for x in tried)  # all were unproven
             res.rounds.append((step.number, step.seconds, len(tried), gained, result.seconds))
@@ -394,7 +390,7 @@ class Run:
             return
         order = answer_order(self.records)
         todo, share, grown = order, ANSWER_SHARE, {}
-        self.answer_began = self.clock.tick()
+        began, steps = self.clock.tick(), 0
         for number in range(1, ANSWER_STEPS + 1):
             step = answer_step(
                 number, todo, grown, share, self.best, self.budget, self.clock.now(), self.slots, self.clock,
@@ -403,6 +399,7 @@ class Run:
             if step is None:
                 break
             yield step
+            steps += 1
             todo, grown = answer_again(order, self.best, step.time_limit.given, grown)
             if not todo:
                 break
@@ -415,10 +412,11 @@ class Run:
             if step is None:
                 break
             yield step
+            steps += 1
             tried.update(step.retry)
         answered = sum(1 for r in order if self.best.get(r.index) and self.best[r.index].status == "solved")
         proven = sum(1 for x in self.best.values() if x.proven)
-        self.res.answer = (len(order), answered, proven, self.clock.tick() - self.answer_began, self.answer_steps)
+        self.res.answer = (len(order), answered, proven, self.clock.tick() - began, steps)
         self.rate *= machine_share(self.best.values())  # the build rate, at the speed the boards had
         self.builds.forecast = self.build_seconds
 

@@ -60,13 +60,6 @@ class Step:
         if self.kind not in KINDS:
             raise ValueError(f"step kind {self.kind!r}: expected one of {', '.join(KINDS)}")
 
-    @property
-    def name(self) -> str:
-        """How the logs and the summary name the step: ``quick pass``, ``round 2``."""
-        if self.kind in ("quick", "full"):
-            return f"{self.kind} pass"
-        return f"{self.kind} {self.number}" if self.number else self.kind
-
 
 @dataclass
 class BatchResult:
