@@ -256,10 +256,11 @@ def test_the_timeline_counts_a_board_proven_by_one_try_s_answer_and_another_s_bo
     files, board, t = RunFiles(tmp_path / "a.txt"), str(rec.board), time.time()
     answer = {"index": rec.index, "board": board, "status": "solved", "length": 50, "lower_bound": 40, "ended": t}
     quick = {"index": rec.index, "board": board, "status": "limit", "length": None, "lower_bound": 50, "ended": t + 1}
-    files.answer_journal.write_text(json.dumps(answer) + "\n")
-    files.quick_journal.write_text(json.dumps(quick) + "\n")
+    files.journal.write_text(
+        json.dumps({**answer, "step": "answer 1"}) + "\n" + json.dumps({**quick, "step": "quick"}) + "\n"
+    )
     rows = timeline_rows([rec], files)
-    assert [(r["step"], r["answered"], r["proven"]) for r in rows] == [("answer", 1, 0), ("quick", 1, 1)]
+    assert [(r["step"], r["answered"], r["proven"]) for r in rows] == [("answer 1", 1, 0), ("quick", 1, 1)]
 
 
 def test_a_shorter_search_beats_a_long_answer_and_never_the_optimum():
@@ -321,6 +322,7 @@ def test_a_run_over_the_move_limits_shortens_answers_before_it_builds(mixed, tmp
     import json
 
     from solver.run.files import RunFiles
+    from solver.run.journal import pass_of
 
     recs = read_file(str(mixed)).records
     out = tmp_path / "a.txt"
@@ -328,9 +330,9 @@ def test_a_run_over_the_move_limits_shortens_answers_before_it_builds(mixed, tmp
         recs, out, db_dir=tmp_path / "db", memory_limit=512 << 20, workers=2, budget=30, limits=(1, 1, 1, 1)
     )
     tries = {}
-    for line in RunFiles(out).answer_journal.read_text().splitlines():
+    for line in RunFiles(out).journal.read_text().splitlines():
         d = json.loads(line)
-        if "index" in d:  # (the first line names the input)
+        if "index" in d and pass_of(d["step"]) == "answer":  # (the first line names the input)
             tries.setdefault(d["index"], []).append(d)
     board = {r.index: r.board for r in recs}
     shortened = 0

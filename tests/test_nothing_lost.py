@@ -52,7 +52,7 @@ def test_a_resume_with_another_input_is_refused_and_every_answer_stays(tmp_path)
     assert "summed (builds run side by side)" in first.output  # the builds' seconds say what they are
     kept = out.read_text()
     assert all(answers(out))
-    journal = RunFiles(out).quick_journal
+    journal = RunFiles(out).journal
     assert json.loads(journal.read_text().splitlines()[0]) == input_key(read_file(str(a)).records)
 
     # the same command again: one line saying what to type, either way on

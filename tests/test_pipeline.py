@@ -58,7 +58,7 @@ def test_devquiz_slice_end_to_end(devquiz_slice, tmp_path):
         assert check_moves(rec.board, moves).ok
         assert o.optimal and len(moves) == truth(rec), rec.board
         assert any(f"({rec.board.shape.key}.pdb" in name for name in o.heuristic)  # its own layout's
-    assert RunFiles(out).quick_journal.exists()  # the per-board record stays; resuming a finished run solves nothing
+    assert RunFiles(out).journal.exists()  # the per-board record stays; resuming a finished run solves nothing
     done = run_pipeline(
         recs,
         out,
@@ -252,9 +252,8 @@ def test_retry_unanswered_boards_worst_first(devquiz_slice, tmp_path):
     # a retry killed after its first two boards, each stopped at its limit again (its
     # journal lines, as a kill leaves them): run again, it goes on with the others first
     journal = RunFiles(out).journal
-    cut = [
-        d for d in map(json.loads, journal.read_text().splitlines()) if d.get("index") in (recs[0].index, recs[1].index)
-    ]
+    lines = map(json.loads, journal.read_text().splitlines())
+    cut = [d for d in lines if d.get("index") in (recs[0].index, recs[1].index) and d["step"] == "full"]
     assert len(cut) == 2 and all(d["status"] == "limit" for d in cut)
     journal.write_text(journal.read_text() + "".join(json.dumps(d) + "\n" for d in cut))
     order = []
@@ -270,14 +269,19 @@ def test_retry_unanswered_boards_worst_first(devquiz_slice, tmp_path):
         run_pipeline(recs, out, resume=True, retry="everything", **kw)
 
 
-def test_a_resumed_run_without_its_answer_pass_keeps_its_answers_and_retries_by_what_stands(devquiz_slice, tmp_path):
+@pytest.mark.parametrize("form", ["one journal", "three files"])
+def test_a_resumed_run_without_its_answer_pass_keeps_its_answers_and_retries_by_what_stands(
+    devquiz_slice, tmp_path, form
+):
     """A budget run's answer pass answered three boards (unproven). The quick pass stopped
     at its limit on each with no answer, on the third with a bound as long as its answer
     (so that board is proven); the full pass stopped on the first two with no answer, on
     the first with a bound as long as its answer (proven), on the second short of it.
-    The journals read together say so (``journalled_outcomes``), and ``--resume --retry
+    The journal read whole says so (``journalled_outcomes``), and ``--resume --retry
     unproven`` without a budget (no answer pass) retries only the second and keeps every
-    answer in the answer file."""
+    answer in the answer file.  So it goes from a journal whose lines name their steps,
+    and from one of the three-file form (each pass's lines in a file of its own, naming
+    no step): folded into one journal as the run resumes, nothing solved twice."""
     from solver.run.journal import journal_attempts
     from solver.run.pipeline import journalled_outcomes
 
@@ -287,25 +291,30 @@ def test_a_resumed_run_without_its_answer_pass_keeps_its_answers_and_retries_by_
     picked = [r for r in recs if (o := first.outcomes[r.index]).optimal and o.length >= o.h0 + 2][:3]
     assert len(picked) == 3
     files = RunFiles(tmp_path / "a.txt")
-    lines = {files.answer_journal: [], files.quick_journal: [], files.journal: []}
+    lines = {"answer 1": [], "quick": [], "full": []}
     for k, rec in enumerate(picked):
         o = first.outcomes[rec.index]
         d = {key: v for key, v in o.as_json().items() if key not in ("proof", "certificate")}
         unanswered = {**d, "status": "limit", "moves": None, "length": None, "optimal": False}
-        lines[files.answer_journal].append({**d, "optimal": False, "lower_bound": o.h0})
-        lines[files.quick_journal].append({**unanswered, "lower_bound": o.length if k == 2 else o.h0})
+        lines["answer 1"].append({**d, "optimal": False, "lower_bound": o.h0})
+        lines["quick"].append({**unanswered, "lower_bound": o.length if k == 2 else o.h0})
         if k < 2:
-            lines[files.journal].append({**unanswered, "lower_bound": o.length - 2 * k})
-    for path, ds in lines.items():
-        path.write_text("".join(json.dumps(d) + "\n" for d in ds))
-    stood = journalled_outcomes(picked, files)
-    assert [stood[r.index].optimal for r in picked] == [True, False, True]
+            lines["full"].append({**unanswered, "lower_bound": o.length - 2 * k})
+    if form == "one journal":
+        tagged = [{**d, "step": step} for step, ds in lines.items() for d in ds]
+        files.journal.write_text("".join(json.dumps(d) + "\n" for d in tagged))
+        stood = journalled_outcomes(picked, files)
+        assert [stood[r.index].optimal for r in picked] == [True, False, True]
+    else:
+        paths = {"answer 1": files.earlier_journals["answer"], "quick": files.earlier_journals["quick"]}
+        for step, ds in lines.items():
+            paths.get(step, files.journal).write_text("".join(json.dumps(d) + "\n" for d in ds))
     res = run_pipeline(picked, files.answers, resume=True, retry="unproven", node_limit=1, fallback=False, **kw)
-    assert journal_attempts(files.journal, picked) == {picked[0].index: 1, picked[1].index: 2}
+    assert files.journals() == [files.journal]  # (the three-file form folded into it)
+    assert journal_attempts(files.journal, picked, of="full") == {picked[0].index: 1, picked[1].index: 2}
+    assert journal_attempts(files.journal, picked) == {picked[0].index: 3, picked[1].index: 4, picked[2].index: 2}
     assert [res.outcomes[r.index].optimal for r in picked] == [True, False, True]
-    moves = [first.outcomes[r.index].moves for r in picked]
-    assert [res.outcomes[r.index].moves for r in picked] == moves
-    assert files.answers.read_text().split("\n")[:-1] == moves
+    assert all(check_moves(r.board, m).ok for r, m in zip(picked, files.answers.read_text().splitlines()))
 
 
 def test_retry_with_more_layout_partitions_builds_the_missing_ones(devquiz_slice, tmp_path):

@@ -14,6 +14,7 @@ from pdb_builder.moves import check_moves
 from solver.api import SolverPool, solve_record
 from solver.run.clock import FakeClock
 from solver.run.files import RunFiles
+from solver.run.journal import fold_earlier_form, pass_of
 from solver.run.options import RunOptions
 from solver.run.pipeline import Run
 from solver.run.planning import RESERVE, START_WINDOW, reserve_for
@@ -175,22 +176,75 @@ def _every_board_answered_and_valid(boards, res, tmp_path):
             assert len(moves) == truth(rec)
 
 
-def test_a_killed_run_resumes_with_the_budget_it_had_left_and_solves_nothing_twice(boards, tmp_path, monkeypatch):
+def _three_files(files: RunFiles) -> None:
+    """The journal written again in the three-file form: the answer pass's lines and the
+    quick pass's each in a file of their own, the full pass's left in the journal, no
+    line naming its step."""
+    import json
+
+    head, *lines = [json.loads(x) for x in files.journal.read_text().splitlines()]
+    paths = {**files.earlier_journals, "full": files.journal}
+    for of, path in paths.items():
+        mine = [{k: v for k, v in d.items() if k != "step"} for d in lines if pass_of(d["step"]) == of]
+        path.write_text("".join(json.dumps(d) + "\n" for d in [head, *mine]))
+
+
+@pytest.mark.parametrize("form", ["one journal", "three files"])
+def test_a_killed_run_resumes_with_the_budget_it_had_left_and_solves_nothing_twice(boards, tmp_path, monkeypatch, form):
     """Killed as the full pass's third board starts, resumed 1000 s later: the second
     sitting has the budget less what the first ran, exactly; no board a step journalled
-    is solved by that step again; every board is answered."""
+    is solved by that step again; every board is answered.  Each journal line names the
+    step that ended its board.  So it goes from the journal, and from the same lines in
+    the three-file form (folded into one journal as the run resumes)."""
+    import json
+
     budget, clock = 600.0, FakeClock(START)
     first, planned, machine, _ = _run(boards, tmp_path, monkeypatch, budget, clock=clock, kill_at=14)
     assert first.interrupted and planned[-1][0].kind == "full"
     ended = {s.kind: set(s.started) for s, _ in planned}  # (a killed board never ends: it is not started)
     assert len(ended["full"]) == 2
+    files = RunFiles(tmp_path / "a.txt")
+    lines = [json.loads(x) for x in files.journal.read_text().splitlines()[1:]]
+    assert [(d["step"], d["index"]) for d in lines] == [(s.tag, i) for s, _ in planned for i in s.started]
+    if form == "three files":
+        _three_files(files)
     ran = clock.now() - START
     clock.advance(1000.0)  # down: not counted
     back = clock.now()
     res, planned, machine, _ = _run(boards, tmp_path, monkeypatch, budget, clock=clock, resume=True)
+    assert files.journals() == [files.journal]
     assert not res.interrupted and [s.kind for s, _ in planned][:3] == ["answer", "quick", "full"]
     for step, _ in planned[:3]:  # each goes on with the boards its journal lacks
         assert not set(step.started) & ended[step.kind]
         assert set(step.started) == {r.index for r in step.boards} - ended[step.kind]
     assert max(t for _, t in machine.ended) <= back + (budget - ran) - reserve_for(budget)
     _every_board_answered_and_valid(boards, res, tmp_path)
+
+
+def test_a_fold_killed_before_it_removed_the_three_files_folds_nothing_twice(tmp_path):
+    """The three-file form folded into the journal; the old files back as a kill right
+    after the journal was replaced leaves them: a second fold removes them and adds no line."""
+    import json
+
+    files = RunFiles(tmp_path / "a.txt")
+    head = {"input": {"boards": 2, "sha256": "0" * 16}}
+    answer, quick = {"index": 3, "status": "solved"}, {"index": 4, "status": "limit"}
+    files.journal.write_text(json.dumps(head) + "\n" + json.dumps({"index": 4, "status": "limit"}) + "\n")
+    olds = {"answer": [head, answer], "quick": [head, quick]}
+    for of, ds in olds.items():
+        files.earlier_journals[of].write_text("".join(json.dumps(d) + "\n" for d in ds))
+    kept = {of: files.earlier_journals[of].read_text() for of in olds}
+    assert fold_earlier_form(files.journal, files.earlier_journals) == 2
+    folded = files.journal.read_text()
+    assert [json.loads(x) for x in folded.splitlines()] == [
+        head,
+        {"index": 4, "status": "limit"},
+        {**answer, "step": "answer"},
+        {**quick, "step": "quick"},
+        {"folded": sorted(p.name for p in files.earlier_journals.values())},
+    ]
+    assert files.journals() == [files.journal]
+    for of, text in kept.items():  # a kill before they were removed
+        files.earlier_journals[of].write_text(text)
+    assert fold_earlier_form(files.journal, files.earlier_journals) == 0
+    assert files.journal.read_text() == folded and files.journals() == [files.journal]

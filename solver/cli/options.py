@@ -173,7 +173,7 @@ def earlier_run(out_path, resume: bool, fresh: bool) -> None:
     if resume and fresh:
         raise click.UsageError("--resume goes on with the earlier run, --fresh discards it: give one")
     files = RunFiles(out_path)
-    journals = [p for p in (files.answer_journal, files.quick_journal, files.journal) if p.exists()]
+    journals = files.journals()
     if not resume and not fresh and journals:
         raise BoardError(
             f"{out_path}: an earlier run of it left {', '.join(p.name for p in journals)}; to go on with it "

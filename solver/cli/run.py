@@ -181,8 +181,9 @@ def run(
     5. the answer file (within the move limits of the file's first line) and the
        report: per size, move limits, --compare files; ANSWERS.timeline.csv, the
        boards proven against the run's running time (--plot draws it).
-    Kill it at any moment: --resume continues where it stopped.  The journals
-    beside ANSWERS (.answer.jsonl, .quick.jsonl, .progress.jsonl) stay as the per-board record;
+    Kill it at any moment: --resume continues where it stopped.  The journal
+    ANSWERS.progress.jsonl (a line a finished board, naming the step that ended it)
+    stays as the per-board record;
     ANSWERS.sittings holds each sitting's start and end (--budget covers them all);
     ANSWERS.built, the databases the run built (those it may remove for room).
     """

@@ -242,9 +242,7 @@ def answer_order(records) -> list:
     return sorted(records, key=lambda r: (len(r.board.shape.free_cells) if r.board else 0, r.index))
 
 
-def answer_step(
-    number: int, todo, grown: dict, share: float, best: dict, budget, now: float, slots: int, clock, nodes, journal
-):
+def answer_step(number: int, todo, grown: dict, share: float, best: dict, budget, now: float, slots: int, clock, nodes):
     """Answer step ``number`` (1 the first) at ``now``, under ``budget``
     (:class:`~solver.run.planning.Budget`): every board of ``todo`` a short optimal search
     on the tables there are and then the fallback, each board's limit decided as it
@@ -266,7 +264,6 @@ def answer_step(
     return Step(
         "answer",
         list(todo),
-        journal,
         limit,
         node_limit=nodes,
         fallback=True,
@@ -317,7 +314,7 @@ def to_shorten(outcomes: dict, excess: int, tried=()) -> list[int]:
     return out
 
 
-def shorten_step(number: int, order, best: dict, tried, limits, budget, now: float, nodes, journal):
+def shorten_step(number: int, order, best: dict, tried, limits, budget, now: float, nodes):
     """Shortening step ``number`` (1 the first) at ``now``, while the answers of
     ``order``'s boards (``best``: each board's best outcome) are over the file's move
     ``limits`` (the DevQuiz file's first line) and ``budget`` allows: the unproven
@@ -336,7 +333,6 @@ def shorten_step(number: int, order, best: dict, tried, limits, budget, now: flo
     return Step(
         "shorten",
         [recs[i] for i in todo],
-        journal,
         SHORTEN_LIMIT,
         node_limit=nodes,
         fallback=SHORTER,

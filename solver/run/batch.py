@@ -20,7 +20,7 @@ from .cluster import dask_outcomes
 from .drive import Pools
 from .feed import Feed
 from .files import RunFiles
-from .journal import current_checksums, input_key, read_journal, refuse_other_input, refuse_unless_resume
+from .journal import current_checksums, input_key, pass_of, read_journal, refuse_other_input, refuse_unless_resume
 from .outputs import write_each
 from .slots import local_outcomes
 from .steps import BatchResult
@@ -49,6 +49,7 @@ class BatchOptions:
     # the files: journal, answer file, resume and retry
     out_path: object = None
     journal: object = None
+    step: str | None = None
     input: dict | None = None
     resume: bool = False
     retry: tuple = ()
@@ -81,7 +82,9 @@ def run_batch(records, options: BatchOptions | None = None, /, **changes) -> Bat
     first line names the input (:func:`~solver.run.journal.input_key`): ``input``, the whole
     input's key where ``records`` are part of it (its caller checked the journal against the
     whole input); by default the key of ``records``, and a resumed journal or answer file of
-    another input is refused (:func:`~solver.run.journal.refuse_other_input`). ``jobs``:
+    another input is refused (:func:`~solver.run.journal.refuse_other_input`). ``step``: the
+    run's step this batch is (:attr:`solver.run.steps.Step.tag`): each journal line names
+    it, and only its pass's lines are read back as done (:func:`~solver.run.journal.pass_of`). ``jobs``:
     work done in the workers' slots that some records wait on (:class:`solver.run.feed.Job`:
     database builds), at most ``job_memory`` bytes of them at once, see :class:`Feed`.
     ``retry``: indices solved again although the journal has them; the better outcome
@@ -108,7 +111,8 @@ def run_batch(records, options: BatchOptions | None = None, /, **changes) -> Bat
         refuse_unless_resume(journal, o.resume)
         if o.resume and o.input is None:
             refuse_other_input([journal], records, answers=Path(o.out_path) if o.out_path else None)
-        done = read_journal(journal, records, current_checksums(o.db_dir) if o.use_db else None)
+        now = current_checksums(o.db_dir) if o.use_db else None
+        done = read_journal(journal, records, now, of=None if o.step is None else pass_of(o.step))
     stale = [i for i, x in done.items() if x.reopened]
     earlier = {i: done.pop(i) for i in set(o.retry) | set(stale) if i in done}
     result = BatchResult(dict(done), resumed=len(done), reopened=len(stale), began=began)
@@ -153,7 +157,7 @@ def run_batch(records, options: BatchOptions | None = None, /, **changes) -> Bat
             out.ended = round(o.clock.now(), 3)  # wall clock: solver/run/timeline.py
             result.outcomes[out.index] = out
             if jf is not None:
-                jf.write(json.dumps(out.as_json()) + "\n")
+                jf.write(json.dumps(out.as_json() if o.step is None else {**out.as_json(), "step": o.step}) + "\n")
                 jf.flush()
                 os.fsync(jf.fileno())
             if o.on_outcome:

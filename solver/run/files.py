@@ -1,13 +1,15 @@
 """Every file a run keeps beside its answer file, named in one place.
 
-For an answer file ``ANSWERS`` (``--out``): ``ANSWERS.answer.jsonl`` and
-``ANSWERS.quick.jsonl`` (the journals of the answer pass and the quick pass,
-``slidepdb run``), ``ANSWERS.progress.jsonl`` (the journal of a
-batch or of the full pass and its rounds), ``ANSWERS.sittings`` (each sitting's
-start and end, and the figures a run planned once: :class:`solver.run.sittings.Sittings`),
-``ANSWERS.built`` (the database files the run built, a name a line: those it may remove
-to stay under its disk limit, :meth:`solver.run.builds.Builds.make_room`) and
-``ANSWERS.timeline.csv`` (the proven count against running time).
+For an answer file ``ANSWERS`` (``--out``): ``ANSWERS.progress.jsonl`` (the journal: a
+line a board a step ended, naming the step, ``slidepdb run``; or a batch's),
+``ANSWERS.sittings`` (each sitting's start and end, and the figures a run planned once:
+:class:`solver.run.sittings.Sittings`), ``ANSWERS.built`` (the database files the run
+built, a name a line: those it may remove to stay under its disk limit,
+:meth:`solver.run.builds.Builds.make_room`) and ``ANSWERS.timeline.csv`` (the proven
+count against running time).  A run journalled before its lines named their step kept
+the answer pass's and the quick pass's apart, in ``ANSWERS.answer.jsonl`` and
+``ANSWERS.quick.jsonl`` (:attr:`RunFiles.earlier_journals`): a resume folds them into
+the journal (:func:`solver.run.journal.fold_earlier_form`).
 """
 
 from __future__ import annotations
@@ -23,16 +25,19 @@ class RunFiles:
         return self.answers.with_name(self.answers.name + suffix)
 
     @property
-    def answer_journal(self) -> Path:
-        return self._beside(".answer.jsonl")
-
-    @property
-    def quick_journal(self) -> Path:
-        return self._beside(".quick.jsonl")
-
-    @property
     def journal(self) -> Path:
         return self._beside(".progress.jsonl")
+
+    @property
+    def earlier_journals(self) -> dict[str, Path]:
+        """The journals of the three-file form, by the steps that wrote them: the answer
+        pass's (its answer and shortening steps) and the quick pass's; the full pass's
+        and the rounds' lines were in :attr:`journal`, which they still are."""
+        return {"answer": self._beside(".answer.jsonl"), "quick": self._beside(".quick.jsonl")}
+
+    def journals(self) -> list[Path]:
+        """The journal and the journals of the three-file form that exist."""
+        return [p for p in (self.journal, *self.earlier_journals.values()) if p.exists()]
 
     @property
     def sittings(self) -> Path:
@@ -50,8 +55,7 @@ class RunFiles:
         """Every file kept beside the answer file, by what it is."""
         return {
             "journal": self.journal,
-            "answer journal": self.answer_journal,
-            "quick journal": self.quick_journal,
+            **{f"{step} journal (three-file form)": path for step, path in self.earlier_journals.items()},
             "sittings": self.sittings,
             "list of built databases": self.built,
             "timeline": self.timeline,

@@ -1,8 +1,10 @@
-"""The per-board journal of a batch: one JSON line per finished board, appended and
+"""The journal of a run or a batch: one JSON line per finished board, appended and
 synced as it ends, so a kill loses nothing; read back with every answer simulated
 again and every proof held against the tables it rests on.  Its first line names
 the input it was written for (:func:`input_key`), so a resume with another input is
-refused before anything is overwritten (:func:`refuse_other_input`)."""
+refused before anything is overwritten (:func:`refuse_other_input`).  A line of
+``slidepdb run`` names the step that wrote it (``"step": "answer 2"``, ``"quick"``,
+``"round 1"``); a step reads back the lines of its own pass (:func:`pass_of`)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from pdb_builder.atomic import write_text_atomic
 from pdb_builder.errors import (
     BoardError,
     DatabaseError,
@@ -18,6 +21,17 @@ from pdb_builder.errors import (
 from pdb_builder.moves import check_moves
 
 from ..outcome import Outcome, better, settle_by_bound
+
+# the pass whose lines a step reads back as done: the answer pass's steps (answering and
+# shortening) the answer pass's, the quick pass its own, the full pass and its rounds the
+# full pass's; a line that names no step is a batch's, or the full pass's of a journal
+# written before lines named their step
+PASSES = {"answer": "answer", "shorten": "answer", "quick": "quick", "full": "full", "round": "full"}
+
+
+def pass_of(step: str | None) -> str:
+    """The pass of a step named as its journal lines name it (:data:`PASSES`)."""
+    return PASSES.get((step or "full").split()[0], "full")
 
 
 def refuse_unless_resume(journal: Path, resume: bool) -> None:
@@ -132,16 +146,18 @@ def reopen_if_stale(out: Outcome, now) -> bool:
     return True
 
 
-def board_lines(path: Path, records, simulate: bool = True):
+def board_lines(path: Path, records, simulate: bool = True, of: str | None = None):
     """(record, line) for each journal line of a board of ``records``: the same index,
     text, size and goal (:func:`_same_board`), and for an answer, moves that still
     reach that board's goal (simulated again, unless ``simulate`` is False: a count
     of what the journal says).  Lines of other boards, or cut short by a kill, are
-    skipped."""
+    skipped; with ``of`` (a pass, :data:`PASSES`), so are the other passes' lines."""
     by_index = {r.index: r for r in records}
     for d in journal_lines(path):
         rec = by_index.get(d.get("index")) if isinstance(d, dict) else None
         if rec is None or not _same_board(d, rec):
+            continue
+        if of is not None and pass_of(d.get("step")) != of:
             continue
         if simulate and d.get("status") == "solved":
             if rec.board is None or not check_moves(rec.board, d.get("moves") or "").ok:
@@ -149,15 +165,17 @@ def board_lines(path: Path, records, simulate: bool = True):
         yield rec, d
 
 
-def read_journal(path: Path, records, now=None) -> dict[int, Outcome]:
-    """Outcomes of a previous run, re-checked (:func:`board_lines`): an answer whose
+def read_journal(path: Path, records, now=None, of: str | None = None) -> dict[int, Outcome]:
+    """Outcomes of a previous run (``of``: of that pass alone), re-checked
+    (:func:`board_lines`): an answer whose
     moves do not reach the goal of the same board, or a torn last line, is dropped
     (solved again).  With ``now`` (:func:`current_checksums`), a proof whose tables
     changed since is reopened (:func:`reopen_if_stale`).  A board journalled more than
     once keeps the better of its outcomes (:func:`~solver.outcome.better`: a later
     attempt that found less never stands in for an earlier answer or proof)."""
     done: dict[int, Outcome] = {}
-    for rec, d in board_lines(path, records):
+    for rec, d in board_lines(path, records, of=of):
+        d = {k: v for k, v in d.items() if k != "step"}  # which step wrote it: the journal's, not the outcome's
         out = Outcome.from_json({**d, "index": rec.index})
         if now is None or not reopen_if_stale(out, now):
             settle_by_bound(out)
@@ -190,6 +208,41 @@ def _same_text(d: dict, rec) -> bool:
     return d.get("board") == str(rec.board) and d.get("size", size) == size
 
 
-def journal_attempts(path: Path, records) -> Counter:
-    """How many times each board of ``records`` was journalled (a retry journals every attempt)."""
-    return Counter(rec.index for rec, _ in board_lines(path, records))
+def journal_attempts(path: Path, records, of: str | None = None) -> Counter:
+    """How many times each board of ``records`` was journalled (``of``: by that pass; a
+    retry journals every attempt)."""
+    return Counter(rec.index for rec, _ in board_lines(path, records, of=of))
+
+
+def fold_earlier_form(journal: Path, earlier: dict[str, Path]) -> int:
+    """Fold journals of the three-file form (``earlier``: pass -> its file, see
+    :attr:`solver.run.files.RunFiles.earlier_journals`) into ``journal``: their lines,
+    each naming its pass as its step, after the journal's own, and a last line naming
+    the files folded; written to a new file that replaces the journal at once, then the
+    files removed.  A kill before the replacement leaves everything as it was; one
+    after it leaves files the journal names as folded: they are removed, not folded
+    twice.  The lines folded (0: nothing to fold)."""
+    there = {step: path for step, path in earlier.items() if path.exists()}
+    if not there:
+        return 0
+    lines = list(journal_lines(journal))
+    done = {name for d in lines if isinstance(d, dict) for name in d.get("folded", ())}
+    fold = {step: path for step, path in there.items() if path.name not in done}
+    count = 0
+    if fold:
+        folded = []
+        for step, path in fold.items():
+            for d in journal_lines(path):
+                if not isinstance(d, dict):
+                    continue
+                if "input" in d:  # the same input's (refuse_other_input checked it): the journal's first line
+                    if not lines:
+                        lines.append(d)
+                    continue
+                folded.append({**d, "step": step})
+        count = len(folded)
+        lines += [*folded, {"folded": sorted(p.name for p in fold.values())}]
+        write_text_atomic(journal, "".join(json.dumps(d) + "\n" for d in lines))
+    for path in there.values():
+        path.unlink(missing_ok=True)
+    return count

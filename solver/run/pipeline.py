@@ -18,9 +18,9 @@ Under a budget no board starts once it could end past it (its step's last start:
 :data:`~solver.run.steps.QUICK_SPAN` or :data:`~solver.run.steps.BOARD_SPAN` limits and
 :data:`~solver.run.planning.RESERVE` before the deadline); a board no step started stays
 in the result, unanswered (:meth:`Run.account_for_every_board`).  Every reading of the
-time is the run's clock (``RunOptions.clock``).  Each kind of step keeps a journal beside
-the answer file (``OUT.answer.jsonl``, ``OUT.quick.jsonl``, ``OUT.progress.jsonl``) and
-builds publish atomically, so a killed run goes on with ``resume``.  What each step does
+time is the run's clock (``RunOptions.clock``).  Every step journals its boards as they
+end, in one journal beside the answer file (``OUT.progress.jsonl``, each line naming its
+step), and builds publish atomically, so a killed run goes on with ``resume``.  What each step does
 for users: ``docs/devquiz.md`` ("slidepdb run in detail").
 """
 
@@ -68,6 +68,7 @@ from .cluster import cluster_threads
 from .files import RunFiles
 from .journal import (
     current_checksums,
+    fold_earlier_form,
     input_key,
     journal_attempts,
     read_journal,
@@ -97,12 +98,12 @@ log = logging.getLogger("slidepdb.run")
 
 
 def journalled_outcomes(records, files: RunFiles) -> dict[int, Outcome]:
-    """What the journals of an unfinished run hold: each board's outcomes of every step
+    """What the journal of an unfinished run holds: each board's outcomes of every pass
     taken together (:func:`~solver.outcome.better`: the best answer, the highest lower
     bound; an answer step's answer as long as a later search's bound is proven)."""
     out: dict[int, Outcome] = {}
-    for journal in (files.answer_journal, files.quick_journal, files.journal):
-        for i, o in read_journal(journal, records).items():
+    for of in ("answer", "quick", "full"):
+        for i, o in read_journal(files.journal, records, of=of).items():
             out[i] = better(out[i], o) if i in out else o
     return out
 
@@ -120,12 +121,12 @@ class Run:
 
     def __init__(self, records, files: RunFiles, opts: RunOptions):
         self.records, self.files, self.opts = records, files, opts
-        journals = (files.answer_journal, files.quick_journal, files.journal)
-        for j in journals:
+        for j in files.journals():
             refuse_unless_resume(j, opts.resume)
-        self.input = input_key(records)  # the first line of each journal
+        self.input = input_key(records)  # the journal's first line
         if opts.resume:  # before any sitting is counted or file written
-            refuse_other_input([j for j in journals if j.exists()], records, self.input, files.answers)
+            refuse_other_input(files.journals(), records, self.input, files.answers)
+            fold_earlier_form(files.journal, files.earlier_journals)  # a journal of the three-file form
         self.res = RunResult()
         self.clock = opts.clock  # every reading of the time (solver.run.clock)
         self.sittings = Sittings.begin(files.sittings, opts.resume, self.clock)
@@ -240,12 +241,13 @@ class Run:
             resume=True,
             input=self.input,
             clock=self.clock,
+            journal=self.files.journal,
+            step=step.tag,
             job_memory=build_memory_cap(o.memory_limit),
             go_on=True,  # a table that cannot be read: its boards go on without it
             jobs=self.builds.jobs(step.plans),
             # boards with answers wait for their builds to the last start
             patient=[r.index for r in step.boards if not unanswered(self.best.get(r.index))],
-            journal=step.journal,
             time_limit=step.time_limit,
             node_limit=step.node_limit,
             fallback=step.fallback,
@@ -382,10 +384,10 @@ class Run:
         the builds' rate is scaled to the speed the boards had.  A resumed sitting that
         does not run the pass (no budget now, ``--no-fallback`` or ``--proofs-first``)
         still keeps the answers and proofs its journal holds."""
-        o, journal = self.opts, self.files.answer_journal
+        o, journal = self.opts, self.files.journal
         if self.budget.deadline is None or not o.fallback or not o.answers_first:
             if o.resume and journal.exists():  # a sitting without the pass keeps its answers
-                for out in read_journal(journal, self.records, current_checksums(o.db_dir)).values():
+                for out in read_journal(journal, self.records, current_checksums(o.db_dir), of="answer").values():
                     self.answer_seen(out)
             return
         order = answer_order(self.records)
@@ -394,7 +396,7 @@ class Run:
         for number in range(1, ANSWER_STEPS + 1):
             step = answer_step(
                 number, todo, grown, share, self.best, self.budget, self.clock.now(), self.slots, self.clock,
-                o.node_limit, journal,
+                o.node_limit,
             )  # fmt: skip
             if step is None:
                 break
@@ -406,9 +408,7 @@ class Run:
             share = LATE_SHARE
         tried: set[int] = set()
         for number in range(1, SHORTEN_STEPS + 1):
-            step = shorten_step(
-                number, order, self.best, tried, o.limits, self.budget, self.clock.now(), o.node_limit, journal
-            )
+            step = shorten_step(number, order, self.best, tried, o.limits, self.budget, self.clock.now(), o.node_limit)
             if step is None:
                 break
             yield step
@@ -428,8 +428,7 @@ class Run:
         todo = [r for r in self.records if r.index not in self.final]
         plans, lacking = self.quick_builds(todo)
         caps = [x for x in (o.node_limit, o.quick_node_limit) if x is not None]
-        journal = self.files.quick_journal
-        return quick_step(todo, plans, lacking, self.best, journal, self.budget, o.quick_limit, min(caps, default=None))
+        return quick_step(todo, plans, lacking, self.best, self.budget, o.quick_limit, min(caps, default=None))
 
     def full_pass(self) -> Step:
         """The boards the quick pass left, with the full pass's limit and the fallback,
@@ -440,7 +439,7 @@ class Run:
         budget with no ``--time-limit`` the limit is planned once and kept across sittings."""
         o, final = self.opts, self.final
         rest = [r for r in self.records if r.index not in final]
-        done_full = read_journal(self.files.journal, rest)
+        done_full = read_journal(self.files.journal, rest, of="full")
         # each board judged by what stands of it, its earlier steps' answers and bounds with
         # the full pass's (an answer step's answer as long as the full pass's bound is proven)
         stands = {i: self.keep(out) for i, out in done_full.items()}
@@ -455,7 +454,7 @@ class Run:
         for i in again:
             del done_full[i]
         if again:
-            tries = journal_attempts(self.files.journal, rest)
+            tries = journal_attempts(self.files.journal, rest, of="full")
             rest.sort(key=lambda r: retry_order(again.get(r.index), o.retry == "closest", tries[r.index]))
         todo = [r for r in rest if r.index not in done_full]
         plans = self.full_builds(todo)  # the wall-free cuts first: each board's order is its layout's cost
@@ -472,7 +471,7 @@ class Run:
             time_limit = DEFAULT_TIME_LIMIT
         self.res.full_limit = time_limit
         known = {r.index: k for r in rest if (k := known_for_full_pass(self.best.get(r.index))) is not None}
-        step = full_step(rest, again, plans, known, self.files.journal, budget, time_limit, o.node_limit, o.fallback)
+        step = full_step(rest, again, plans, known, budget, time_limit, o.node_limit, o.fallback)
         self.rest, self.retried = step.boards, bool(again)  # the rounds take its boards in its order
         return step
 
@@ -492,7 +491,7 @@ class Run:
             k += 1
             step, waiting = round_step(
                 k, self.rest, self.final, res.full_limit, self.budget, self.clock.now(), self.clock,
-                self.files.journal, o.fallback, o.node_limit,
+                o.fallback, o.node_limit,
             )  # fmt: skip
             if step is None:
                 break

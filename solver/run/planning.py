@@ -187,7 +187,7 @@ def tried_limit(o: Outcome) -> float:
 # -- the steps -----------------------------------------------------------------------------
 
 
-def quick_step(todo, plans, lacking: set[int], best: dict, journal, budget: Budget, limit: float, nodes) -> Step:
+def quick_step(todo, plans, lacking: set[int], best: dict, budget: Budget, limit: float, nodes) -> Step:
     """The quick pass over ``todo`` (records): optimal search only, ``limit`` seconds and
     ``nodes`` a board, waiting on the builds of ``plans``.  The boards whose tables are
     there first, then the wall-free builds' and then the exact layouts', each the
@@ -201,7 +201,6 @@ def quick_step(todo, plans, lacking: set[int], best: dict, journal, budget: Budg
     return Step(
         "quick",
         order,
-        journal,
         limit,
         node_limit=nodes,
         fallback=False,
@@ -211,7 +210,7 @@ def quick_step(todo, plans, lacking: set[int], best: dict, journal, budget: Budg
     )
 
 
-def full_step(rest, again: dict, plans, known: dict, journal, budget: Budget, limit: float, nodes, fallback) -> Step:
+def full_step(rest, again: dict, plans, known: dict, budget: Budget, limit: float, nodes, fallback) -> Step:
     """The full pass over ``rest`` (records, in their order: the retried ones, index ->
     earlier outcome in ``again``, sorted already), ``limit`` seconds and ``nodes`` a
     board with ``fallback``, waiting on the builds of ``plans``; with nothing retried,
@@ -223,7 +222,6 @@ def full_step(rest, again: dict, plans, known: dict, journal, budget: Budget, li
     return Step(
         "full",
         list(rest),
-        journal,
         limit,
         node_limit=nodes,
         fallback=fallback,
@@ -242,7 +240,6 @@ def round_step(
     budget: Budget,
     now: float,
     clock,
-    journal,
     fallback: bool,
     nodes,
 ) -> tuple[Step | None, int]:
@@ -273,7 +270,6 @@ def round_step(
     step = Step(
         "round",
         todo,
-        journal,
         time_limit,
         node_limit=None if nodes is None else nodes * 2**k,
         fallback=fallback,

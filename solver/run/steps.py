@@ -5,7 +5,6 @@ gave (:class:`BatchResult`, from :func:`solver.run.batch.run_batch`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..outcome import Outcome
 
@@ -23,9 +22,8 @@ class Step:
 
     ``kind``: one of :data:`KINDS` (an answer step, a shortening step, the quick pass,
     the full pass, a round); ``number``: the answer, shortening or round step's number
-    (1 the first); ``boards``: the records, in the order they start; ``journal``: the
-    file its outcomes go to; ``time_limit``: seconds a board, or a callable that
-    decides each board's as it starts (:class:`~solver.run.answer_pass.AnswerLimit`,
+    (1 the first); ``boards``: the records, in the order they start; ``time_limit``:
+    seconds a board, or a callable that decides each board's as it starts (:class:`~solver.run.answer_pass.AnswerLimit`,
     :class:`~solver.run.planning.UntilEnd`); ``node_limit``: nodes a board (None: no
     limit); ``fallback``: False, True or :data:`solver.fallback.SHORTER`; ``plans``: the
     builds (:class:`~solver.run.builds.Plan`) its boards wait on; ``retry``: indices
@@ -38,7 +36,6 @@ class Step:
 
     kind: str
     boards: list
-    journal: Path
     time_limit: object
     node_limit: int | None = None
     fallback: object = True
@@ -49,6 +46,12 @@ class Step:
     number: int = 0
     last: bool = False
     limit: float | None = None
+
+    @property
+    def tag(self) -> str:
+        """The step as its journal lines name it: its kind, with its number where it has
+        one (``"answer 2"``, ``"quick"``, ``"full"``, ``"round 1"``)."""
+        return f"{self.kind} {self.number}" if self.number else self.kind
 
     @property
     def seconds(self) -> float | None:

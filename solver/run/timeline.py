@@ -4,8 +4,8 @@ step.
 Every board's outcome is journalled with the wall-clock time it ended (``ended``,
 seconds since the epoch: :func:`solver.run.batch.run_batch`); the running time of
 that moment is what the sittings say (:class:`solver.run.sittings.Sittings`).  :func:`write_timeline`
-reads the quick pass's and the full pass's journals back into ``ANSWERS.timeline.csv``:
-one row per journalled outcome in the order they ended, with the counts after it;
+reads the run's journal back into ``ANSWERS.timeline.csv``: one row per journalled
+outcome in the order they ended, the step that ended it, and the counts after it;
 :func:`plot_timeline` draws the proven count against hours, one line per size.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 from pdb_builder.atomic import write_text_atomic
 
 from .files import RunFiles
-from .journal import board_lines
+from .journal import board_lines, pass_of
 from .sittings import Sittings
 
 COLUMNS = [
@@ -34,14 +34,18 @@ COLUMNS = [
 ]
 
 
-def _events(journal: Path, step: str, records):
-    for _, rec in board_lines(journal, records, simulate=False):  # what each journal says, as it says it
+def _events(journal: Path, records):
+    """(ended, the step that wrote it, line) of each journal line of a board of
+    ``records`` that says when it ended: what the journal says, as it says it."""
+    for _, rec in board_lines(journal, records, simulate=False):
         if "ended" in rec:
-            yield float(rec["ended"]), step, rec
+            yield float(rec["ended"]), rec.get("step"), rec
 
 
 def timeline_rows(records, files: RunFiles) -> list[dict]:
-    """Rows of :data:`COLUMNS` from the quick pass's and the full pass's journals.  A
+    """Rows of :data:`COLUMNS` from the run's journal, each with the step that wrote its
+    line (``"answer 1"``, ``"quick"``, ``"full"``, ``"round 2"``; ``"retry"``: a board the
+    full pass solved again, ``--retry``; a line naming no step is the full pass's).  A
     board's later outcome replaces its earlier one unless it found less (what
     :func:`~solver.outcome.better` keeps), so the counts say how many boards stand
     proven and answered then."""
@@ -49,8 +53,7 @@ def timeline_rows(records, files: RunFiles) -> list[dict]:
     boards: dict[str, int] = {}
     for s in size_of.values():
         boards[s] = boards.get(s, 0) + 1
-    journals = [("answer", files.answer_journal), ("quick", files.quick_journal), ("full", files.journal)]
-    events = sorted((e for step, j in journals for e in _events(j, step, records)), key=lambda e: e[0])
+    events = sorted(_events(files.journal, records), key=lambda e: e[0])
     sittings = Sittings.read(files.sittings)
     sittings.cover(e[0] for e in events)
     best: dict[int, tuple[bool, bool]] = {}  # index -> (answered, optimal)
@@ -64,7 +67,7 @@ def timeline_rows(records, files: RunFiles) -> list[dict]:
         i = int(rec["index"])
         if i not in size_of:
             continue
-        if step == "full":
+        if step in (None, "full"):  # (a line naming no step: the full pass's, or a round's before they said)
             step = "retry" if i in seen_full else "full"
             seen_full.add(i)
         bound, length = rec.get("lower_bound"), rec.get("length") if rec.get("status") == "solved" else None
@@ -73,7 +76,7 @@ def timeline_rows(records, files: RunFiles) -> list[dict]:
             shortest[i] = min(shortest.get(i, length), length)
         # proven by the answer of one try and the lower bound of another (solver.outcome.better)
         by_bound = shortest.get(i) is not None and shortest[i] == bounds[i]
-        if step in ("answer", "quick") and rec.get("status") == "limit" and not by_bound:
+        if pass_of(step) in ("answer", "quick") and rec.get("status") == "limit" and not by_bound:
             continue  # unfinished boards go on to the next pass
         was = best.get(i, (False, False))
         now = (rec.get("status") == "solved" or by_bound, bool(rec.get("optimal")) or by_bound)
