@@ -5,7 +5,9 @@ every string; searches that follow it keep the breadth-first optimal lengths."""
 import dataclasses
 import itertools
 import random
+from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from pdb_builder.board import Board, Shape
@@ -97,7 +99,7 @@ def test_pruned_searches_keep_optimal_lengths_with_fewer_nodes(shape):
     iteration's nodes; only the order the goal is met in may differ)."""
     dist, states = _states(shape, 30, seed=3)
     nodes = {}
-    for depth in (2, 6, 10):
+    for depth in (2, 6, 10, fsm.MAX_PRUNE_DEPTH):
         s = Searcher(manhattan_heuristic(shape), prune=depth)
         nodes[depth] = 0
         for cells in states:
@@ -106,7 +108,7 @@ def test_pruned_searches_keep_optimal_lengths_with_fewer_nodes(shape):
             assert res.optimal and res.length == dist[cells], (str(board), depth, res.length, dist[cells])
             assert check_moves(board, res.moves).ok
             nodes[depth] += res.nodes
-    assert nodes[10] <= nodes[6] <= nodes[2], nodes
+    assert nodes[fsm.MAX_PRUNE_DEPTH] <= nodes[10] <= nodes[6] <= nodes[2], nodes
     assert nodes[10] < nodes[2], nodes
 
 
@@ -121,6 +123,8 @@ def test_a_searcher_builds_a_deeper_automaton_once_its_searches_pay_for_it():
     assert fsm.deeper(shape, first, 10**9, left=1e-6) is None  # never a build a time limit has no room for
     top = fsm.automaton_for(shape, fsm.MAX_PRUNE_DEPTH)
     assert fsm.deeper(shape, top, 10**12) is None  # no deeper than the most
+    big = replace(first, depth=8, delta=np.zeros((int(fsm.MAX_STATES / fsm.STEP_GROWTH) + 1, 4), np.int32))
+    assert fsm.deeper(shape, big, 10**15) is None  # one whose next would pass the memory bound: kept
     s = Searcher(manhattan_heuristic(shape))
     assert s.automaton.depth == 2
     s.searched = 10**12  # as if it had searched for long: its next iteration gets a deeper one, kept

@@ -23,8 +23,11 @@ from pdb_builder.board import Shape
 
 FIRST_DEEPER = 6  # the first automaton after the undo-only one
 DEPTH_STEP = 2  # each deeper one forbids strings this much longer
-MAX_PRUNE_DEPTH = 14
-MAX_STATES = 1_000_000  # 16 bytes a state: at most 16 MB an automaton
+MAX_PRUNE_DEPTH = 16
+# 16 bytes a state: at most 128 MB an automaton, and about 1.1 GB while it is learnt (140 bytes
+# a state at its peak: 1.6 GB for the wall-free 6x6's 11.4 M states of depth 14, so that one
+# stays at depth 12; a walled 6x6 layout's depth 14 has 2-3 M)
+MAX_STATES = 8_000_000
 STEP_GROWTH = 5.0  # an automaton two moves deeper against this one: states (4.2x-4.7x measured)
 FIRST_STATES = 200  # states a free cell to expect of the first deeper one
 STATE_NODES = 10  # a state costs about what ten nodes of search cost (1 us against 0.1 us)
