@@ -5,7 +5,6 @@ every string; searches that follow it keep the breadth-first optimal lengths."""
 import dataclasses
 import itertools
 import random
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -123,7 +122,7 @@ def test_a_searcher_builds_a_deeper_automaton_once_its_searches_pay_for_it():
     assert fsm.deeper(shape, first, 10**9, left=1e-6) is None  # never a build a time limit has no room for
     top = fsm.automaton_for(shape, fsm.MAX_PRUNE_DEPTH)
     assert fsm.deeper(shape, top, 10**12) is None  # no deeper than the most
-    big = replace(first, depth=8, delta=np.zeros((int(fsm.MAX_STATES / fsm.STEP_GROWTH) + 1, 4), np.int32))
+    big = dataclasses.replace(first, depth=8, delta=np.zeros((int(fsm.MAX_STATES / fsm.STEP_GROWTH) + 1, 4), np.int32))
     assert fsm.deeper(shape, big, 10**15) is None  # one whose next would pass the memory bound: kept
     s = Searcher(manhattan_heuristic(shape))
     assert s.automaton.depth == 2
