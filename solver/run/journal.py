@@ -167,12 +167,12 @@ def board_lines(path: Path, records, simulate: bool = True, of: str | None = Non
 
 def read_journal(path: Path, records, now=None, of: str | None = None) -> dict[int, Outcome]:
     """Outcomes of a previous run (``of``: of that pass alone), re-checked
-    (:func:`board_lines`): an answer whose
-    moves do not reach the goal of the same board, or a torn last line, is dropped
-    (solved again).  With ``now`` (:func:`current_checksums`), a proof whose tables
-    changed since is reopened (:func:`reopen_if_stale`).  A board journalled more than
-    once keeps the better of its outcomes (:func:`~solver.outcome.better`: a later
-    attempt that found less never stands in for an earlier answer or proof)."""
+    (:func:`board_lines`): an answer whose moves do not reach the goal of the same
+    board, or a torn last line, is dropped (solved again).  With ``now``
+    (:func:`current_checksums`), a proof whose tables changed since is reopened
+    (:func:`reopen_if_stale`).  A board journalled more than once keeps the better of its
+    outcomes (:func:`~solver.outcome.better`: a later attempt that found less never stands
+    in for an earlier answer or proof)."""
     done: dict[int, Outcome] = {}
     for rec, d in board_lines(path, records, of=of):
         d = {k: v for k, v in d.items() if k != "step"}  # which step wrote it: the journal's, not the outcome's

@@ -20,8 +20,8 @@ Under a budget no board starts once it could end past it (its step's last start:
 in the result, unanswered (:meth:`Run.account_for_every_board`).  Every reading of the
 time is the run's clock (``RunOptions.clock``).  Every step journals its boards as they
 end, in one journal beside the answer file (``OUT.progress.jsonl``, each line naming its
-step), and builds publish atomically, so a killed run goes on with ``resume``.  What each step does
-for users: ``docs/devquiz.md`` ("slidepdb run in detail").
+step), and builds publish atomically, so a killed run goes on with ``resume``.  What each
+step does for users: ``docs/devquiz.md`` ("slidepdb run in detail").
 """
 
 from __future__ import annotations

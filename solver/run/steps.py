@@ -23,13 +23,13 @@ class Step:
     ``kind``: one of :data:`KINDS` (an answer step, a shortening step, the quick pass,
     the full pass, a round); ``number``: the answer, shortening or round step's number
     (1 the first); ``boards``: the records, in the order they start; ``time_limit``:
-    seconds a board, or a callable that decides each board's as it starts (:class:`~solver.run.answer_pass.AnswerLimit`,
-    :class:`~solver.run.planning.UntilEnd`); ``node_limit``: nodes a board (None: no
-    limit); ``fallback``: False, True or :data:`solver.fallback.SHORTER`; ``plans``: the
-    builds (:class:`~solver.run.builds.Plan`) its boards wait on; ``retry``: indices
-    solved again although the journal has them; ``last_start``: wall clock after which
-    no board starts (None: no budget); ``known``: index ->
-    :class:`~solver.outcome.Known`, what earlier steps proved and found of its boards;
+    seconds a board, or a callable that decides each board's as it starts
+    (:class:`~solver.run.answer_pass.AnswerLimit`, :class:`~solver.run.planning.UntilEnd`);
+    ``node_limit``: nodes a board (None: no limit); ``fallback``: False, True or
+    :data:`solver.fallback.SHORTER`; ``plans``: the builds (:class:`~solver.run.builds.Plan`)
+    its boards wait on; ``retry``: indices solved again although the journal has them;
+    ``last_start``: wall clock after which no board starts (None: no budget); ``known``:
+    index -> :class:`~solver.outcome.Known`, what earlier steps proved and found of its boards;
     ``last``: the budget's last round (its limit is what is left); ``limit``: the
     seconds a board where ``time_limit`` decides each as it starts (the last round's:
     what the budget had left as it was planned)."""
