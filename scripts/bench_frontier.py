@@ -37,10 +37,11 @@ def frontier_search(searcher, board, size: int):
     (f, h, g, key) in order of f and then h, the stored arrangements, expansions, the
     goal's moves where B reached it)."""
     h0 = searcher.root_state(board).h0
+    estimates: dict = {}  # arrangement -> its estimate, kept across the bounds tried
     best = None
     bound = h0
     while True:
-        got = _layers(searcher, board, bound, size, h0)
+        got = _layers(searcher, board, bound, size, h0, estimates)
         if got is None:
             break
         best = got
@@ -48,11 +49,11 @@ def frontier_search(searcher, board, size: int):
             break
         bound += 2
     if best is None:  # not even the first bound fits: the root alone
-        best = _layers(searcher, board, h0 - 2, size, h0)
+        best = _layers(searcher, board, h0 - 2, size, h0, estimates)
     return best
 
 
-def _layers(searcher, board, bound: int, size: int, h0: int):
+def _layers(searcher, board, bound: int, size: int, h0: int, estimates: dict):
     from pdb_builder.board import Board
 
     shape = searcher.shape
@@ -82,7 +83,9 @@ def _layers(searcher, board, bound: int, size: int, h0: int):
                 child = tuple(cells)
                 if child in nodes:
                     continue
-                hc = searcher.root_state(Board(shape, child)).h0
+                hc = estimates.get(child)
+                if hc is None:  # each arrangement's estimate read once over every bound tried
+                    hc = estimates[child] = searcher.root_state(Board(shape, child)).h0
                 nodes[child] = (c, g + 1, key, str(letters[blank, k]), v, hc)
                 nxt.append(child)
                 if len(nodes) > size:
