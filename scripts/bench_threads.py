@@ -21,7 +21,10 @@ A count written ``1g`` (``--threads 1 1g``) searches on that many threads throug
 grant that could change while it runs, as ``slidepdb run`` and ``solve`` with many
 boards give each board (nobody changes it here): its large iterations go through the
 split search even on one thread, so threads granted later could join them; against
-the plain count, what that costs.
+the plain count, what that costs.  ``2p``: on two worker processes of this machine
+instead (``solve --split --workers 2``, :mod:`solver.search.processes`); ``2d``: on a
+dask LocalCluster the script starts, two worker processes of one thread each, which
+open the tables themselves (``solve --split --scheduler``).
 
 ``--independent 1 16``: instead, what the machine allows threads that never
 coordinate: for each count N, N one-thread searches at once in this process, each
@@ -43,20 +46,33 @@ from benchdata import DATA, ROOT, kf2002_expanded
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--db-dir", required=True)
-    ap.add_argument("--threads", nargs="+", default=["1", "2"], help="counts; 1g: one through a grant that may grow")
+    ap.add_argument(
+        "--threads", nargs="+", default=["1", "2"], help="counts; 1g: a grant that may grow; 2p: processes; 2d: dask"
+    )
     ap.add_argument("--sets", nargs="+", default=["korf24", "depth80"], choices=["korf24", "depth80"])
     ap.add_argument("--korf24", nargs="+", default=["40", "38"], help="24-puzzle instance numbers")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--independent", type=int, nargs="+", help="counts of one-thread searches run at once instead")
     a = ap.parse_args()
     sys.path.insert(0, str(ROOT))
+    for t in a.threads:
+        count, kind = t.rstrip("gpd"), t.lstrip("0123456789")
+        if not count.isdigit() or int(count) < 1 or kind not in ("", "g", "p", "d"):
+            ap.error(f"--threads {t}: a count, then g (a grant that may grow), p (processes) or d (dask workers)")
+    try:
+        return compare(a)
+    finally:
+        for w in WORKERS.values():
+            w.close()
+
+
+def compare(a) -> int:
+    from pathlib import Path
+
     from pdb_builder.formats import read_file
+    from solver.search.processes import Recipe
     from solver.search.searcher import Searcher
     from solver.search.tables import heuristic_for
-
-    for t in a.threads:
-        if not t.rstrip("g").isdigit() or int(t.rstrip("g")) < 1:
-            ap.error(f"--threads {t}: a count, or a count then g (a grant that may grow)")
 
     work = []
     if "korf24" in a.sets:
@@ -73,6 +89,7 @@ def main() -> int:
                 print(f"no {shape.size_text} database in {a.db_dir}; build it first", file=sys.stderr)
                 return 1
             searchers[shape] = Searcher(h)
+            searchers[shape].recipe = Recipe(shape, str(Path(a.db_dir).resolve()))  # (for dask workers)
             for t in sorted(set(a.threads)):  # compile, map the tables, start the threads once
                 searchers[shape].solve(rec.board, node_limit=3_000_000, threads=threads_of(t))
     if a.independent:
@@ -86,13 +103,18 @@ def main() -> int:
     kf = kf2002_expanded()
     versus = []
     logs = {t: [] for t in a.threads[1:]}
+    jobs = []  # (instance, count, the workers' record of each iteration they searched)
     for name, rec in work:
         s = searchers[rec.board.shape]
         for rnd in range(a.rounds):
             order = a.threads if rnd % 2 == 0 else a.threads[::-1]
             got = {}
             for t in order:
-                res = s.solve(rec.board, threads=threads_of(t))
+                held = threads_of(t)
+                logged = len(getattr(held, "log", ()))
+                res = s.solve(rec.board, threads=held)
+                if hasattr(held, "log"):
+                    jobs.append((name, t, held.log[logged:]))
                 if not right(res, rec):
                     print(f"{name}: wrong answer at {t} threads: {res}", file=sys.stderr)
                     return 1
@@ -117,6 +139,8 @@ def main() -> int:
         for t in a.threads[1:]
     )
     print(f"| all | | | {cells} | {rel} |")
+    if jobs:
+        print_jobs(jobs)
     if versus:
         print(f"\n| instance | length | expanded, {base} thread(s) | expanded, Korf & Felner 2002 | ratio |")
         print("|---|---|---:|---:|---:|")
@@ -125,8 +149,16 @@ def main() -> int:
     return 0
 
 
+WORKERS: dict = {}  # "2p", "2d": their workers, started once
+
+
 def threads_of(t: str):
-    """``--threads`` count ``t``: ``N``, or ``Ng``, N threads through a grant that may grow."""
+    """``--threads`` count ``t``: ``N``; ``Ng``, N threads through a grant that may grow;
+    ``Np`` and ``Nd``, N worker processes of this machine or of a dask LocalCluster."""
+    if t[-1] in "pd":
+        if t not in WORKERS:
+            WORKERS[t] = worker_processes(int(t[:-1]), t[-1] == "d")
+        return WORKERS[t]
     if not t.endswith("g"):
         return int(t)
     import numpy as np
@@ -134,6 +166,47 @@ def threads_of(t: str):
     from pdb_builder.cores import Share
 
     return Share(grant=np.array([int(t[:-1])], dtype=np.int64), used=np.zeros(1, dtype=np.int64))
+
+
+def print_jobs(jobs) -> None:
+    """What the workers' jobs cost, per instance and count: the iterations they searched,
+    their jobs, the mean and longest job, the workers' seconds in jobs against the
+    iterations' wall seconds times the workers (the share of the workers kept busy), and
+    what each job cost beyond its search (the workers' idle seconds a job)."""
+    print("\n| instance | workers | iterations | jobs | mean job s | longest job s | busy s | wall s | busy share "
+          "| idle ms a job |")  # fmt: skip
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, t, log in jobs:
+        n, count = sum(x.jobs for x in log), int(t[:-1])
+        busy, wall, longest = (
+            sum(x.busy for x in log),
+            sum(x.wall for x in log),
+            max((x.longest for x in log), default=0),
+        )
+        share = busy / (wall * count) if wall else 0.0
+        idle = (wall * count - busy) / n * 1000 if n else 0.0
+        print(f"| {name} | {t} | {len(log)} | {n} | {busy / max(n, 1):.3f} | {longest:.3f} | {busy:.1f} | {wall:.1f} "
+              f"| {share:.3f} | {idle:.1f} |")  # fmt: skip
+
+
+def worker_processes(n: int, dask: bool):
+    """``n`` worker processes of this machine, or a dask LocalCluster of ``n`` one-thread workers."""
+    from solver.search.processes import Workers
+
+    if not dask:
+        return Workers.local(n)
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None)
+    client = Client(cluster)
+    workers = Workers.cluster(client)
+
+    def close():
+        client.close()
+        cluster.close()
+
+    workers._close = close
+    return workers
 
 
 def right(res, rec) -> bool:

@@ -139,6 +139,8 @@ def solve(
     fallback: bool = True,
     goal: str = "korf",
     threads: int | None = None,
+    processes: int | None = None,
+    scheduler=None,
 ) -> Result:
     """Solve one board: solvability decided first, then IDA* on every database of
     ``db_dir`` that serves its shape (default ``$SLIDEPDB_DB_DIR`` or ``./databases``;
@@ -153,11 +155,18 @@ def solve(
     :class:`~pdb_builder.errors.DatabaseError` for a damaged table (the CLI's exit
     codes 2 and 1); every other outcome is in the result.  A database folder that was
     asked for and does not exist gives a ``UserWarning`` (once per folder).  ``threads``: threads for the
-    optimal search (default: every core this process may use; :mod:`solver.search.threads`)."""
+    optimal search (default: every core this process may use; :mod:`solver.search.threads`).
+    ``processes``: its large iterations searched by that many worker processes of this
+    machine instead; ``scheduler``: by a dask cluster's workers (an address or a
+    ``distributed.Client``), each opening ``db_dir`` itself
+    (:mod:`solver.search.processes`).  At most one of the three."""
     one_of("goal", goal, ("korf", "devquiz"))
     positive_number("time_limit", time_limit)
     positive_number("node_limit", node_limit, whole=True)
     positive_number("threads", threads, whole=True)
+    positive_number("processes", processes, whole=True)
+    if sum(x is not None for x in (threads, processes, scheduler)) > 1:
+        raise OptionsError("threads, processes, scheduler: give at most one")
     rec = _record(board, goal)
     key = (str(db_dir) if db_dir is not None else None, use_db)
     pool = _POOLS.get(key)
@@ -166,6 +175,11 @@ def solve(
         if missing:
             warnings.warn(missing, UserWarning, stacklevel=2)
         pool = _POOLS[key] = SolverPool(db_dir, use_db)
+    if processes is not None or scheduler is not None:
+        from .search.processes import board_workers
+
+        with board_workers(processes, scheduler) as workers:
+            return Result.of(solve_record(rec, pool, time_limit, node_limit, fallback, threads=workers))
     if threads is None:
         from .search.threads import default_threads
 
@@ -246,13 +260,21 @@ class SolverPool:
         if key in self._searchers:
             self._searchers.move_to_end(key)
             return self._searchers[key]
+        from .search.processes import Recipe  # (how a dask worker opens the same tables)
+
         if self.use_db:
+            from pdb_builder.storage import default_db_dir
+
             from .search.tables import heuristic_for  # (h5py: not imported by a --no-db process)
 
             h = heuristic_for(board.shape, self.db_dir, verify=self.verify, left_out=self.left_out)
+            db = str(default_db_dir(self.db_dir).resolve())  # (a cluster's worker may start elsewhere)
+            gone = tuple(str(Path(p).resolve()) for p in self.left_out or ())
+            recipe = Recipe(board.shape, db, True, self.verify, gone)
         else:
-            h = manhattan_heuristic(board.shape)
+            h, recipe = manhattan_heuristic(board.shape), Recipe(board.shape, use_db=False)
         self._searchers[key] = Searcher(h)
+        self._searchers[key].recipe = recipe
         self._searchers[key].python_first = self.python_first
         self._searchers[key].progress = self.progress
         while len(self._searchers) > self.SEARCHERS:

@@ -85,6 +85,12 @@ def check(board, moves, size, goal, as_json):
     help="Threads for each board's optimal search (default: every core for one board; for several, 1, "
     "and the workers' slots left idle near the end).",
 )
+@click.option(
+    "--split",
+    is_flag=True,
+    help="One board at a time, its large IDA* iterations split over processes: with --scheduler, every "
+    "worker thread of the cluster; else --workers processes of this machine (default: one per core).",
+)
 @solve_options
 def solve(
     board,
@@ -102,6 +108,7 @@ def solve(
     scheduler,
     no_db,
     threads,
+    split,
     no_fallback,
     compare_paths,
 ):
@@ -113,8 +120,6 @@ def solve(
     (``optimal: false``, with the proven lower bound) unless --no-fallback.
     Ctrl-C keeps every finished answer (rerun with --resume).
     """
-    from ..run.batch import run_batch
-
     refuse_clobbering(
         [("--out", out_path), ("--report", report_path)],
         [("the input file", board if board != "-" else None), *(("--compare", c) for c in compare_paths)],
@@ -131,6 +136,16 @@ def solve(
 
     cores, n = default_threads(), len(boards.records)
     threads = capped("--threads", threads, cores, f"the {plural(cores, 'core')} this process may use")
+    over = None  # --split: the processes each board's iterations are split over
+    if split:
+        if threads is not None:
+            raise click.UsageError("--split searches each board on processes, not threads: leave out --threads")
+        from ..search.processes import board_workers
+
+        if scheduler is None:
+            workers = capped("--workers", workers, cores, plural(cores, "core")) or cores
+        over = board_workers(workers, scheduler)  # OptionsError: exit 2
+        threads, workers, scheduler = over, 1, None  # one board at a time, in this process
     if scheduler is None:
         most = max(min(cores, n), 1)
         workers = capped("--workers", workers, most, f"{plural(cores, 'core')}, {plural(n, 'board')}")
@@ -139,6 +154,60 @@ def solve(
     grow = threads is None  # several boards: one thread each, more as workers idle
     if threads is None:
         threads = cores if n == 1 else 1
+    try:
+        result = _batch(
+            boards,
+            db_dir,
+            no_db,
+            time_limit,
+            node_limit,
+            workers,
+            threads,
+            grow,
+            out_path,
+            resume,
+            as_json,
+            no_fallback,
+            scheduler,
+        )
+    finally:
+        if over is not None:
+            over.close()
+    resumed = f", {result.resumed} from an earlier run" if result.resumed else ""
+    if result.reopened:
+        resumed += f"; {reopened_text(result.reopened)}"
+    where_ = f"on {scheduler}" if scheduler else over.where if over is not None else f"with {plural(workers, 'worker')}"
+    head = f"{len(result.outcomes)}/{plural(len(boards.records), 'board')} in {result.seconds:.1f} s {where_}{resumed}"
+    sys.exit(
+        finish_run(
+            boards,
+            result.outcomes,
+            Outputs(report_path, tuple(compare_paths), as_json, out_path),
+            head=head,
+            left_out=result.left_out,
+            interrupted=result.interrupted,
+            failed_outputs=result.failed_outputs,
+        )
+    )
+
+
+def _batch(
+    boards,
+    db_dir,
+    no_db,
+    time_limit,
+    node_limit,
+    workers,
+    threads,
+    grow,
+    out_path,
+    resume,
+    as_json,
+    no_fallback,
+    scheduler,
+):
+    from ..run.batch import run_batch
+
     result = run_batch(
         boards.records,
         db_dir=db_dir,
@@ -157,19 +226,4 @@ def solve(
         search_progress=shown.search,
     )
     shown.close()
-    resumed = f", {result.resumed} from an earlier run" if result.resumed else ""
-    if result.reopened:
-        resumed += f"; {reopened_text(result.reopened)}"
-    where_ = f"on {scheduler}" if scheduler else f"with {plural(workers, 'worker')}"
-    head = f"{len(result.outcomes)}/{plural(len(boards.records), 'board')} in {result.seconds:.1f} s {where_}{resumed}"
-    sys.exit(
-        finish_run(
-            boards,
-            result.outcomes,
-            Outputs(report_path, tuple(compare_paths), as_json, out_path),
-            head=head,
-            left_out=result.left_out,
-            interrupted=result.interrupted,
-            failed_outputs=result.failed_outputs,
-        )
-    )
+    return result

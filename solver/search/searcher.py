@@ -105,6 +105,9 @@ class Searcher:
         # ``prune``, or (None) deeper as this searcher's searches grow long (``searched``: the
         # nodes they generated)
         self.prune = prune
+        # how a dask worker opens the same tables (solver.search.processes.Recipe), where
+        # they come from files; None: a cluster cannot share this searcher's iterations
+        self.recipe = None
         self.automaton = undo_only(self.shape) if prune is None else automaton_for(self.shape, prune)
         self.searched = 0
         (
@@ -285,6 +288,9 @@ class Searcher:
         ``threads > 1``: an iteration that outgrows one slice of nodes (and every
         later one) is searched by that many threads (:mod:`solver.search.threads`); the
         answer's length is the same, proven the same way.  A
+        :class:`~solver.search.processes.Workers`: by worker processes, this machine's
+        or a dask cluster's (:mod:`solver.search.processes`; a cluster needs the
+        searcher's :attr:`recipe`, else this process's threads search).  A
         :class:`~pdb_builder.cores.Share` whose grant may change: such an iteration is
         searched by as many threads as the grant says while it runs, even one.
 
@@ -329,7 +335,11 @@ class Searcher:
     ) -> SearchResult:
         K = _kernel()
         t0 = time.perf_counter()
-        threads = share_of(threads)
+        # worker processes (solver.search.processes.Workers, which imports this module)
+        workers = threads if hasattr(threads, "run_iteration") else None
+        if workers is not None and workers.recipe and self.recipe is None:
+            workers, threads = None, None  # tables a cluster cannot open: this process's threads
+        threads = share_of(1 if workers is not None else threads)
         st = self.root_state(board)
         h0 = st.h0
         if weight != 100:
@@ -369,7 +379,7 @@ class Searcher:
         nodes = expanded = 0
         began = (0, t0)  # where the iteration under way began: nodes, perf_counter
         parallel = False  # once an iteration outgrew a slice, every later one runs on the threads
-        alone = threads.fixed and threads.granted == 1  # one thread, never more
+        alone = workers is None and threads.fixed and threads.granted == 1  # one thread, never more
         grows = not threads.fixed  # a grant that may change: threads join while an iteration runs
         last = None  # the last iteration's (nodes visited per depth, nodes): where the next one splits
         while True:
@@ -421,7 +431,10 @@ class Searcher:
                 from .threads import IterationSpec, run_iteration
 
                 spec = IterationSpec(thresh, weight, bpmx, deadline, node_limit, nodes, last, max_depth, fsm)
-                out = run_iteration(self, board, threads, spec)
+                if workers is not None:
+                    out = workers.run_iteration(self, board, spec)
+                else:
+                    out = run_iteration(self, board, threads, spec)
                 nodes += out.nodes
                 expanded += out.expanded
                 most = max(most, out.threads)

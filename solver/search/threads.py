@@ -78,11 +78,11 @@ def default_threads() -> int:
     return usable_cores()
 
 
-def plan(counts, nodes: int, threads: int) -> tuple[int, int, int]:
+def plan(counts, nodes: int, threads: int, window_nodes: int = WINDOW_NODES) -> tuple[int, int, int]:
     """(split depth, window length, second split depth) for an iteration after one
     that visited ``counts[d]`` nodes at depth ``d`` and ``nodes`` in all: the
     shallowest depth with enough nodes to share out finely, windows of about
-    :data:`WINDOW_NODES` nodes, and the shallowest depth below it with
+    ``window_nodes`` nodes, and the shallowest depth below it with
     :data:`SPLIT2_FACTOR` times as many nodes (0: none, and below
     :data:`SHARE_THREADS` threads)."""
     want = max(SPLIT_MIN * threads, nodes // SPLIT_PARTS, 1)
@@ -91,7 +91,7 @@ def plan(counts, nodes: int, threads: int) -> tuple[int, int, int]:
     below = max(nodes / max(int(counts[split]), 1), 1.0)  # nodes under a node at the split depth
     deeper = [d for d in range(split + 1, len(counts)) if counts[d] >= SPLIT2_FACTOR * max(int(counts[split]), 1)]
     split2 = deeper[0] if deeper and threads >= SHARE_THREADS else 0
-    return split, max(int(WINDOW_NODES / (below * GROWTH)), 1), split2
+    return split, max(int(window_nodes / (below * GROWTH)), 1), split2
 
 
 @dataclass

@@ -1,0 +1,453 @@
+"""One IDA* iteration searched by worker processes: this machine's, or a dask cluster's.
+
+As on threads (:mod:`solver.search.threads`), the nodes at a split depth are numbered
+in the order the serial search meets them, and each number is searched by exactly one
+walk: a walk goes down from the root alike in every process (BPMX raises no estimate
+above the split depth) and searches the subtrees of the numbers in its window only.  Here
+the windows are jobs: the parent hands them out in the serial order, a few ahead of
+each worker, and gathers what each ended with (nodes, the smallest f over the threshold,
+a solution).  A worker keeps its walk between jobs and goes on from where it stopped
+when its next window lies ahead; else it walks again from the root.  So the parent only
+hands out numbers and adds up; the workers search.
+
+The proof is the serial one: every number of a completed iteration was searched once,
+and the smallest f any walk pruned is the next threshold, so every iteration is as
+complete as the serial search's, and a solution found within a threshold that every
+earlier, completed iteration proved is optimal.  A completed iteration's nodes are the
+serial search's at the same split depth, the walks above it counted once (a walk
+again from the root is work the node count leaves out).  What the workers search must be
+what the parent would: each job says the estimate's names, the root's estimate and the
+automaton's depth and states, and a worker whose tables differ stops the search with
+:class:`WorkersDiffer`; every walk that ends an iteration must count the same numbers.
+
+Where the jobs run (:class:`Workers`): ``Workers.local(n)`` forks ``n`` processes of this
+machine that inherit the parent's searcher and automaton (the tables are memory-mapped, so
+they share one copy), and forks them again when either changes; ``Workers.cluster(client)``
+sends jobs to a dask cluster's workers (the same ``--scheduler`` ``slidepdb run`` takes),
+each of which opens the tables of the same database folder once (:class:`Recipe`) and keeps
+them for the next jobs.  A limit stops handing out jobs; the jobs running end with their
+windows (a fraction of a second each), so a node limit may be passed by those.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import queue
+import threading
+import time
+import uuid
+from typing import NamedTuple
+
+import numpy as np
+
+from pdb_builder.board import Board, Shape
+from pdb_builder.words import plural
+
+from .limits import raise_if_stopping
+from .state import new_stack, path_moves, private, private_copy, start_iteration
+from .threads import GROWTH, IterationEnd, IterationSpec, plan
+
+JOB_NODES = 2_000_000  # nodes a job's window is planned to hold at most (about 0.3 s of one core)
+JOB_MIN_NODES = 100_000  # and at least (against a fraction of a millisecond to hand it over)
+JOBS_EACH = 16  # and small enough that an iteration holds this many jobs a worker
+AHEAD = 2  # jobs handed to each worker beyond the one it runs (its next window is there when it asks)
+SLICE = 1_000_000  # nodes a worker searches between looks at whether its window ended
+
+
+class WorkersDiffer(RuntimeError):
+    """A worker searched another tree than the parent's (other tables, estimate or pruning)."""
+
+
+class Recipe(NamedTuple):
+    """How a worker process opens the parent's tables: the shape, the database folder
+    (None: the default), whether files are read at all, their checks, and the files left
+    out (their paths) as the parent left them out."""
+
+    shape: Shape
+    db_dir: str | None = None
+    use_db: bool = True
+    verify: bool = True
+    left_out: tuple[str, ...] = ()
+
+    def searcher(self):
+        from .heuristic import manhattan_heuristic
+        from .searcher import Searcher
+
+        if not self.use_db:
+            return Searcher(manhattan_heuristic(self.shape))
+        from .tables import heuristic_for
+
+        left = {path: "left out by the parent" for path in self.left_out}
+        return Searcher(heuristic_for(self.shape, self.db_dir, verify=self.verify, left_out=left))
+
+
+class Job(NamedTuple):
+    """One window of one iteration: the numbers ``lo < k <= hi`` at depth ``split``."""
+
+    iteration: str  # the iteration's id: a worker's walk goes on only within the same one
+    recipe: Recipe | None  # (None: a forked worker has the parent's searcher)
+    cells: tuple
+    thresh: int
+    weight: int
+    bpmx: bool
+    split: int
+    prune: int  # the automaton's depth
+    max_depth: int
+    lo: int
+    hi: int
+
+
+class JobEnd(NamedTuple):
+    """What a job ended with: the kernel's status (found, the iteration done, its window
+    passed), its walk's id, the nodes it generated and expanded, its walk's nodes above
+    the split depth so far (generated, expanded), the smallest f it pruned, its walk's
+    nodes per depth so far, the solution's moves, the numbers its walk met, and what the
+    worker searched (:func:`_fingerprint`)."""
+
+    status: int
+    walk: str
+    nodes: int
+    expanded: int
+    upper: tuple
+    next: int
+    counts: np.ndarray
+    moves: str | None
+    seen: int
+    fingerprint: tuple
+    seconds: float = 0.0  # the worker's, on this job (a walk from the root included)
+
+
+# a worker process's state: searchers by recipe (or the parent's, forked), automata by
+# (shape, depth), and each thread's walk (a dask worker runs jobs on several threads)
+_searchers: dict = {}
+_automata: dict = {}
+_lock = threading.Lock()
+_local = threading.local()
+_walks = itertools.count()
+
+
+def _fingerprint(searcher, fsm, h0: int) -> tuple:
+    h = searcher.h
+    return (tuple(h.names), h.goal_name, bool(h.use_lc), h0, fsm.depth, fsm.states)
+
+
+def _searcher_for(recipe: Recipe | None):
+    with _lock:
+        if recipe not in _searchers:
+            if recipe is None:
+                raise WorkersDiffer(f"worker process {os.getpid()} has no searcher (it was not forked by the parent)")
+            _searchers[recipe] = s = recipe.searcher()
+            s.reads.begin()  # its tables hashed in the background: checked before a job's end is reported
+        return _searchers[recipe]
+
+
+def _automaton(searcher, depth: int):
+    from .automaton import automaton_for
+
+    if searcher.automaton.depth == depth:
+        return searcher.automaton
+    with _lock:
+        key = (searcher.shape, depth)
+        if key not in _automata:
+            _automata[key] = automaton_for(searcher.shape, depth)
+        return _automata[key]
+
+
+class _Walk:
+    """A worker's walk of one iteration: its root's arrays, stack and state vector."""
+
+    def __init__(self, job: Job):
+        from . import kernel as K
+
+        self.K = K
+        self.iteration = job.iteration
+        self.searcher = s = _searcher_for(job.recipe)
+        board = Board(s.shape, tuple(job.cells))
+        fsm = _automaton(s, job.prune)
+        self.tables = s.kernel_tables(fsm)
+        self.st = s.root_state(board)
+        self.root = self.st.arrays()
+        self.stack = new_stack(job.max_depth, s.ngroups)
+        self.state = private(K.STATE_SIZE)
+        self.goal = s.goal._replace(key=private_copy(s.goal.key))  # (the goal table's scratch key is written)
+        h0 = self.st.h0 if job.weight == 100 else (self.st.h0 * job.weight) // 100
+        start_iteration(self.st, board.blank, h0, job.thresh, self.stack, self.state, int(fsm.roots[board.blank]))
+        self.state[K.S_SPLIT] = job.split
+        self.fingerprint = _fingerprint(s, fsm, self.st.h0)
+        self.id = f"{os.getpid()}.{threading.get_ident()}.{next(_walks)}"
+
+    def search(self, job: Job) -> JobEnd:
+        K, state = self.K, self.state
+        nodes, expanded = int(state[K.S_NODES]), int(state[K.S_EXPANDED])
+        state[K.S_LO], state[K.S_HI] = job.lo, job.hi
+        while True:
+            status = K.search_slice(self.root, self.tables, self.stack, state, SLICE, job.bpmx, self.goal, job.weight)
+            if status != K.SLICE_SPENT:
+                break
+        moves = path_moves(self.searcher.letters, self.stack, int(state[K.S_DEPTH])) if status == K.FOUND else None
+        return JobEnd(
+            int(status),
+            self.id,
+            int(state[K.S_NODES]) - nodes,
+            int(state[K.S_EXPANDED]) - expanded,
+            (int(state[K.S_UPPER_NODES]), int(state[K.S_UPPER_EXPANDED])),
+            int(state[K.S_NEXT]),
+            self.stack.cnt[: job.max_depth + 1].copy(),
+            moves,
+            int(state[K.S_SEEN]),
+            self.fingerprint,
+        )
+
+
+def search_window(job: Job) -> JobEnd:
+    """A worker's job: the window of ``job``, on this thread's walk of its iteration
+    when that walk has not passed the window's start, else on a new walk from the root."""
+    t0 = time.perf_counter()
+    walk = getattr(_local, "walk", None)
+    if walk is None or walk.iteration != job.iteration or int(walk.state[walk.K.S_SEEN]) > job.lo:
+        walk = _local.walk = None  # (the old walk's arrays freed before the new one's are made)
+        walk = _local.walk = _Walk(job)
+    end = walk.search(job)
+    if job.recipe is not None:
+        walk.searcher.reads.wait()  # DatabaseError on a table that fails its checksums
+    if end.status != walk.K.WINDOW:  # found, or the iteration's numbers all met: the walk is over
+        _local.walk = None
+    return end._replace(seconds=time.perf_counter() - t0)
+
+
+class IterationJobs(NamedTuple):
+    """What one iteration's jobs cost: their number, the workers' seconds in them (all
+    added), the longest one's, and the iteration's wall seconds in the parent."""
+
+    thresh: int
+    jobs: int
+    busy: float
+    longest: float
+    wall: float
+
+
+class Workers:
+    """Where one board's jobs run: ``count`` workers, each taking one job at a time,
+    reached through ``submit(fn, job)`` (a future with ``add_done_callback``, ``result``
+    and ``cancel``, as :mod:`concurrent.futures` and dask make them).  ``recipe``: whether
+    a job must say how to open the tables (a cluster's workers), or the workers have the
+    parent's searcher already (forked)."""
+
+    def __init__(self, count: int, submit, recipe: bool, ready=None, close=None, where: str = ""):
+        self.log: list[IterationJobs] = []  # every iteration they searched
+        self.count = max(int(count), 1)
+        self.submit = submit
+        self.recipe = recipe
+        self._ready = ready
+        self._close = close
+        self.where = where
+
+    def run_iteration(self, searcher, board, spec: IterationSpec) -> IterationEnd:
+        """One iteration of ``board``'s search with ``searcher`` (:func:`run_iteration`)."""
+        return run_iteration(searcher, board, self, spec, searcher.recipe)
+
+    def ready(self, searcher, fsm) -> None:
+        """Before the jobs of an iteration searched with ``searcher`` and ``fsm``."""
+        if self._ready is not None:
+            self._ready(searcher, fsm)
+
+    def close(self) -> None:
+        if self._close is not None:
+            self._close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @classmethod
+    def local(cls, processes: int) -> Workers:
+        """``processes`` worker processes of this machine, forked from this one as an
+        iteration needs them (again when its searcher or automaton changes: the children
+        inherit both, and the memory-mapped tables are shared)."""
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        held = {"pool": None, "key": None}
+
+        def ready(searcher, fsm):
+            key = held["key"]
+            if key is not None and key[0] is searcher and key[1] is fsm:
+                return
+            close()
+            _searchers.clear()
+            _searchers[None] = searcher  # what the children inherit
+            _automata.clear()
+            _automata[(searcher.shape, fsm.depth)] = fsm
+            held["pool"] = ProcessPoolExecutor(processes, mp_context=mp.get_context("fork"))
+            held["key"] = (searcher, fsm)
+
+        def submit(fn, job):
+            return held["pool"].submit(fn, job)
+
+        def close():
+            if held["pool"] is not None:
+                held["pool"].shutdown(wait=True, cancel_futures=True)
+            held["pool"] = held["key"] = None
+            _searchers.pop(None, None)
+
+        return cls(
+            processes, submit, recipe=False, ready=ready, close=close, where=f"on {plural(processes, 'process')}"
+        )
+
+    @classmethod
+    def cluster(cls, client) -> Workers:
+        """A dask cluster's workers (a ``distributed.Client``): as many jobs at once as
+        they have threads."""
+        info = client.scheduler_info().get("workers", {})
+        threads = sum(int(w.get("nthreads", 1)) for w in info.values()) or 1
+
+        def submit(fn, job):
+            return client.submit(fn, job, pure=False)
+
+        return cls(threads, submit, recipe=True, where=f"on {plural(len(info), 'dask worker')}")
+
+
+def run_iteration(searcher, board, workers: Workers, spec: IterationSpec, recipe: Recipe | None = None) -> IterationEnd:
+    """One iteration of ``board``'s search (``spec``) from its root, its windows searched
+    by ``workers`` (``recipe``: how a cluster's worker opens the tables)."""
+    thresh, weight, bpmx, deadline, node_limit, nodes_before, last, max_depth, fsm = spec
+    if workers.recipe and recipe is None:
+        raise ValueError("a cluster's workers need the recipe of the searcher's tables")
+    t0 = time.perf_counter()
+    job_nodes = min(JOB_NODES, max(JOB_MIN_NODES, int(last[1] * GROWTH / (workers.count * JOBS_EACH))))
+    split, window, _ = plan(last[0], last[1], workers.count, job_nodes)
+    h0 = searcher.root_state(board).h0
+    expected = _fingerprint(searcher, fsm, h0)
+    workers.ready(searcher, fsm)
+    iteration = uuid.uuid4().hex
+    done: queue.Queue = queue.Queue()
+    pending: dict = {}
+    taken = 0
+    total = None  # the numbers at the split depth, once a walk has met them all
+    walks: dict = {}  # walk id -> (its nodes above the split depth, per depth counts)
+    nodes = expanded = 0
+    nxt = _kernel().INF
+    jobs, busy, longest = 0, 0.0, 0.0
+    moves = None
+    limited = False
+
+    def hand_out():
+        nonlocal taken
+        while len(pending) < workers.count * (1 + AHEAD) and (total is None or taken < total):
+            job = Job(
+                iteration,
+                recipe if workers.recipe else None,
+                board.cells,
+                thresh,
+                weight,
+                bpmx,
+                split,
+                fsm.depth,
+                max_depth,
+                taken,
+                taken + window,
+            )
+            taken += window
+            future = workers.submit(search_window, job)
+            pending[future] = job
+            future.add_done_callback(done.put)
+
+    try:
+        hand_out()
+        while pending:
+            raise_if_stopping()
+            wait = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
+            try:
+                future = done.get(timeout=0.5 if wait is None else min(wait, 0.5))
+            except queue.Empty:
+                if deadline is not None and time.perf_counter() >= deadline:
+                    limited = True
+                    break
+                continue
+            if pending.pop(future, None) is None or future.cancelled():
+                continue
+            end: JobEnd = future.result()
+            if end.fingerprint != expected:
+                raise WorkersDiffer(
+                    f"a worker searched {end.fingerprint} where the parent searches {expected} "
+                    "(another database folder or other tables)"
+                )
+            nodes += end.nodes
+            expanded += end.expanded
+            jobs, busy, longest = jobs + 1, busy + end.seconds, max(longest, end.seconds)
+            nxt = min(nxt, end.next)
+            walks[end.walk] = (end.upper, end.counts)
+            if end.status == _kernel().FOUND:
+                moves = end.moves
+                break
+            if end.status == _kernel().ITERATION_DONE:
+                if total is not None and total != end.seen:
+                    raise WorkersDiffer(f"two walks of one iteration met {total} and {end.seen} nodes at depth {split}")
+                total = end.seen
+                for f, job in list(pending.items()):
+                    if job.lo >= total and f.cancel():  # nothing there: never started
+                        pending.pop(f)
+            if node_limit is not None and nodes_before + _once(nodes, walks) >= node_limit:
+                limited = True
+                break
+            if deadline is not None and time.perf_counter() >= deadline:
+                limited = True
+                break
+            hand_out()
+    finally:
+        for f in pending:
+            f.cancel()
+    uppers = [u for u, _ in walks.values()]
+    total_nodes = _once(nodes, walks)
+    total_expanded = expanded - sum(u[1] for u in uppers) + max((u[1] for u in uppers), default=0)
+    counts = np.zeros(max_depth + 1, dtype=np.int64)
+    if walks:
+        cnt = np.stack([c for _, c in walks.values()])
+        counts = cnt.sum(axis=0)
+        counts[:split] = cnt[:, :split].max(axis=0)
+    status = "found" if moves is not None else "limit" if limited else "done"
+    wall = time.perf_counter() - t0
+    workers.log.append(IterationJobs(thresh, jobs, round(busy, 4), round(longest, 4), round(wall, 4)))
+    return IterationEnd(status, total_nodes, total_expanded, nxt, counts, moves, workers.count)
+
+
+def _once(nodes: int, walks: dict) -> int:
+    """``nodes`` (every job's) with the walks' nodes above the split depth counted once."""
+    uppers = [u[0] for u, _ in walks.values()]
+    return nodes - sum(uppers) + max(uppers, default=0)
+
+
+def _kernel():
+    from . import kernel as K
+
+    return K
+
+
+CONNECT_TIMEOUT = "20s"  # to reach a dask scheduler
+
+
+def board_workers(processes: int | None = None, scheduler=None) -> Workers:
+    """The workers of one board's search: ``processes`` of this machine, or the workers
+    of the dask cluster at ``scheduler`` (an address or a ``distributed.Client``; a
+    client opened here is closed with the workers).  OptionsError when the cluster
+    cannot be reached."""
+    from pdb_builder.errors import OptionsError
+
+    if scheduler is None:
+        return Workers.local(processes or 1)
+    try:
+        from distributed import Client
+    except ImportError:
+        raise OptionsError("a scheduler needs dask.distributed: pip install 'slidepdb[dask]'") from None
+    if isinstance(scheduler, Client):
+        return Workers.cluster(scheduler)
+    try:
+        client = Client(scheduler, timeout=CONNECT_TIMEOUT)
+    except (OSError, ValueError) as exc:
+        raise OptionsError(f"scheduler {scheduler}: cannot connect: {exc}") from None
+    workers = Workers.cluster(client)
+    workers._close = client.close
+    return workers
