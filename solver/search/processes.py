@@ -42,6 +42,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pdb_builder.board import Board, Shape
+from pdb_builder.errors import DatabaseError
 from pdb_builder.words import plural
 
 from .limits import raise_if_stopping
@@ -55,8 +56,10 @@ AHEAD = 2  # jobs handed to each worker beyond the one it runs (its next window 
 SLICE = 1_000_000  # nodes a worker searches between looks at whether its window ended
 
 
-class WorkersDiffer(RuntimeError):
-    """A worker searched another tree than the parent's (other tables, estimate or pruning)."""
+class WorkersDiffer(DatabaseError):
+    """A worker searched another tree than the parent's (other tables, estimate or
+    pruning): a cluster whose workers see another database folder at the parent's path.
+    A database error, so a batch stops naming it rather than going on without proofs."""
 
 
 class Recipe(NamedTuple):
