@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import nullcontext
 
 import click
 
@@ -120,6 +121,8 @@ def solve(
     (``optimal: false``, with the proven lower bound) unless --no-fallback.
     Ctrl-C keeps every finished answer (rerun with --resume).
     """
+    from ..run.batch import run_batch
+
     refuse_clobbering(
         [("--out", out_path), ("--report", report_path)],
         [("the input file", board if board != "-" else None), *(("--compare", c) for c in compare_paths)],
@@ -154,25 +157,25 @@ def solve(
     grow = threads is None  # several boards: one thread each, more as workers idle
     if threads is None:
         threads = cores if n == 1 else 1
-    try:
-        result = _batch(
-            boards,
-            db_dir,
-            no_db,
-            time_limit,
-            node_limit,
-            workers,
-            threads,
-            grow,
-            out_path,
-            resume,
-            as_json,
-            no_fallback,
-            scheduler,
+    with over if over is not None else nullcontext():  # (its processes stopped at the end)
+        result = run_batch(
+            boards.records,
+            db_dir=db_dir,
+            use_db=not no_db,
+            time_limit=time_limit,
+            node_limit=node_limit,
+            workers=workers,
+            threads=threads,
+            grow=grow,
+            out_path=out_path,
+            resume=resume,
+            on_outcome=(shown := progressive(boards, as_json, human_solved(boards))),
+            fallback=not no_fallback,
+            scheduler=scheduler,
+            limits=boards.limits,
+            search_progress=shown.search,
         )
-    finally:
-        if over is not None:
-            over.close()
+    shown.close()
     resumed = f", {result.resumed} from an earlier run" if result.resumed else ""
     if result.reopened:
         resumed += f"; {reopened_text(result.reopened)}"
@@ -189,41 +192,3 @@ def solve(
             failed_outputs=result.failed_outputs,
         )
     )
-
-
-def _batch(
-    boards,
-    db_dir,
-    no_db,
-    time_limit,
-    node_limit,
-    workers,
-    threads,
-    grow,
-    out_path,
-    resume,
-    as_json,
-    no_fallback,
-    scheduler,
-):
-    from ..run.batch import run_batch
-
-    result = run_batch(
-        boards.records,
-        db_dir=db_dir,
-        use_db=not no_db,
-        time_limit=time_limit,
-        node_limit=node_limit,
-        workers=workers,
-        threads=threads,
-        grow=grow,
-        out_path=out_path,
-        resume=resume,
-        on_outcome=(shown := progressive(boards, as_json, human_solved(boards))),
-        fallback=not no_fallback,
-        scheduler=scheduler,
-        limits=boards.limits,
-        search_progress=shown.search,
-    )
-    shown.close()
-    return result
