@@ -167,3 +167,22 @@ def test_a_cluster_of_processes_proves_the_one_process_length(jobs, tmp_path, mo
             assert res.optimal and res.length == alone.length == dist[cells] and check_moves(board, res.moves).ok
         opened = client.run(lambda: [k.db_dir for k in sys.modules["solver.search.processes"]._searchers if k])
     assert sorted(opened.values()) == [[str(tmp_path.resolve())]] * 2  # every worker searched, on its own tables
+
+
+def test_a_job_stops_once_its_iteration_has_ended(jobs, monkeypatch):
+    """A worker looks between slices whether the iteration its job belongs to is still
+    under way (the number the parent shares with the processes it forked): once another
+    one is, the job stops instead of searching a window nobody waits for."""
+    import numpy as np
+
+    shape = Shape.devquiz(3, 3)
+    dist, states = sample_states(shape, 0, seed=0)
+    s = Searcher(manhattan_heuristic(shape))
+    board = Board(shape, states[0])
+    monkeypatch.setitem(processes._searchers, None, s)
+    live = np.array([1], dtype=np.int64)
+    monkeypatch.setitem(processes._live, "number", live)
+    job = processes.Job("it", None, board.cells, dist[states[0]], 100, True, 1, 2, 200, 0, 10**9, ("number", 1))
+    assert processes.search_window(job).status == processes._kernel().FOUND  # under way: searched to the goal
+    live[0] = 2
+    assert processes.search_window(job._replace(iteration="again")).status == processes.STOPPED

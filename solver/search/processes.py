@@ -53,7 +53,8 @@ JOB_NODES = 2_000_000  # nodes a job's window is planned to hold at most (about 
 JOB_MIN_NODES = 100_000  # and at least (against a fraction of a millisecond to hand it over)
 JOBS_EACH = 16  # and small enough that an iteration holds this many jobs a worker
 AHEAD = 2  # jobs handed to each worker beyond the one it runs (its next window is there when it asks)
-SLICE = 1_000_000  # nodes a worker searches between looks at whether its window ended
+SLICE = 1_000_000  # nodes a worker searches between looks at whether its iteration is still under way
+STOPPED = -1  # a job's status when its iteration ended while it ran (a solution, a limit)
 
 
 class WorkersDiffer(DatabaseError):
@@ -99,6 +100,7 @@ class Job(NamedTuple):
     max_depth: int
     lo: int
     hi: int
+    stop: tuple = ()  # how the worker learns that the iteration ended (Workers.begin)
 
 
 class JobEnd(NamedTuple):
@@ -127,6 +129,7 @@ _searchers: dict = {}
 _automata: dict = {}
 _lock = threading.Lock()
 _local = threading.local()
+_live: dict = {}  # "number": the iteration under way, in memory the parent shares with the processes it forked
 _walks = itertools.count()
 
 
@@ -188,6 +191,9 @@ class _Walk:
             status = K.search_slice(self.root, self.tables, self.stack, state, SLICE, job.bpmx, self.goal, job.weight)
             if status != K.SLICE_SPENT:
                 break
+            if _ended(job.stop):  # nobody waits for the rest: its worker goes on to the next job
+                status = STOPPED
+                break
         moves = path_moves(self.searcher.letters, self.stack, int(state[K.S_DEPTH])) if status == K.FOUND else None
         return JobEnd(
             int(status),
@@ -201,6 +207,18 @@ class _Walk:
             int(state[K.S_SEEN]),
             self.fingerprint,
         )
+
+
+def _ended(stop: tuple) -> bool:
+    """Whether the iteration a job belongs to has ended (``stop``: :meth:`Workers.begin`'s)."""
+    if not stop:
+        return False
+    if stop[0] == "number":
+        live = _live.get("number")
+        return live is not None and int(live[0]) != stop[1]
+    from distributed import Event  # ("event", name): a dask cluster's
+
+    return Event(stop[1]).is_set()
 
 
 def search_window(job: Job) -> JobEnd:
@@ -237,18 +255,26 @@ class Workers:
     a job must say how to open the tables (a cluster's workers), or the workers have the
     parent's searcher already (forked)."""
 
-    def __init__(self, count: int, submit, recipe: bool, ready=None, close=None, where: str = ""):
+    def __init__(self, count: int, submit, recipe: bool, ready=None, close=None, where: str = "", begin=None):
         self.log: list[IterationJobs] = []  # every iteration they searched
         self.count = max(int(count), 1)
         self.submit = submit
         self.recipe = recipe
         self._ready = ready
+        self._begin = begin
         self._close = close
         self.where = where
 
     def run_iteration(self, searcher, board, spec: IterationSpec) -> IterationEnd:
         """One iteration of ``board``'s search with ``searcher`` (:func:`run_iteration`)."""
         return run_iteration(searcher, board, self, spec, searcher.recipe)
+
+    def begin(self):
+        """An iteration starts: what its jobs carry to learn when it ends, and the call
+        that ends it (its jobs still running stop at their next slice)."""
+        if self._begin is None:
+            return (), lambda: None
+        return self._begin()
 
     def ready(self, searcher, fsm) -> None:
         """Before the jobs of an iteration searched with ``searcher`` and ``fsm``."""
@@ -274,6 +300,12 @@ class Workers:
         from concurrent.futures import ProcessPoolExecutor
 
         held = {"pool": None, "key": None}
+        live = np.frombuffer(mp.get_context("fork").RawArray("q", 1), dtype=np.int64)  # (shared with the children)
+        numbers = itertools.count(1)
+
+        def begin():
+            live[0] = n = next(numbers)
+            return ("number", n), lambda: live.__setitem__(0, 0)
 
         def ready(searcher, fsm):
             key = held["key"]
@@ -282,6 +314,7 @@ class Workers:
             close()
             _searchers.clear()
             _searchers[None] = searcher  # what the children inherit
+            _live["number"] = live
             _automata.clear()
             _automata[(searcher.shape, fsm.depth)] = fsm
             held["pool"] = ProcessPoolExecutor(processes, mp_context=mp.get_context("fork"))
@@ -296,9 +329,8 @@ class Workers:
             held["pool"] = held["key"] = None
             _searchers.pop(None, None)
 
-        return cls(
-            processes, submit, recipe=False, ready=ready, close=close, where=f"on {plural(processes, 'process')}"
-        )
+        where = f"on {plural(processes, 'process', 'processes')}"
+        return cls(processes, submit, recipe=False, ready=ready, close=close, where=where, begin=begin)
 
     @classmethod
     def cluster(cls, client) -> Workers:
@@ -310,7 +342,14 @@ class Workers:
         def submit(fn, job):
             return client.submit(fn, job, pure=False)
 
-        return cls(threads, submit, recipe=True, where=f"on {plural(len(info), 'dask worker')}")
+        def begin():
+            from distributed import Event
+
+            event = Event(f"slidepdb-{uuid.uuid4().hex}", client=client)
+            return ("event", event.name), event.set
+
+        where = f"on {plural(len(info), 'dask worker')}"
+        return cls(threads, submit, recipe=True, where=where, begin=begin)
 
 
 def run_iteration(searcher, board, workers: Workers, spec: IterationSpec, recipe: Recipe | None = None) -> IterationEnd:
@@ -325,6 +364,7 @@ def run_iteration(searcher, board, workers: Workers, spec: IterationSpec, recipe
     h0 = searcher.root_state(board).h0
     expected = _fingerprint(searcher, fsm, h0)
     workers.ready(searcher, fsm)
+    stop, end_iteration = workers.begin()
     iteration = uuid.uuid4().hex
     done: queue.Queue = queue.Queue()
     pending: dict = {}
@@ -352,6 +392,7 @@ def run_iteration(searcher, board, workers: Workers, spec: IterationSpec, recipe
                 max_depth,
                 taken,
                 taken + window,
+                stop,
             )
             taken += window
             future = workers.submit(search_window, job)
@@ -401,6 +442,7 @@ def run_iteration(searcher, board, workers: Workers, spec: IterationSpec, recipe
                 break
             hand_out()
     finally:
+        end_iteration()
         for f in pending:
             f.cancel()
     uppers = [u for u, _ in walks.values()]
