@@ -163,14 +163,15 @@ def _automaton(searcher, depth: int):
 class _Walk:
     """A worker's walk of one iteration: its root's arrays, stack and state vector."""
 
-    def __init__(self, job: Job):
+    def __init__(self, job: Job, fsm=None):
         from . import kernel as K
 
         self.K = K
         self.iteration = job.iteration
         self.searcher = s = _searcher_for(job.recipe)
         board = Board(s.shape, tuple(job.cells))
-        fsm = _automaton(s, job.prune)
+        if fsm is None or fsm.depth != job.prune:
+            fsm = _automaton(s, job.prune)
         self.tables = s.kernel_tables(fsm)
         self.st = s.root_state(board)
         self.root = self.st.arrays()
@@ -221,14 +222,15 @@ def _ended(stop: tuple) -> bool:
     return Event(stop[1]).is_set()
 
 
-def search_window(job: Job) -> JobEnd:
+def search_window(job: Job, fsm=None) -> JobEnd:
     """A worker's job: the window of ``job``, on this thread's walk of its iteration
-    when that walk has not passed the window's start, else on a new walk from the root."""
+    when that walk has not passed the window's start, else on a new walk from the root
+    (``fsm``: the parent's automaton, sent to a cluster's workers so that none learns it again)."""
     t0 = time.perf_counter()
     walk = getattr(_local, "walk", None)
     if walk is None or walk.iteration != job.iteration or int(walk.state[walk.K.S_SEEN]) > job.lo:
         walk = _local.walk = None  # (the old walk's arrays freed before the new one's are made)
-        walk = _local.walk = _Walk(job)
+        walk = _local.walk = _Walk(job, fsm)
     end = walk.search(job)
     if job.recipe is not None:
         walk.searcher.reads.wait()  # DatabaseError on a table that fails its checksums
@@ -339,8 +341,15 @@ class Workers:
         info = client.scheduler_info().get("workers", {})
         threads = sum(int(w.get("nthreads", 1)) for w in info.values()) or 1
 
+        sent = {"fsm": None, "future": None}
+
+        def ready(searcher, fsm):
+            if sent["fsm"] is not fsm:  # sent once to every worker (up to 128 MB; learning it takes seconds)
+                sent["future"] = client.scatter(fsm, broadcast=True, hash=False)
+                sent["fsm"] = fsm
+
         def submit(fn, job):
-            return client.submit(fn, job, pure=False)
+            return client.submit(fn, job, sent["future"], pure=False)
 
         def begin():
             from distributed import Event
@@ -349,7 +358,7 @@ class Workers:
             return ("event", event.name), event.set
 
         where = f"on {plural(len(info), 'dask worker')}"
-        return cls(threads, submit, recipe=True, where=where, begin=begin)
+        return cls(threads, submit, recipe=True, ready=ready, where=where, begin=begin)
 
 
 def run_iteration(searcher, board, workers: Workers, spec: IterationSpec, recipe: Recipe | None = None) -> IterationEnd:
