@@ -103,7 +103,7 @@ def compare(a) -> int:
     kf = kf2002_expanded()
     versus = []
     logs = {t: [] for t in a.threads[1:]}
-    jobs = []  # (instance, count, the workers' record of each iteration they searched)
+    windows = []  # (instance, count, the workers' record of each iteration they searched)
     for name, rec in work:
         s = searchers[rec.board.shape]
         for rnd in range(a.rounds):
@@ -114,7 +114,7 @@ def compare(a) -> int:
                 logged = len(getattr(held, "log", ()))
                 res = s.solve(rec.board, threads=held)
                 if hasattr(held, "log"):
-                    jobs.append((name, t, held.log[logged:]))
+                    windows.append((name, t, held.log[logged:]))
                 if not right(res, rec):
                     print(f"{name}: wrong answer at {t} threads: {res}", file=sys.stderr)
                     return 1
@@ -139,8 +139,8 @@ def compare(a) -> int:
         for t in a.threads[1:]
     )
     print(f"| all | | | {cells} | {rel} |")
-    if jobs:
-        print_jobs(jobs)
+    if windows:
+        print_windows(windows)
     if versus:
         print(f"\n| instance | length | expanded, {base} thread(s) | expanded, Korf & Felner 2002 | ratio |")
         print("|---|---|---:|---:|---:|")
@@ -168,16 +168,16 @@ def threads_of(t: str):
     return Share(grant=np.array([int(t[:-1])], dtype=np.int64), used=np.zeros(1, dtype=np.int64))
 
 
-def print_jobs(jobs) -> None:
-    """What the workers' jobs cost, per instance and count: the iterations they searched,
-    their jobs, the mean and longest job, the workers' seconds in jobs against the
+def print_windows(windows) -> None:
+    """What the workers' windows cost, per instance and count: the iterations they searched,
+    their windows, the mean and longest window, the workers' seconds in windows against the
     iterations' wall seconds times the workers (the share of the workers kept busy), and
-    what each job cost beyond its search (the workers' idle seconds a job)."""
-    print("\n| instance | workers | iterations | jobs | mean job s | longest job s | busy s | wall s | busy share "
-          "| idle ms a job |")  # fmt: skip
+    what each window cost beyond its search (the workers' idle seconds a window)."""
+    print("\n| instance | workers | iterations | windows | mean window s | longest window s | busy s | wall s "
+          "| busy share | idle ms a window |")  # fmt: skip
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name, t, log in jobs:
-        n, count = sum(x.jobs for x in log), int(t[:-1])
+    for name, t, log in windows:
+        n, count = sum(x.windows for x in log), int(t[:-1])
         busy, wall, longest = (
             sum(x.busy for x in log),
             sum(x.wall for x in log),

@@ -1,9 +1,9 @@
 """One board's iterations searched by worker processes (solver.search.processes):
 lengths against breadth-first search, every completed iteration's nodes equal to the
 threads' at the same split depth, workers with other tables refused, limits, a dask
-cluster's workers opening the tables themselves, and ``solve --split``.  The ``jobs``
+cluster's workers opening the tables themselves, and ``solve --split``.  The ``windows``
 fixture makes every iteration past a few dozen nodes go to the workers in windows of
-about one node at the split depth, so small boards hand out hundreds of jobs."""
+about one node at the split depth, so small boards hand out hundreds of windows."""
 
 import multiprocessing as mp
 import sys
@@ -30,10 +30,10 @@ SHAPES = [Shape.devquiz(3, 3), Shape.korf(3, 3, [2]), Shape.devquiz(3, 3, [0]), 
 
 
 @pytest.fixture
-def jobs(split, monkeypatch):
-    """The ``split`` fixture's small iterations, and jobs of about one node each."""
-    monkeypatch.setattr(processes, "JOB_NODES", 1)
-    monkeypatch.setattr(processes, "JOB_MIN_NODES", 1)
+def windows(split, monkeypatch):
+    """The ``split`` fixture's small iterations, and windows of about one node each."""
+    monkeypatch.setattr(processes, "WINDOW_MAX_NODES", 1)
+    monkeypatch.setattr(processes, "WINDOW_MIN_NODES", 1)
     monkeypatch.setattr(processes, "SLICE", 16)
     return split
 
@@ -58,7 +58,7 @@ def _agree(searcher, shape, dist, states, workers) -> list:
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.key)
 @pytest.mark.parametrize("prune", [2, 8])
-def test_lengths_equal_bfs_on_two_processes(jobs, two, shape, prune):
+def test_lengths_equal_bfs_on_two_processes(windows, two, shape, prune):
     """With the undo-only automaton and a deeper one (built again by no worker: the
     forked ones inherit it)."""
     dist, states = sample_states(shape, 10, seed=prune)
@@ -66,7 +66,7 @@ def test_lengths_equal_bfs_on_two_processes(jobs, two, shape, prune):
     assert any(r.threads == 2 for r in results), "no iteration went to the workers"
 
 
-def test_completed_iterations_count_the_threads_nodes(jobs, two, monkeypatch):
+def test_completed_iterations_count_the_threads_nodes(windows, two, monkeypatch):
     """Every number at the split depth searched once, the walks above it counted once:
     each completed iteration's nodes are those of two threads at the same split depth
     (no second split depth for the threads, which the workers never use)."""
@@ -85,7 +85,7 @@ def test_completed_iterations_count_the_threads_nodes(jobs, two, monkeypatch):
     assert went, "no iteration went to the workers"
 
 
-def test_a_worker_with_other_tables_stops_the_search(jobs):
+def test_a_worker_with_other_tables_stops_the_search(windows):
     """Workers that open the tables themselves (as a cluster's do) and make another
     estimate (linear conflicts, which the parent's lacks) are refused, not believed."""
     shape = Shape.devquiz(3, 3)
@@ -102,7 +102,7 @@ def test_a_worker_with_other_tables_stops_the_search(jobs):
         _agree(matched, shape, dist, states, workers)
 
 
-def test_limits_stop_the_workers(jobs, two):
+def test_limits_stop_the_workers(windows, two):
     """A node limit and a deadline end the search as a limit, with a lower bound
     no greater than the length."""
     shape = Shape.devquiz(3, 3)
@@ -115,7 +115,7 @@ def test_limits_stop_the_workers(jobs, two):
     assert res.status == "limit" and res.lower_bound <= dist[states[0]]
 
 
-def test_a_dask_cluster_opens_the_parents_tables(jobs, tmp_path):
+def test_a_dask_cluster_opens_the_parents_tables(windows, tmp_path):
     """``solve(scheduler=client)``: each worker opens the database folder the parent
     reads (:class:`~solver.search.processes.Recipe`) and the lengths are the BFS ones."""
     distributed = pytest.importorskip("distributed")
@@ -135,7 +135,7 @@ def test_a_dask_cluster_opens_the_parents_tables(jobs, tmp_path):
     assert [k.db_dir for k in opened] == [str(tmp_path.resolve())]
 
 
-def test_solve_split_on_the_command_line(jobs):
+def test_solve_split_on_the_command_line(windows):
     """``solve --split``: the answer and its proof as on threads; with --threads too, a
     usage error."""
     runner = CliRunner()
@@ -147,14 +147,14 @@ def test_solve_split_on_the_command_line(jobs):
 
 
 @pytest.mark.slow
-def test_a_cluster_of_processes_proves_the_one_process_length(jobs, tmp_path, monkeypatch):
+def test_a_cluster_of_processes_proves_the_one_process_length(windows, tmp_path, monkeypatch):
     """A LocalCluster of two worker processes, each of which imports the solver, opens the
     database folder and loads the kernel itself: the same lengths, proven, as one process."""
     distributed = pytest.importorskip("distributed")
     from solver.api import solve
 
-    monkeypatch.setattr(processes, "JOB_NODES", 50)  # (each job a round trip through the scheduler)
-    monkeypatch.setattr(processes, "JOB_MIN_NODES", 50)
+    monkeypatch.setattr(processes, "WINDOW_MAX_NODES", 50)  # (each window a round trip through the scheduler)
+    monkeypatch.setattr(processes, "WINDOW_MIN_NODES", 50)
     shape = Shape.devquiz(3, 3, [0])
     build_pdb(shape, named_partition(shape, "4-3"), tmp_path)
     dist, states = sample_states(shape, 2, seed=11)
@@ -169,10 +169,10 @@ def test_a_cluster_of_processes_proves_the_one_process_length(jobs, tmp_path, mo
     assert sorted(opened.values()) == [[str(tmp_path.resolve())]] * 2  # every worker searched, on its own tables
 
 
-def test_a_job_stops_once_its_iteration_has_ended(jobs, monkeypatch):
-    """A worker looks between slices whether the iteration its job belongs to is still
+def test_a_window_stops_once_its_iteration_has_ended(windows, monkeypatch):
+    """A worker looks between slices whether the iteration its window belongs to is still
     under way (the number the parent shares with the processes it forked): once another
-    one is, the job stops instead of searching a window nobody waits for."""
+    one is, the window stops instead of searching a window nobody waits for."""
     import numpy as np
 
     shape = Shape.devquiz(3, 3)
@@ -182,7 +182,7 @@ def test_a_job_stops_once_its_iteration_has_ended(jobs, monkeypatch):
     monkeypatch.setitem(processes._searchers, None, s)
     live = np.array([1], dtype=np.int64)
     monkeypatch.setitem(processes._live, "number", live)
-    job = processes.Job("it", None, board.cells, dist[states[0]], 100, True, 1, 2, 200, 0, 10**9, ("number", 1))
-    assert processes.search_window(job).status == processes._kernel().FOUND  # under way: searched to the goal
+    window = processes.Window("it", None, board.cells, dist[states[0]], 100, True, 1, 2, 200, 0, 10**9, ("number", 1))
+    assert processes.search_window(window).status == processes._kernel().FOUND  # under way: searched to the goal
     live[0] = 2
-    assert processes.search_window(job._replace(iteration="again")).status == processes.STOPPED
+    assert processes.search_window(window._replace(iteration="again")).status == processes.STOPPED

@@ -4,9 +4,9 @@ As on threads (:mod:`solver.search.threads`), the nodes at a split depth are num
 in the order the serial search meets them, and each number is searched by exactly one
 walk: a walk goes down from the root alike in every process (BPMX raises no estimate
 above the split depth) and searches the subtrees of the numbers in its window only.  Here
-the windows are jobs: the parent hands them out in the serial order, a few ahead of
+each window is a task: the parent hands them out in the serial order, a few ahead of
 each worker, and gathers what each ended with (nodes, the smallest f over the threshold,
-a solution).  A worker keeps its walk between jobs and goes on from where it stopped
+a solution).  A worker keeps its walk between windows and goes on from where it stopped
 when its next window lies ahead; else it walks again from the root.  So the parent only
 hands out numbers and adds up; the workers search.
 
@@ -16,17 +16,17 @@ complete as the serial search's, and a solution found within a threshold that ev
 earlier, completed iteration proved is optimal.  A completed iteration's nodes are the
 serial search's at the same split depth, the walks above it counted once (a walk
 again from the root is work the node count leaves out).  What the workers search must be
-what the parent would: each job says the estimate's names, the root's estimate and the
+what the parent would: each window says the estimate's names, the root's estimate and the
 automaton's depth and states, and a worker whose tables differ stops the search with
 :class:`WorkersDiffer`; every walk that ends an iteration must count the same numbers.
 
-Where the jobs run (:class:`Workers`): ``Workers.local(n)`` forks ``n`` processes of this
+Where the windows run (:class:`Workers`): ``Workers.local(n)`` forks ``n`` processes of this
 machine that inherit the parent's searcher and automaton (the tables are memory-mapped, so
 they share one copy), and forks them again when either changes; ``Workers.cluster(client)``
-sends jobs to a dask cluster's workers (the same ``--scheduler`` ``slidepdb run`` takes),
+sends windows to a dask cluster's workers (the same ``--scheduler`` ``slidepdb run`` takes),
 each of which opens the tables of the same database folder once (:class:`Recipe`) and keeps
-them for the next jobs.  A limit stops handing out jobs; the jobs running end with their
-windows (a fraction of a second each), so a node limit may be passed by those.
+them for the next windows.  A limit stops handing out windows; those running end at their next slice
+(a fraction of a second), so a node limit may be passed by those.
 """
 
 from __future__ import annotations
@@ -49,12 +49,12 @@ from .limits import raise_if_stopping
 from .state import new_stack, path_moves, private, private_copy, start_iteration
 from .threads import GROWTH, IterationEnd, IterationSpec, plan
 
-JOB_NODES = 2_000_000  # nodes a job's window is planned to hold at most (about 0.3 s of one core)
-JOB_MIN_NODES = 100_000  # and at least (against a fraction of a millisecond to hand it over)
-JOBS_EACH = 16  # and small enough that an iteration holds this many jobs a worker
-AHEAD = 2  # jobs handed to each worker beyond the one it runs (its next window is there when it asks)
+WINDOW_MAX_NODES = 2_000_000  # nodes a window is planned to hold at most (about 0.3 s of one core)
+WINDOW_MIN_NODES = 100_000  # and at least (against a fraction of a millisecond to hand it over)
+WINDOWS_EACH = 16  # and small enough that an iteration holds this many windows a worker
+AHEAD = 2  # windows handed to each worker beyond the one it runs (its next window is there when it asks)
 SLICE = 1_000_000  # nodes a worker searches between looks at whether its iteration is still under way
-STOPPED = -1  # a job's status when its iteration ended while it ran (a solution, a limit)
+STOPPED = -1  # a window's status when its iteration ended while it ran (a solution, a limit)
 
 
 class WorkersDiffer(DatabaseError):
@@ -86,7 +86,7 @@ class Recipe(NamedTuple):
         return Searcher(heuristic_for(self.shape, self.db_dir, verify=self.verify, left_out=left))
 
 
-class Job(NamedTuple):
+class Window(NamedTuple):
     """One window of one iteration: the numbers ``lo < k <= hi`` at depth ``split``."""
 
     iteration: str  # the iteration's id: a worker's walk goes on only within the same one
@@ -103,8 +103,8 @@ class Job(NamedTuple):
     stop: tuple = ()  # how the worker learns that the iteration ended (Workers.begin)
 
 
-class JobEnd(NamedTuple):
-    """What a job ended with: the kernel's status (found, the iteration done, its window
+class WindowEnd(NamedTuple):
+    """What a window ended with: the kernel's status (found, the iteration done, its window
     passed), its walk's id, the nodes it generated and expanded, its walk's nodes above
     the split depth so far (generated, expanded), the smallest f it pruned, its walk's
     nodes per depth so far, the solution's moves, the numbers its walk met, and what the
@@ -120,11 +120,11 @@ class JobEnd(NamedTuple):
     moves: str | None
     seen: int
     fingerprint: tuple
-    seconds: float = 0.0  # the worker's, on this job (a walk from the root included)
+    seconds: float = 0.0  # the worker's, on this window (a walk from the root included)
 
 
 # a worker process's state: searchers by recipe (or the parent's, forked), automata by
-# (shape, depth), and each thread's walk (a dask worker runs jobs on several threads)
+# (shape, depth), and each thread's walk (a dask worker runs windows on several threads)
 _searchers: dict = {}
 _automata: dict = {}
 _lock = threading.Lock()
@@ -144,7 +144,7 @@ def _searcher_for(recipe: Recipe | None):
             if recipe is None:
                 raise WorkersDiffer(f"worker process {os.getpid()} has no searcher (it was not forked by the parent)")
             _searchers[recipe] = s = recipe.searcher()
-            s.reads.begin()  # its tables hashed in the background: checked before a job's end is reported
+            s.reads.begin()  # its tables hashed in the background: checked before a window's end is reported
         return _searchers[recipe]
 
 
@@ -163,47 +163,49 @@ def _automaton(searcher, depth: int):
 class _Walk:
     """A worker's walk of one iteration: its root's arrays, stack and state vector."""
 
-    def __init__(self, job: Job, fsm=None):
+    def __init__(self, window: Window, fsm=None):
         from . import kernel as K
 
         self.K = K
-        self.iteration = job.iteration
-        self.searcher = s = _searcher_for(job.recipe)
-        board = Board(s.shape, tuple(job.cells))
-        if fsm is None or fsm.depth != job.prune:
-            fsm = _automaton(s, job.prune)
+        self.iteration = window.iteration
+        self.searcher = s = _searcher_for(window.recipe)
+        board = Board(s.shape, tuple(window.cells))
+        if fsm is None or fsm.depth != window.prune:
+            fsm = _automaton(s, window.prune)
         self.tables = s.kernel_tables(fsm)
         self.st = s.root_state(board)
         self.root = self.st.arrays()
-        self.stack = new_stack(job.max_depth, s.ngroups)
+        self.stack = new_stack(window.max_depth, s.ngroups)
         self.state = private(K.STATE_SIZE)
         self.goal = s.goal._replace(key=private_copy(s.goal.key))  # (the goal table's scratch key is written)
-        h0 = self.st.h0 if job.weight == 100 else (self.st.h0 * job.weight) // 100
-        start_iteration(self.st, board.blank, h0, job.thresh, self.stack, self.state, int(fsm.roots[board.blank]))
-        self.state[K.S_SPLIT] = job.split
+        h0 = self.st.h0 if window.weight == 100 else (self.st.h0 * window.weight) // 100
+        start_iteration(self.st, board.blank, h0, window.thresh, self.stack, self.state, int(fsm.roots[board.blank]))
+        self.state[K.S_SPLIT] = window.split
         self.fingerprint = _fingerprint(s, fsm, self.st.h0)
         self.id = f"{os.getpid()}.{threading.get_ident()}.{next(_walks)}"
 
-    def search(self, job: Job) -> JobEnd:
+    def search(self, window: Window) -> WindowEnd:
         K, state = self.K, self.state
         nodes, expanded = int(state[K.S_NODES]), int(state[K.S_EXPANDED])
-        state[K.S_LO], state[K.S_HI] = job.lo, job.hi
+        state[K.S_LO], state[K.S_HI] = window.lo, window.hi
         while True:
-            status = K.search_slice(self.root, self.tables, self.stack, state, SLICE, job.bpmx, self.goal, job.weight)
+            status = K.search_slice(
+                self.root, self.tables, self.stack, state, SLICE, window.bpmx, self.goal, window.weight
+            )
             if status != K.SLICE_SPENT:
                 break
-            if _ended(job.stop):  # nobody waits for the rest: its worker goes on to the next job
+            if _ended(window.stop):  # nobody waits for the rest: its worker goes on to the next window
                 status = STOPPED
                 break
         moves = path_moves(self.searcher.letters, self.stack, int(state[K.S_DEPTH])) if status == K.FOUND else None
-        return JobEnd(
+        return WindowEnd(
             int(status),
             self.id,
             int(state[K.S_NODES]) - nodes,
             int(state[K.S_EXPANDED]) - expanded,
             (int(state[K.S_UPPER_NODES]), int(state[K.S_UPPER_EXPANDED])),
             int(state[K.S_NEXT]),
-            self.stack.cnt[: job.max_depth + 1].copy(),
+            self.stack.cnt[: window.max_depth + 1].copy(),
             moves,
             int(state[K.S_SEEN]),
             self.fingerprint,
@@ -211,7 +213,7 @@ class _Walk:
 
 
 def _ended(stop: tuple) -> bool:
-    """Whether the iteration a job belongs to has ended (``stop``: :meth:`Workers.begin`'s)."""
+    """Whether the iteration a window belongs to has ended (``stop``: :meth:`Workers.begin`'s)."""
     if not stop:
         return False
     if stop[0] == "number":
@@ -222,43 +224,43 @@ def _ended(stop: tuple) -> bool:
     return Event(stop[1]).is_set()
 
 
-def search_window(job: Job, fsm=None) -> JobEnd:
-    """A worker's job: the window of ``job``, on this thread's walk of its iteration
+def search_window(window: Window, fsm=None) -> WindowEnd:
+    """A worker's task: ``window``, on this thread's walk of its iteration
     when that walk has not passed the window's start, else on a new walk from the root
     (``fsm``: the parent's automaton, sent to a cluster's workers so that none learns it again)."""
     t0 = time.perf_counter()
     walk = getattr(_local, "walk", None)
-    if walk is None or walk.iteration != job.iteration or int(walk.state[walk.K.S_SEEN]) > job.lo:
+    if walk is None or walk.iteration != window.iteration or int(walk.state[walk.K.S_SEEN]) > window.lo:
         walk = _local.walk = None  # (the old walk's arrays freed before the new one's are made)
-        walk = _local.walk = _Walk(job, fsm)
-    end = walk.search(job)
-    if job.recipe is not None:
+        walk = _local.walk = _Walk(window, fsm)
+    end = walk.search(window)
+    if window.recipe is not None:
         walk.searcher.reads.wait()  # DatabaseError on a table that fails its checksums
     if end.status != walk.K.WINDOW:  # found, or the iteration's numbers all met: the walk is over
         _local.walk = None
     return end._replace(seconds=time.perf_counter() - t0)
 
 
-class IterationJobs(NamedTuple):
-    """What one iteration's jobs cost: their number, the workers' seconds in them (all
+class IterationWindows(NamedTuple):
+    """What one iteration's windows cost: their number, the workers' seconds in them (all
     added), the longest one's, and the iteration's wall seconds in the parent."""
 
     thresh: int
-    jobs: int
+    windows: int
     busy: float
     longest: float
     wall: float
 
 
 class Workers:
-    """Where one board's jobs run: ``count`` workers, each taking one job at a time,
-    reached through ``submit(fn, job)`` (a future with ``add_done_callback``, ``result``
+    """Where one board's windows run: ``count`` workers, each taking one window at a time,
+    reached through ``submit(fn, window)`` (a future with ``add_done_callback``, ``result``
     and ``cancel``, as :mod:`concurrent.futures` and dask make them).  ``recipe``: whether
-    a job must say how to open the tables (a cluster's workers), or the workers have the
+    a window must say how to open the tables (a cluster's workers), or the workers have the
     parent's searcher already (forked)."""
 
     def __init__(self, count: int, submit, recipe: bool, ready=None, close=None, where: str = "", begin=None):
-        self.log: list[IterationJobs] = []  # every iteration they searched
+        self.log: list[IterationWindows] = []  # every iteration they searched
         self.count = max(int(count), 1)
         self.submit = submit
         self.recipe = recipe
@@ -272,14 +274,14 @@ class Workers:
         return run_iteration(searcher, board, self, spec, searcher.recipe)
 
     def begin(self):
-        """An iteration starts: what its jobs carry to learn when it ends, and the call
-        that ends it (its jobs still running stop at their next slice)."""
+        """An iteration starts: what its windows carry to learn when it ends, and the call
+        that ends it (its windows still running stop at their next slice)."""
         if self._begin is None:
             return (), lambda: None
         return self._begin()
 
     def ready(self, searcher, fsm) -> None:
-        """Before the jobs of an iteration searched with ``searcher`` and ``fsm``."""
+        """Before the windows of an iteration searched with ``searcher`` and ``fsm``."""
         if self._ready is not None:
             self._ready(searcher, fsm)
 
@@ -322,8 +324,8 @@ class Workers:
             held["pool"] = ProcessPoolExecutor(processes, mp_context=mp.get_context("fork"))
             held["key"] = (searcher, fsm)
 
-        def submit(fn, job):
-            return held["pool"].submit(fn, job)
+        def submit(fn, window):
+            return held["pool"].submit(fn, window)
 
         def close():
             if held["pool"] is not None:
@@ -336,7 +338,7 @@ class Workers:
 
     @classmethod
     def cluster(cls, client) -> Workers:
-        """A dask cluster's workers (a ``distributed.Client``): as many jobs at once as
+        """A dask cluster's workers (a ``distributed.Client``): as many windows at once as
         they have threads."""
         info = client.scheduler_info().get("workers", {})
         threads = sum(int(w.get("nthreads", 1)) for w in info.values()) or 1
@@ -348,8 +350,8 @@ class Workers:
                 sent["future"] = client.scatter(fsm, broadcast=True, hash=False)
                 sent["fsm"] = fsm
 
-        def submit(fn, job):
-            return client.submit(fn, job, sent["future"], pure=False)
+        def submit(fn, window):
+            return client.submit(fn, window, sent["future"], pure=False)
 
         def begin():
             from distributed import Event
@@ -368,8 +370,8 @@ def run_iteration(searcher, board, workers: Workers, spec: IterationSpec, recipe
     if workers.recipe and recipe is None:
         raise ValueError("a cluster's workers need the recipe of the searcher's tables")
     t0 = time.perf_counter()
-    job_nodes = min(JOB_NODES, max(JOB_MIN_NODES, int(last[1] * GROWTH / (workers.count * JOBS_EACH))))
-    split, window, _ = plan(last[0], last[1], workers.count, job_nodes)
+    window_nodes = min(WINDOW_MAX_NODES, max(WINDOW_MIN_NODES, int(last[1] * GROWTH / (workers.count * WINDOWS_EACH))))
+    split, width, _ = plan(last[0], last[1], workers.count, window_nodes)
     h0 = searcher.root_state(board).h0
     expected = _fingerprint(searcher, fsm, h0)
     workers.ready(searcher, fsm)
@@ -382,14 +384,14 @@ def run_iteration(searcher, board, workers: Workers, spec: IterationSpec, recipe
     walks: dict = {}  # walk id -> (its nodes above the split depth, per depth counts)
     nodes = expanded = 0
     nxt = _kernel().INF
-    jobs, busy, longest = 0, 0.0, 0.0
+    windows, busy, longest = 0, 0.0, 0.0
     moves = None
     limited = False
 
     def hand_out():
         nonlocal taken
         while len(pending) < workers.count * (1 + AHEAD) and (total is None or taken < total):
-            job = Job(
+            task = Window(
                 iteration,
                 recipe if workers.recipe else None,
                 board.cells,
@@ -400,12 +402,12 @@ def run_iteration(searcher, board, workers: Workers, spec: IterationSpec, recipe
                 fsm.depth,
                 max_depth,
                 taken,
-                taken + window,
+                taken + width,
                 stop,
             )
-            taken += window
-            future = workers.submit(search_window, job)
-            pending[future] = job
+            taken += width
+            future = workers.submit(search_window, task)
+            pending[future] = task
             future.add_done_callback(done.put)
 
     try:
@@ -422,7 +424,7 @@ def run_iteration(searcher, board, workers: Workers, spec: IterationSpec, recipe
                 continue
             if pending.pop(future, None) is None or future.cancelled():
                 continue
-            end: JobEnd = future.result()
+            end: WindowEnd = future.result()
             if end.fingerprint != expected:
                 raise WorkersDiffer(
                     f"a worker searched {end.fingerprint} where the parent searches {expected} "
@@ -430,7 +432,7 @@ def run_iteration(searcher, board, workers: Workers, spec: IterationSpec, recipe
                 )
             nodes += end.nodes
             expanded += end.expanded
-            jobs, busy, longest = jobs + 1, busy + end.seconds, max(longest, end.seconds)
+            windows, busy, longest = windows + 1, busy + end.seconds, max(longest, end.seconds)
             nxt = min(nxt, end.next)
             walks[end.walk] = (end.upper, end.counts)
             if end.status == _kernel().FOUND:
@@ -440,8 +442,8 @@ def run_iteration(searcher, board, workers: Workers, spec: IterationSpec, recipe
                 if total is not None and total != end.seen:
                     raise WorkersDiffer(f"two walks of one iteration met {total} and {end.seen} nodes at depth {split}")
                 total = end.seen
-                for f, job in list(pending.items()):
-                    if job.lo >= total and f.cancel():  # nothing there: never started
+                for f, task in list(pending.items()):
+                    if task.lo >= total and f.cancel():  # nothing there: never started
                         pending.pop(f)
             if node_limit is not None and nodes_before + _once(nodes, walks) >= node_limit:
                 limited = True
@@ -464,12 +466,12 @@ def run_iteration(searcher, board, workers: Workers, spec: IterationSpec, recipe
         counts[:split] = cnt[:, :split].max(axis=0)
     status = "found" if moves is not None else "limit" if limited else "done"
     wall = time.perf_counter() - t0
-    workers.log.append(IterationJobs(thresh, jobs, round(busy, 4), round(longest, 4), round(wall, 4)))
+    workers.log.append(IterationWindows(thresh, windows, round(busy, 4), round(longest, 4), round(wall, 4)))
     return IterationEnd(status, total_nodes, total_expanded, nxt, counts, moves, workers.count)
 
 
 def _once(nodes: int, walks: dict) -> int:
-    """``nodes`` (every job's) with the walks' nodes above the split depth counted once."""
+    """``nodes`` (every window's) with the walks' nodes above the split depth counted once."""
     uppers = [u[0] for u, _ in walks.values()]
     return nodes - sum(uppers) + max(uppers, default=0)
 
