@@ -151,7 +151,7 @@ def test_every_array_a_search_thread_writes_lies_alone_on_its_cache_lines(tmp_pa
         after = base.ctypes.data + base.nbytes - (a.ctypes.data + a.nbytes)
         assert before >= PAD and after >= PAD, (name, before, after)
 
-    w = parallel._Worker(s, board, 40, kernel, s.fsm_root(board))
+    w = parallel.Worker(s, board, 40, kernel, s.fsm_root(board))
     written = {f"root {i}": x for i, x in enumerate(w.root)}
     written.update({f"stack {k}": x for k, x in w.stack._asdict().items()})
     written.update({"state": w.state, "goal key": w.goal.key})

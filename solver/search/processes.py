@@ -46,8 +46,8 @@ from pdb_builder.errors import DatabaseError
 from pdb_builder.words import plural
 
 from .limits import raise_if_stopping
-from .state import new_stack, path_moves, private, private_copy, start_iteration
-from .threads import GROWTH, IterationEnd, IterationSpec, plan
+from .state import path_moves
+from .threads import GROWTH, IterationEnd, IterationSpec, Worker, merged_counts, once, plan
 
 WINDOW_MAX_NODES = 2_000_000  # nodes a window is planned to hold at most (about 0.3 s of one core)
 WINDOW_MIN_NODES = 100_000  # and at least (against a fraction of a millisecond to hand it over)
@@ -173,15 +173,12 @@ class _Walk:
         if fsm is None or fsm.depth != window.prune:
             fsm = _automaton(s, window.prune)
         self.tables = s.kernel_tables(fsm)
-        self.st = s.root_state(board)
-        self.root = self.st.arrays()
-        self.stack = new_stack(window.max_depth, s.ngroups)
-        self.state = private(K.STATE_SIZE)
-        self.goal = s.goal._replace(key=private_copy(s.goal.key))  # (the goal table's scratch key is written)
-        h0 = self.st.h0 if window.weight == 100 else (self.st.h0 * window.weight) // 100
-        start_iteration(self.st, board.blank, h0, window.thresh, self.stack, self.state, int(fsm.roots[board.blank]))
-        self.state[K.S_SPLIT] = window.split
-        self.fingerprint = _fingerprint(s, fsm, self.st.h0)
+        # a thread's arrays, as the split search on threads makes them (no second split depth here)
+        w = Worker(s, board, window.max_depth, K, int(fsm.roots[board.blank]))
+        h0 = w.st.h0 if window.weight == 100 else (w.st.h0 * window.weight) // 100
+        w.start(h0, window.thresh, window.split, 0)
+        self.root, self.stack, self.state, self.goal = w.root, w.stack, w.state, w.goal
+        self.fingerprint = _fingerprint(s, fsm, w.st.h0)
         self.id = f"{os.getpid()}.{threading.get_ident()}.{next(_walks)}"
 
     def search(self, window: Window) -> WindowEnd:
@@ -456,14 +453,11 @@ def run_iteration(searcher, board, workers: Workers, spec: IterationSpec, recipe
         end_iteration()
         for f in pending:
             f.cancel()
-    uppers = [u for u, _ in walks.values()]
     total_nodes = _once(nodes, walks)
-    total_expanded = expanded - sum(u[1] for u in uppers) + max((u[1] for u in uppers), default=0)
+    total_expanded = once(expanded, [u[1] for u, _ in walks.values()])
     counts = np.zeros(max_depth + 1, dtype=np.int64)
     if walks:
-        cnt = np.stack([c for _, c in walks.values()])
-        counts = cnt.sum(axis=0)
-        counts[:split] = cnt[:, :split].max(axis=0)
+        counts = merged_counts(np.stack([c for _, c in walks.values()]), split)
     status = "found" if moves is not None else "limit" if limited else "done"
     wall = time.perf_counter() - t0
     workers.log.append(IterationWindows(thresh, windows, round(busy, 4), round(longest, 4), round(wall, 4)))
@@ -472,8 +466,7 @@ def run_iteration(searcher, board, workers: Workers, spec: IterationSpec, recipe
 
 def _once(nodes: int, walks: dict) -> int:
     """``nodes`` (every window's) with the walks' nodes above the split depth counted once."""
-    uppers = [u[0] for u, _ in walks.values()]
-    return nodes - sum(uppers) + max(uppers, default=0)
+    return once(nodes, [u[0] for u, _ in walks.values()])
 
 
 def _kernel():

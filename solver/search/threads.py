@@ -108,7 +108,7 @@ class IterationEnd:
     threads: int = 1  # the most that searched at once
 
 
-class _Worker:
+class Worker:
     """One thread's arrays: the root's, a stack, a state vector and the goal table's scratch
     key (``fsm_root``: the pruning automaton's state at the root)."""
 
@@ -191,14 +191,14 @@ class Iteration:
         self.error = None
         self.max_depth = max_depth
         # every thread's worker, those that left included (their counts); the first the caller's
-        self.workers: list[_Worker] = [_Worker(searcher, board, max_depth, ida_kernel, self.fsm_root)]
+        self.workers: list[Worker] = [Worker(searcher, board, max_depth, ida_kernel, self.fsm_root)]
         self.running: dict[int, threading.Thread | None] = {0: None}  # thread number -> its thread (0: the caller's)
         self.most = 1  # threads running at once, at most
 
-    def _h0(self, w: _Worker) -> int:
+    def _h0(self, w: Worker) -> int:
         return w.st.h0 if self.weight == 100 else (w.st.h0 * self.weight) // 100
 
-    def _take(self, w: _Worker, finished: bool = False, me: int = 0) -> bool:
+    def _take(self, w: Worker, finished: bool = False, me: int = 0) -> bool:
         """``w``'s next work, when its window ends or its walk is through
         (``finished``); False when there is none.  In a shared node, the node's next
         window; with no numbers of its own left, the earliest in the serial order: the
@@ -248,18 +248,18 @@ class Iteration:
         """Nodes the limit leaves, less those reserved for slices running now (under ``cond``)."""
         return self.node_limit - self.nodes_before - self.nodes() - self.reserved
 
-    def _restart_cost(self, w: _Worker) -> int:
-        """What :meth:`_Worker.restart` adds to :meth:`nodes` at once: ``w``'s walk
+    def _restart_cost(self, w: Worker) -> int:
+        """What :meth:`Worker.restart` adds to :meth:`nodes` at once: ``w``'s walk
         above the split depth so far, counted once until then, becomes its own."""
         return min(w.upper[0], max((x.upper[0] for x in self.workers if x is not w), default=0))
 
-    def _give(self, w: _Worker, sh: _Shared) -> None:
+    def _give(self, w: Worker, sh: _Shared) -> None:
         """The next window of the shared node ``sh`` to ``w``."""
         w.state[self.K.S_LO2] = sh.taken
         sh.taken += sh.window
         w.state[self.K.S_HI2] = sh.taken
 
-    def _share(self, w: _Worker) -> None:
+    def _share(self, w: Worker) -> None:
         """Share the node at the split depth that ``w`` is in, when it has held ``w``
         long.  Its windows hold about :data:`WINDOW_NODES` nodes at the rate ``w`` met
         its numbers so far; ``w`` keeps the first."""
@@ -282,7 +282,7 @@ class Iteration:
             self.shared.append(_Shared(int(state[K.S_SEEN]), first + window, window))
             self.shared.sort(key=lambda sh: sh.number)
 
-    def work(self, w: _Worker, me: int = 0) -> None:
+    def work(self, w: Worker, me: int = 0) -> None:
         """Thread number ``me``'s life: the iteration from the root, window by window,
         slice by slice, until its walk is through, the threads stop or the grant
         drops below it."""
@@ -310,7 +310,7 @@ class Iteration:
         with self.cond:
             idle = [] if self.stop else [me for me in range(1, self.share.granted) if self.running.get(me) is None]
             for me in idle:
-                w = _Worker(self.s, self.board, self.max_depth, self.K, self.fsm_root)
+                w = Worker(self.s, self.board, self.max_depth, self.K, self.fsm_root)
                 self.workers.append(w)
                 t = self.running[me] = threading.Thread(target=self.work, args=(w, me), daemon=True)
                 t.start()
@@ -328,7 +328,7 @@ class Iteration:
             for t in alive:
                 t.join()
 
-    def _run(self, w: _Worker, me: int) -> None:
+    def _run(self, w: Worker, me: int) -> None:
         K = self.K
         while not self.stop:
             if me == 0 and not self.share.fixed:
@@ -388,18 +388,28 @@ class Iteration:
     def counts(self) -> np.ndarray:
         """Nodes visited at each depth: above the split depth every thread's walk is
         the same (the longest counts), at it and below the threads' parts add up."""
-        workers = list(self.workers)
-        cnt = np.stack([w.stack.cnt for w in workers])
-        out = cnt.sum(axis=0) + sum(w.cnt_before for w in workers)
-        out[: self.split] = cnt[:, : self.split].max(axis=0)
-        return out
+        workers = list(self.workers)  # (their earlier walks counted at and below the split depth only)
+        return merged_counts(np.stack([w.stack.cnt for w in workers]), self.split) + sum(w.cnt_before for w in workers)
+
+
+def merged_counts(cnt: np.ndarray, split: int) -> np.ndarray:
+    """Nodes visited at each depth by walks of one iteration (a row each): above the
+    split depth every walk meets the same nodes (the longest counts), at it and below
+    their parts add up."""
+    out = cnt.sum(axis=0)
+    out[:split] = cnt[:, :split].max(axis=0)
+    return out
+
+
+def once(total: int, uppers) -> int:
+    """``total``, the walks' sum, with their nodes above the split depth (``uppers``, one
+    a walk), which each of them walked, counted once."""
+    return total - sum(uppers) + max(uppers, default=0)
 
 
 def _once(workers, field: str, i: int) -> int:
-    """Sum of the workers' ``field`` with the nodes above the split depth (``upper[i]``),
-    which each of them walked, counted once."""
-    uppers = [w.upper[i] for w in workers]
-    return sum(getattr(w, field) for w in workers) - sum(uppers) + max(uppers)
+    """Sum of the workers' ``field`` with the nodes above the split depth (``upper[i]``) counted once."""
+    return once(sum(getattr(w, field) for w in workers), [w.upper[i] for w in workers])
 
 
 class IterationSpec(NamedTuple):
