@@ -266,7 +266,8 @@ def test_a_budget_ends_the_run_with_builds_in_flight(devquiz_slice, tmp_path, mo
 def test_a_proof_forecast_follows_the_iterations_and_goes_with_the_lower_bound(monkeypatch):
     """The rounds' forecast: the next iteration is the last completed one times the
     growth the last two show (or the run's typical growth), the proof of an answer g
-    moves above the bound g / 2 such iterations, at the rate the search ran; an
+    moves above the bound g / 2 such iterations, at most two (a proof most likely ends
+    there, however poor the answer), at the rate the search ran; an
     iteration a limit stopped counts at least 1.5 times what it searched.  When two
     attempts are merged, the cost record is the one of the attempt that reached the
     higher bound."""
@@ -295,6 +296,8 @@ def test_a_proof_forecast_follows_the_iterations_and_goes_with_the_lower_bound(m
     shows = attempt(44, 48, [(40, 1000, 1.0), (42, 5000, 5.0)])  # 1,000 nodes/s, growth 5
     assert proof_seconds(shows) == pytest.approx((25_000 + 125_000) / 1000)  # iterations 44 and 46
     assert proof_seconds(attempt(44, 46, shows.iterations)) == pytest.approx(25.0)
+    poor = attempt(44, 60, shows.iterations)  # far above: the iterations 44 and 46 alone, not 44 to 58
+    assert proof_seconds(poor) == pytest.approx((25_000 + 125_000) / 1000)
     one = attempt(42, 46, [(40, 800, 1.0)])  # no growth of its own: the run's
     assert proof_seconds(one, typical=3.0) == pytest.approx((2400 + 7200) / 800)
     assert typical_growth([shows, one]) == 5.0 and typical_growth([one]) == GROWTH

@@ -6,8 +6,13 @@ only in a round whose time limit covers its forecast.
 IDA* on one board grows by a fairly steady factor from one iteration to the next
 (two moves deeper), so the iteration at the lower bound costs about the last
 completed one times that factor, and the proof of an answer ``gap`` moves above the
-bound costs ``gap / 2`` such iterations, each the factor times the one before.  The
-forecast is in seconds of one thread at the rate the last search ran.
+bound costs up to ``gap / 2`` such iterations, each the factor times the one before.
+A proof ends at the first iteration that finds a path, and the optimal length of a
+board is most often at its bound or two moves above, however far its answer is; so a
+forecast counts at most :data:`LIKELY_ITERATIONS` iterations, not every one up to a
+poor answer (which kept a board whose short first search gave a poor answer out of
+every round but the last).  The forecast is in seconds of one thread at the rate the
+last search ran.
 """
 
 from __future__ import annotations
@@ -24,6 +29,10 @@ UNFINISHED_TIMES = 1.5
 # the slowest node rate (nodes a second) a forecast assumes: a slower one measured comes from
 # loading or compiling the kernel inside a small search's first iteration, not from the search
 MIN_RATE = 2e6
+# the iterations a proof is forecast to take at most (the bound's and the next): of the
+# 14 walled 6x6 boards the rounds proved in hard.txt at --budget 60m, 11 were optimal at
+# the bound or two moves above it (their bound after the full pass), 3 four moves above
+LIKELY_ITERATIONS = 2
 
 
 def growth(o: Outcome) -> float | None:
@@ -44,8 +53,9 @@ def typical_growth(outcomes) -> float:
 
 
 def proof_seconds(o: Outcome, typical: float = GROWTH) -> float | None:
-    """Seconds of search (one thread) until every IDA* iteration below ``o``'s answer has
-    ended, which proves it optimal (0 when it is proven); None when ``o`` has no answer,
+    """Seconds of search (one thread) until the IDA* iterations below ``o``'s answer have
+    ended, at most :data:`LIKELY_ITERATIONS` of them (the proof most likely ends there),
+    which proves it optimal (0 when it is proven); None when ``o`` has no answer,
     no lower bound, or no record of what its search cost.  ``typical``: the growth per
     iteration where ``o`` shows none (:func:`typical_growth`)."""
     length = o.length if o.solved else None
@@ -66,5 +76,6 @@ def proof_seconds(o: Outcome, typical: float = GROWTH) -> float | None:
         nxt = max(nxt, UNFINISHED_TIMES * unfinished[1])
     if nxt <= 0:
         return None
-    iterations = max((length - bound + 1) // 2, 1)  # thresholds bound, bound + 2, ..., below the answer
+    # thresholds bound, bound + 2, ..., below the answer; the first likely ones of them
+    iterations = min(max((length - bound + 1) // 2, 1), LIKELY_ITERATIONS)
     return nxt * sum(r**i for i in range(iterations)) / max(nodes / seconds, MIN_RATE)
