@@ -9,7 +9,9 @@ running builds, the fewest-threaded first, or to its running boards when it runs
 build, and a task that starts takes them back, the boards' extra threads first.  So a
 build that every board waits on runs on every thread of its worker while the boards
 wait.  A build that nothing waits on any more is told to stop through ``Client.run``;
-it ends at its next chunk, as a local one does.
+it ends at its next chunk, as a local one does.  The last boards (fewer left than the
+cluster has workers) split their large iterations over every worker, as ``solve
+--split`` does (:mod:`solver.search.processes`).
 
 Where workers have a memory limit (dask's default: the machine's memory shared between
 its worker processes; dask pauses a worker at 80% of it and restarts it at 95%), the
@@ -132,15 +134,31 @@ def _dask_job(fn, args):
     return _in_lane(lambda threads: fn(*args, threads=threads), job=True)
 
 
-def _dask_solve(rec: Record, pools: Pools, time_limit, node_limit, fallback, known=None) -> Outcome:
+def _dask_solve(rec: Record, pools: Pools, time_limit, node_limit, fallback, known=None, split=False) -> Outcome:
     """A board as a dask task, with a per-thread pool of searchers kept between tasks; a
-    board given one thread takes its worker's idle threads too (``pools.grow``)."""
+    board given one thread takes its worker's idle threads too (``pools.grow``).
+    ``split``: its large iterations are searched over every worker of the cluster
+    (:meth:`solver.search.processes.Workers.cluster`), its own thread leaving its
+    worker's pool while it waits on them."""
     made = getattr(_POOLS, "pools", None)
     if made is None:
         made = _POOLS.pools = {}
     if pools not in made:
         made[pools] = pools.pool()
     pool = made[pools]
+    if split:
+        from distributed import worker_client
+
+        from ..search.processes import Workers
+
+        def solve(client):
+            return solve_record(
+                rec, pool, time_limit=time_limit, node_limit=node_limit, fallback=fallback,
+                threads=Workers.cluster(client), known=known,
+            )  # fmt: skip
+
+        with worker_client() as client:
+            return solve(client)
     fixed = None if pools.grow and pools.threads == 1 else pools.threads
     return _in_lane(
         lambda threads: with_cpu_share(
@@ -260,7 +278,9 @@ class WorkerMemory:
 
 def dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, scheduler, known=None):
     """Outcomes of the feed's boards, solved on the cluster at ``scheduler`` as they finish
-    (the feed's jobs run there too)."""
+    (the feed's jobs run there too).  A board that starts when fewer boards are left than
+    the cluster has workers searches its large iterations on them all (``split``), so
+    the last boards of a run do not keep one worker busy while the others idle."""
     known = known or {}
     if pools.db_dir is not None:
         pools = replace(pools, db_dir=str(Path(pools.db_dir).resolve()))
@@ -270,9 +290,36 @@ def dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, sc
     slots = cluster_threads(client)
     feed.max_jobs = max(1, slots // 2)
     keys: dict[int, str] = {}  # id(job) -> its task's key
-    memory = WorkerMemory(_workers(client), busy=client.processing)
+    workers = _workers(client)
+    memory = WorkerMemory(workers, busy=client.processing)
     if memory.limited:
         feed.places = memory
+    running: list = []  # the futures of the boards submitted, until seen done
+
+    def split() -> bool:
+        """Whether the board about to start splits its large iterations over the whole
+        cluster: fewer boards are left (running or still to start, this one among them)
+        than the cluster has workers, so a worker would idle (a board's threads are one
+        worker's); never with a fixed thread count a board."""
+        running[:] = [f for f in running if not f.done()]
+        if len(workers) < 2 or not (pools.grow and pools.threads == 1):
+            return False
+        return feed.left + len(running) + 1 < len(workers)
+
+    def submit(rec, lane):
+        fut = client.submit(
+            _dask_solve,
+            rec,
+            pools=pools,
+            time_limit=limit_of(time_limit, rec),
+            node_limit=node_limit,
+            fallback=fallback,
+            known=known.get(rec.index),
+            split=split(),
+            pure=False,
+        )
+        running.append(fut)
+        return fut
 
     def run_job(job, lane):
         addr = memory.where(job)
@@ -304,16 +351,7 @@ def dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, sc
     try:
         yield from drive(
             feed,
-            lambda rec, lane: client.submit(
-                _dask_solve,
-                rec,
-                pools=pools,
-                time_limit=limit_of(time_limit, rec),
-                node_limit=node_limit,
-                fallback=fallback,
-                known=known.get(rec.index),
-                pure=False,
-            ),
+            submit,
             run_job,
             wait_some,
             cancel,

@@ -102,6 +102,11 @@ class Feed:
         self._waiting = {r.index: (k, r) for k, r in enumerate(todo) if r.index in self._waits}
         heapq.heapify(self._heap)
 
+    @property
+    def left(self) -> int:
+        """Records not handed out yet (those waiting on jobs among them)."""
+        return self.size - self._handed
+
     def _too_late(self) -> bool:
         return self.last_start is not None and self.clock.now() > self.last_start
 
