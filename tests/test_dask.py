@@ -262,22 +262,27 @@ def test_a_dask_board_alone_searches_on_its_workers_idle_threads(tmp_path):
     assert fixed.outcomes[recs[1].index].optimal and fixed.outcomes[recs[1].index].threads is None
 
 
-def test_a_runs_last_board_searches_on_every_worker_of_the_cluster(tmp_path):
-    """Two workers of one thread: a board alone (fewer boards left than workers) splits
-    its large iterations over both (its outcome says 2 searched it), proves the published
-    length, and the same board with a fixed thread count stays on its worker."""
+def test_a_runs_last_boards_search_on_every_worker_of_the_cluster(tmp_path):
+    """Two workers of one thread, two boards (no more boards left than workers): each
+    splits its large iterations over both workers, so the far one searches on both
+    (its outcome says 2) and proves the published length; with a fixed thread count a
+    board it stays on its worker."""
     distributed = pytest.importorskip("distributed")
-    f = tmp_path / "one.txt"
-    f.write_text(data_file("korf100.txt").read_text().splitlines()[4] + "\n")
+    f = tmp_path / "two.txt"
+    f.write_text(
+        "101 1 1 0 2 3 4 5 6 7 8 9 10 11 12 13 14 15\n" + data_file("korf100.txt").read_text().splitlines()[4] + "\n"
+    )
     recs = read_file(str(f)).records
     cluster_args = dict(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
     with distributed.LocalCluster(**cluster_args) as cluster, distributed.Client(cluster) as client:
         split = run_batch(recs, use_db=False, scheduler=client, time_limit=60, fallback=False).outcomes
         fixed = run_batch(recs, use_db=False, scheduler=client, time_limit=60, fallback=False, grow=False).outcomes
-    out, alone = split[recs[0].index], fixed[recs[0].index]
-    assert out.optimal and out.length == recs[0].expected_length and out.threads == 2
-    assert check_moves(recs[0].board, out.moves).ok
-    assert alone.optimal and alone.length == out.length and alone.threads is None
+    near, far = (split[r.index] for r in recs)
+    assert near.length == 1 and near.threads is None
+    assert far.optimal and far.length == recs[1].expected_length and far.threads == 2
+    assert check_moves(recs[1].board, far.moves).ok
+    alone = fixed[recs[1].index]
+    assert alone.optimal and alone.length == far.length and alone.threads is None
 
 
 def test_scheduler_unreachable_is_one_line(tmp_path, monkeypatch):

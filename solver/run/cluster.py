@@ -9,7 +9,7 @@ running builds, the fewest-threaded first, or to its running boards when it runs
 build, and a task that starts takes them back, the boards' extra threads first.  So a
 build that every board waits on runs on every thread of its worker while the boards
 wait.  A build that nothing waits on any more is told to stop through ``Client.run``;
-it ends at its next chunk, as a local one does.  The last boards (fewer left than the
+it ends at its next chunk, as a local one does.  The last boards (no more left than the
 cluster has workers) split their large iterations over every worker, as ``solve
 --split`` does (:mod:`solver.search.processes`).
 
@@ -278,9 +278,9 @@ class WorkerMemory:
 
 def dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, scheduler, known=None):
     """Outcomes of the feed's boards, solved on the cluster at ``scheduler`` as they finish
-    (the feed's jobs run there too).  A board that starts when fewer boards are left than
-    the cluster has workers searches its large iterations on them all (``split``), so
-    the last boards of a run do not keep one worker busy while the others idle."""
+    (the feed's jobs run there too).  A board that starts when no more boards are left
+    than the cluster has workers searches its large iterations on them all (``split``),
+    so the last boards of a run do not keep one worker each while the others idle."""
     known = known or {}
     if pools.db_dir is not None:
         pools = replace(pools, db_dir=str(Path(pools.db_dir).resolve()))
@@ -298,13 +298,14 @@ def dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, sc
 
     def split() -> bool:
         """Whether the board about to start splits its large iterations over the whole
-        cluster: fewer boards are left (running or still to start, this one among them)
-        than the cluster has workers, so a worker would idle (a board's threads are one
-        worker's); never with a fixed thread count a board."""
+        cluster: no more boards are left (running or still to start, this one among
+        them) than the cluster has workers, so a worker would idle once one ends (a
+        board's threads are one worker's; split boards share every worker's threads);
+        never with a fixed thread count a board."""
         running[:] = [f for f in running if not f.done()]
         if len(workers) < 2 or not (pools.grow and pools.threads == 1):
             return False
-        return feed.left + len(running) + 1 < len(workers)
+        return feed.left + len(running) + 1 <= len(workers)
 
     def submit(rec, lane):
         fut = client.submit(
