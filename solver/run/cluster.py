@@ -151,14 +151,9 @@ def _dask_solve(rec: Record, pools: Pools, time_limit, node_limit, fallback, kno
 
         from ..search.processes import Workers
 
-        def solve(client):
-            return solve_record(
-                rec, pool, time_limit=time_limit, node_limit=node_limit, fallback=fallback,
-                threads=Workers.cluster(client), known=known,
-            )  # fmt: skip
-
         with worker_client() as client:
-            return solve(client)
+            workers = Workers.cluster(client)
+            return solve_record(rec, pool, time_limit, node_limit, fallback, threads=workers, known=known)
     fixed = None if pools.grow and pools.threads == 1 else pools.threads
     return _in_lane(
         lambda threads: with_cpu_share(
