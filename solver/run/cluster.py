@@ -289,7 +289,6 @@ def dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, sc
     memory = WorkerMemory(workers, busy=client.processing)
     if memory.limited:
         feed.places = memory
-    running: list = []  # the futures of the boards submitted, until seen done
 
     def split() -> bool:
         """Whether the board about to start splits its large iterations over the whole
@@ -297,13 +296,10 @@ def dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, sc
         them) than the cluster has workers, so a worker would idle once one ends (a
         board's threads are one worker's; split boards share every worker's threads);
         never with a fixed thread count a board."""
-        running[:] = [f for f in running if not f.done()]
-        if len(workers) < 2 or not (pools.grow and pools.threads == 1):
-            return False
-        return feed.left + len(running) + 1 <= len(workers)
+        return len(workers) > 1 and pools.grow and pools.threads == 1 and feed.unfinished <= len(workers)
 
     def submit(rec, lane):
-        fut = client.submit(
+        return client.submit(
             _dask_solve,
             rec,
             pools=pools,
@@ -314,8 +310,6 @@ def dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, sc
             split=split(),
             pure=False,
         )
-        running.append(fut)
-        return fut
 
     def run_job(job, lane):
         addr = memory.where(job)

@@ -103,9 +103,10 @@ class Feed:
         heapq.heapify(self._heap)
 
     @property
-    def left(self) -> int:
-        """Records not handed out yet (those waiting on jobs among them)."""
-        return self.size - self._handed
+    def unfinished(self) -> int:
+        """Records not ended yet: not handed out (those waiting on jobs among them), or
+        handed out and not told ended (:meth:`ended`)."""
+        return self.size - self._ended[0]
 
     def _too_late(self) -> bool:
         return self.last_start is not None and self.clock.now() > self.last_start
