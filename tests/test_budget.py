@@ -21,6 +21,7 @@ from solver.run.planning import (
     reserve_for,
     round_boards,
     round_limit,
+    with_filled_cuts,
     worth_waiting_for,
 )
 from solver.run.sittings import Sittings
@@ -323,6 +324,57 @@ def test_a_round_waits_only_for_builds_no_longer_than_its_searches():
     assert worth_waiting_for([small, shared, large], 12.0) == [small, shared]
     assert worth_waiting_for([small, shared, large], 9.0) == []
     assert worth_waiting_for([large], 768.0) == [large]
+
+
+def test_a_round_builds_the_filled_cut_where_it_can_wait_for_it_and_the_even_cuts_where_not():
+    """A layout's filled plan (its even cuts and the one that fills the memory) replaces
+    its even plan where the round can wait for it; where it cannot, the even plan is
+    still built where that one is worth waiting for; the cheapest a board first."""
+    from types import SimpleNamespace
+
+    def plan(key, seconds, boards=1):
+        return SimpleNamespace(shape=SimpleNamespace(key=key), entries=int(seconds * BUILD_RATE), boards=boards,
+                               per_board=seconds * BUILD_RATE / boards)  # fmt: skip
+
+    even = [plan("a", 5), plan("b", 8), plan("c", 50)]
+    filled = [plan("a", 25), plan("b", 300), plan("c", 60), plan("d", 20)]  # d: its even cuts all built
+    chosen = with_filled_cuts(even, filled, 30.0)
+    assert [(p.shape.key, p.entries) for p in chosen] == [
+        ("b", even[1].entries),
+        ("d", filled[3].entries),
+        ("a", filled[0].entries),
+    ]
+    assert with_filled_cuts(even, [], 30.0) == worth_waiting_for(even, 30.0)
+
+
+def test_a_rounds_builds_add_the_filled_cut_of_a_layout_whose_even_cuts_stay_small(tmp_path):
+    """Round 3 at 8K << 3 = 64K a pattern BFS on a 3x4 layout of 8 tiles: the even cuts
+    stay 4-4, so the round plans the 5-3 cut beside them where its limit can wait for
+    it, and only the even ones where it cannot."""
+    from pdb_builder.board import Board, Shape
+    from pdb_builder.formats import read_lines
+    from pdb_builder.make.building import layout_partitions
+    from solver.run.options import RunOptions
+    from solver.run.pipeline import Run
+    from solver.run.steps import Step
+
+    from .naive import bfs_distances
+
+    shape = Shape.devquiz(3, 4, [0, 2, 9])
+    dist = bfs_distances(shape)
+    far = max(dist, key=lambda c: dist[c])
+    recs = read_lines([Board(shape, far).to_devquiz()], "b.txt").records
+    opts = RunOptions(db_dir=tmp_path / "db", memory_limit=1 << 20, layout_memory=8 << 10, workers=1)
+    run = Run(recs, RunFiles(tmp_path / "a.txt"), opts)
+
+    def planned(limit):
+        step = Step("round", recs, limit, number=3, limit=limit)
+        return [q.name for p in run.round_builds(step) for q in p.partitions]
+
+    even = [p.name for p in layout_partitions(shape, 64 << 10, 1 + 3)]  # (--layout-partitions 1, round 3)
+    assert len(even) == 4 and {n.split(".")[0] for n in even} == {"4-4"}
+    assert planned(100.0) == even + ["5-3"]
+    assert planned(0.02) == even  # at BUILD_RATE the even cuts take 0.016 s, with 5-3 0.027 s
 
 
 def test_the_last_round_spends_what_the_budget_has_left_on_the_boards_that_waited():

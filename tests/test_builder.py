@@ -323,6 +323,28 @@ def test_layout_partitions_are_distinct_named_cuts():
         named_partition(shape, "5-5.diagonal")
 
 
+def test_a_filled_cut_comes_beside_an_even_cut_that_holds_no_pattern_as_large_as_the_memory_allows(tmp_path):
+    """8 tiles where the memory holds 5-tile patterns: the even cut is 4-4, so ``fill``
+    adds 5-3 (every tile once); where the even cut reaches the largest size it adds
+    nothing.  The filled cut's tables, zero-aware as a run builds them, give BFS's lengths."""
+    from pdb_builder.make.building import layout_partitions
+
+    shape = Shape.devquiz(3, 4, [0, 2, 9])
+    even = layout_partitions(shape, 64 << 10, 2)
+    filled = layout_partitions(shape, 64 << 10, 2, fill=True)
+    assert [p.name for p in even] == ["4-4", "4-4.row"] and filled[:2] == even
+    assert filled[2].name == "5-3" and sorted(sum(filled[2].groups, ())) == list(shape.tiles)
+    assert layout_partitions(shape, 16 << 10, 1, fill=True) == layout_partitions(shape, 16 << 10, 1)  # 4-4
+    build_pdb(shape, filled[2], tmp_path, zero_aware=True, threads=1)
+    searcher = Searcher(heuristic_for(shape, tmp_path))
+    assert [n for n in searcher.h.names if "5-3" in n]
+    dist = bfs_distances(shape)
+    boards = sorted(dist, key=lambda c: -dist[c])[:3] + random.Random(5).sample(sorted(dist), 30)
+    for cells in boards:
+        res = searcher.solve(Board(shape, cells))
+        assert res.optimal and res.length == dist[cells]
+
+
 def test_a_partition_that_is_its_own_mirror_image_is_read_once(tmp_path):
     """3x3 Korf goal, patterns {1, 3, 4, 8} and {2, 5, 6, 7}: the diagonal reflection maps
     each onto itself.  Read through the reflection, the tables sum on every state to

@@ -20,6 +20,7 @@ from ..patterns import (
     compact_candidates,
     cut,
     default_sizes,
+    filled_sizes,
     mirror_cut,
     most_compact,
     named_partition,
@@ -344,13 +345,15 @@ def auto_partition(shape: Shape, memory_limit: int, measure_limit: int = 3_000_0
     return best
 
 
-def layout_partitions(shape: Shape, memory_limit: int, count: int = 1) -> list[Partition]:
+def layout_partitions(shape: Shape, memory_limit: int, count: int = 1, fill: bool = False) -> list[Partition]:
     """:func:`default_partition` and, for ``count`` > 1, the next most compact
     distinct candidates of the same sizes, named ``SIZES.ORDER``: disjoint ways to
     cut the same tiles, whose sums the solver maxes (each file is a heuristic).  A
     candidate that is one already chosen reflected through the diagonal is left out
     where the shape has that reflection: the solver reads every table of such a shape
-    reflected too, so it would add nothing."""
+    reflected too, so it would add nothing.  ``fill``: and, where the even cut holds
+    no pattern of the largest size the memory allows, one cut that does
+    (:func:`~pdb_builder.patterns.filled_sizes`: 6-6-6-6-1 beside 5-5-5-5-5)."""
     first = default_partition(shape, memory_limit)
     out, seen = [first], _cut_and_reflection(shape, first.groups)
     for _, order, cand in most_compact(compact_candidates(shape, first.sizes, first.name)):
@@ -359,6 +362,9 @@ def layout_partitions(shape: Shape, memory_limit: int, count: int = 1) -> list[P
         if cut(cand.groups) not in seen:
             out.append(Partition(f"{first.name}.{order}", cand.groups))
             seen |= _cut_and_reflection(shape, cand.groups)
+    sizes = filled_sizes(shape, memory_limit) if fill else None
+    if sizes is not None:
+        out.append(named_partition(shape, "-".join(map(str, sizes))))
     return out
 
 

@@ -179,19 +179,24 @@ def plan_first(
 
 
 def plan_layouts(
-    records, db_dir, layout_memory: int = LAYOUT_MEMORY, count: int = 1, faults: dict | None = None
+    records,
+    db_dir,
+    layout_memory: int = LAYOUT_MEMORY,
+    count: int = 1,
+    faults: dict | None = None,
+    fill: bool = False,
 ) -> list[Plan]:
-    """The exact-layout databases (``count`` partitions, :func:`layout_partitions`)
-    each walled board in ``records`` lacks, cheapest a board first (``faults``: as
-    :func:`_plan` says)."""
+    """The exact-layout databases (``count`` partitions, and with ``fill`` the cut that
+    fills the memory: :func:`layout_partitions`) each walled board in ``records``
+    lacks, cheapest a board first (``faults``: as :func:`_plan` says)."""
     d = default_db_dir(db_dir)
     wants = ((r.board.shape, r) for r in _walled(records))
-    plans = _plan(
-        wants,
-        "layout",
-        lambda s: [p for p in layout_partitions(s, layout_memory, count) if not (d / pdb_filename(s, p.name)).exists()],
-        faults,
-    )
+
+    def missing(s: Shape) -> list:
+        cuts = layout_partitions(s, layout_memory, count, fill)
+        return [p for p in cuts if not (d / pdb_filename(s, p.name)).exists()]
+
+    plans = _plan(wants, "layout", missing, faults)
     return sorted(plans.values(), key=lambda p: (p.per_board, p.shape.key))
 
 

@@ -83,6 +83,17 @@ def worth_waiting_for(plans, limit: float, rate: float = BUILD_RATE) -> list:
     return [p for p in plans if p.entries / rate <= limit * p.boards]
 
 
+def with_filled_cuts(plans, filled, limit: float, rate: float = BUILD_RATE) -> list:
+    """A round's builds: each layout's plan from ``filled`` (the same cuts and the one
+    that fills the memory, :func:`~solver.run.builds.plan_layouts` with ``fill``) where
+    it is worth waiting for (:func:`worth_waiting_for`), else its plan from ``plans``
+    where that one is; the cheapest a board first.  A filled cut is far larger than
+    the even ones beside it, so a round that cannot wait for it still builds those."""
+    chosen = {p.shape.key: p for p in worth_waiting_for(plans, limit, rate)}
+    chosen.update((p.shape.key, p) for p in worth_waiting_for(filled, limit, rate))
+    return sorted(chosen.values(), key=lambda p: (p.per_board, p.shape.key))
+
+
 def not_started_text(count: int, budget: float, none: bool) -> str:
     """Why ``count`` boards never started under ``budget`` seconds (``none``: no board did)."""
     given, kept = seconds_text(budget), seconds_text(reserve_for(budget))
