@@ -349,8 +349,9 @@ def test_a_round_builds_the_filled_cut_where_it_can_wait_for_it_and_the_even_cut
 
 def test_a_rounds_builds_add_the_filled_cut_of_a_layout_whose_even_cuts_stay_small(tmp_path):
     """Round 3 at 8K << 3 = 64K a pattern BFS on a 3x4 layout of 8 tiles: the even cuts
-    stay 4-4, so the round plans the 5-3 cut beside them where its limit can wait for
-    it, and only the even ones where it cannot."""
+    stay 4-4, so for a board whose forecast proof is over the round's limit the round
+    plans the 5-3 cut beside them where its limit can wait for it, and only the even
+    ones where it cannot, or where the board's forecast fits the limit."""
     from pdb_builder.board import Board, Shape
     from pdb_builder.formats import read_lines
     from pdb_builder.make.building import layout_partitions
@@ -367,14 +368,15 @@ def test_a_rounds_builds_add_the_filled_cut_of_a_layout_whose_even_cuts_stay_sma
     opts = RunOptions(db_dir=tmp_path / "db", memory_limit=1 << 20, layout_memory=8 << 10, workers=1)
     run = Run(recs, RunFiles(tmp_path / "a.txt"), opts)
 
-    def planned(limit):
-        step = Step("round", recs, limit, number=3, limit=limit)
+    def planned(limit, over=True):
+        step = Step("round", recs, limit, number=3, limit=limit, over=[recs[0].index] if over else [])
         return [q.name for p in run.round_builds(step) for q in p.partitions]
 
     even = [p.name for p in layout_partitions(shape, 64 << 10, 1 + 3)]  # (--layout-partitions 1, round 3)
     assert len(even) == 4 and {n.split(".")[0] for n in even} == {"4-4"}
     assert planned(100.0) == even + ["5-3"]
     assert planned(0.02) == even  # at BUILD_RATE the even cuts take 0.016 s, with 5-3 0.027 s
+    assert planned(100.0, over=False) == even
 
 
 def test_the_last_round_spends_what_the_budget_has_left_on_the_boards_that_waited():

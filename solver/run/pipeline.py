@@ -360,16 +360,18 @@ class Run:
 
     def round_builds(self, step: Step) -> list:
         """Round ``step``'s builds: its boards' layouts with larger partitions (one more
-        cut and twice the memory a round, and the cut that fills the memory where the
-        even ones do not) where a build takes no longer than the searches of the boards
-        it serves at the round's limit (:func:`~solver.run.planning.with_filled_cuts`)."""
+        cut and twice the memory a round, and, for the boards whose forecast proof is
+        over the round's limit, the cut that fills the memory where the even ones do
+        not) where a build takes no longer than the searches of the boards it serves at
+        the round's limit (:func:`~solver.run.planning.with_filled_cuts`)."""
         o, k = self.opts, step.number
         if not o.build:
             return []
         count = min(MAX_LAYOUT_PARTITIONS, o.layout_count + k)
         memory = min(o.memory_limit, o.layout_memory << k)
         plans = plan_layouts(step.boards, o.db_dir, memory, count, self.faults)
-        filled = plan_layouts(step.boards, o.db_dir, memory, count, self.faults, fill=True)
+        over = set(step.over)
+        filled = plan_layouts([r for r in step.boards if r.index in over], o.db_dir, memory, count, self.faults, True)
         self.tell_faults()
         return with_filled_cuts(plans, filled, step.limit, self.rate)
 

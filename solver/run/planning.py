@@ -85,10 +85,11 @@ def worth_waiting_for(plans, limit: float, rate: float = BUILD_RATE) -> list:
 
 def with_filled_cuts(plans, filled, limit: float, rate: float = BUILD_RATE) -> list:
     """A round's builds: each layout's plan from ``filled`` (the same cuts and the one
-    that fills the memory, :func:`~solver.run.builds.plan_layouts` with ``fill``) where
-    it is worth waiting for (:func:`worth_waiting_for`), else its plan from ``plans``
-    where that one is; the cheapest a board first.  A filled cut is far larger than
-    the even ones beside it, so a round that cannot wait for it still builds those."""
+    that fills the memory, :func:`~solver.run.builds.plan_layouts` with ``fill``, for
+    the boards whose forecast proof is over the round's limit) where it is worth
+    waiting for (:func:`worth_waiting_for`), else its plan from ``plans`` where that
+    one is; the cheapest a board first.  A filled cut is far larger than the even ones
+    beside it, so a round that cannot wait for it still builds those."""
     chosen = {p.shape.key: p for p in worth_waiting_for(plans, limit, rate)}
     chosen.update((p.shape.key, p) for p in worth_waiting_for(filled, limit, rate))
     return sorted(chosen.values(), key=lambda p: (p.per_board, p.shape.key))
@@ -290,5 +291,6 @@ def round_step(
         number=k,
         last=last,
         limit=limit,
+        over=[r.index for r in todo if forecast[r.index] is None or forecast[r.index] > limit],
     )
     return step, waiting

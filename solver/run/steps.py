@@ -32,7 +32,8 @@ class Step:
     index -> :class:`~solver.outcome.Known`, what earlier steps proved and found of its boards;
     ``last``: the budget's last round (its limit is what is left); ``limit``: the
     seconds a board where ``time_limit`` decides each as it starts (the last round's:
-    what the budget had left as it was planned)."""
+    what the budget had left as it was planned); ``over``: a round's boards whose
+    forecast proof on the tables there are is longer than ``limit`` (or unknown)."""
 
     kind: str
     boards: list
@@ -46,6 +47,7 @@ class Step:
     number: int = 0
     last: bool = False
     limit: float | None = None
+    over: list = field(default_factory=list)
 
     @property
     def tag(self) -> str:
