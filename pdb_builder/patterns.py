@@ -251,17 +251,22 @@ def largest_pattern(shape: Shape, memory_limit: int) -> int:
     return k
 
 
-def filled_sizes(shape: Shape, memory_limit: int) -> list[int] | None:
-    """Pattern sizes that fill the memory budget: as many patterns of the largest size
-    that fits as the tiles allow, the rest one smaller pattern (25 tiles where 6 fit:
-    6-6-6-6-1), where the even cut (:func:`default_sizes`) has no pattern that large
-    (25 tiles in 5 even patterns: 5-5-5-5-5); None where it has, or where the rest
-    would be too small a pattern for the BFS.  On the 25-tile layouts of ``hard.txt``
-    such a cut gave 0.06 of the even cut's nodes (docs/lab/devquiz-hardest.md)."""
+def greedy_sizes(shape: Shape, memory_limit: int) -> list[int]:
+    """As many patterns of the largest size that fits the memory budget as the tiles
+    allow, the rest one smaller pattern (25 tiles where 6 fit: 6-6-6-6-1)."""
     k, m = largest_pattern(shape, memory_limit), len(shape.tiles)
-    if max(default_sizes(shape, memory_limit)) >= k:
+    return [k] * (m // k) + ([m % k] if m % k else [])
+
+
+def filled_sizes(shape: Shape, memory_limit: int) -> list[int] | None:
+    """:func:`greedy_sizes` where the even cut (:func:`default_sizes`) has no pattern
+    as large (25 tiles in 5 even patterns: 5-5-5-5-5); None where it has, or where the
+    rest would be too small a pattern for the BFS.  On the 25-tile layouts of
+    ``hard.txt`` such a cut gave 0.06 of the even cut's nodes
+    (docs/lab/devquiz-hardest.md)."""
+    sizes = greedy_sizes(shape, memory_limit)
+    if max(default_sizes(shape, memory_limit)) >= sizes[0]:
         return None
-    sizes = [k] * (m // k) + ([m % k] if m % k else [])
     if min(sizes) < len(shape.free_cells) - MAX_FREE_NONPATTERN:
         return None
     return sizes

@@ -61,7 +61,7 @@ def main() -> int:
     from pdb_builder.make.building import build_pdb, layout_partitions
     from pdb_builder.moves import check_moves
     from pdb_builder.options import byte_count
-    from pdb_builder.patterns import MAX_FREE_NONPATTERN, MAX_PATTERN_TILES, bfs_memory, named_partition
+    from pdb_builder.patterns import greedy_sizes, named_partition
     from solver.search.searcher import Searcher
     from solver.search.tables import heuristic_for
 
@@ -83,10 +83,7 @@ def main() -> int:
         for side, folder, memory in (("small", small_dir, small_mem), ("large", large_dir, large_mem)):
             part = layout_partitions(shape, memory, 1)[0]
             if side == "large" and a.greedy:
-                n, m = len(shape.free_cells), len(shape.tiles)
-                fits = [k for k in range(1, min(m, MAX_PATTERN_TILES) + 1) if bfs_memory(n, k) <= memory]
-                k = max(k for k in fits if n - k <= MAX_FREE_NONPATTERN)
-                part = named_partition(shape, "-".join(map(str, [k] * (m // k) + ([m % k] if m % k else []))))
+                part = named_partition(shape, "-".join(map(str, greedy_sizes(shape, memory))))
             t0 = time.perf_counter()
             rep = build_pdb(shape, part, folder, two_bit=False, zero_aware=True, threads=a.threads)
             row[side] = {"partition": part.name, "seconds": round(time.perf_counter() - t0, 1), "status": rep.status}

@@ -371,9 +371,9 @@ class Run:
         memory = min(o.memory_limit, o.layout_memory << k)
         plans = plan_layouts(step.boards, o.db_dir, memory, count, self.faults)
         over = set(step.over)
-        layouts = {r.board.shape.key for r in step.boards if r.index in over}  # (all of a layout's boards wait)
-        filled = plan_layouts(step.boards, o.db_dir, memory, count, self.faults, fill=True)
-        filled = [p for p in filled if p.shape.key in layouts]
+        layouts = {r.board.shape.key for r in step.boards if r.index in over}
+        same = [r for r in step.boards if r.board.shape.key in layouts]  # (all of a layout's boards wait)
+        filled = plan_layouts(same, o.db_dir, memory, count, self.faults, fill=True)
         self.tell_faults()
         return with_filled_cuts(plans, filled, step.limit, self.rate)
 
