@@ -4,7 +4,7 @@
     .venv/bin/python scripts/bench_solve.py --db-dir DIR [--sets korf100 depth80 korf24 manhattan devquiz-6x6]
                                             [--korf24-count 5] [--korf24-order length|gap] [--korf24-ids 28 25]
                                             [--journal FILE] [--time-limit S] [--node-limit N] [--threads N]
-                                            [--prune D|auto]
+                                            [--prune D|auto] [--frontier N|auto]
 
 Needs the databases built first (``slidepdb build 4x4 --partition 7-8``;
 ``slidepdb build 5x5 --partition 6-6-6-6 --memory-limit 6G`` for korf24).  Runs
@@ -27,7 +27,6 @@ tables ``--db-dir`` holds for its shape (``slidepdb run`` builds them), best wit
 from __future__ import annotations
 
 import argparse
-import functools
 import math
 import os
 import sys
@@ -170,6 +169,12 @@ def main() -> int:
         default="auto",
         help="the pruning automaton's depth (2: undos only), or auto (the solver's default: deeper as searches grow)",
     )
+    ap.add_argument(
+        "--frontier",
+        default="auto",
+        help="A*+IDA*'s open nodes from the root (0: IDA* alone), or auto (the solver's default: on a "
+        "wall-free 5x5, from an iteration of 20 million nodes on)",
+    )
     a = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from pdb_builder.formats import read_file
@@ -177,7 +182,11 @@ def main() -> int:
     from solver.search.searcher import Searcher
     from solver.search.tables import heuristic_for
 
-    make = functools.partial(Searcher, packed=not a.full_tables, prune=None if a.prune == "auto" else int(a.prune))
+    def make(h):
+        s = Searcher(h, packed=not a.full_tables, prune=None if a.prune == "auto" else int(a.prune))
+        s.frontier = None if a.frontier == "auto" else int(a.frontier)
+        return s
+
     out = []
     for name in a.sets:
         if name in ("korf100", "depth80", "manhattan", "manhattan-only"):

@@ -141,6 +141,7 @@ def solve(
     threads: int | None = None,
     processes: int | None = None,
     scheduler=None,
+    frontier: int | None = None,
 ) -> Result:
     """Solve one board: solvability decided first, then IDA* on every database of
     ``db_dir`` that serves its shape (default ``$SLIDEPDB_DB_DIR`` or ``./databases``;
@@ -159,8 +160,11 @@ def solve(
     ``processes``: its large iterations searched by that many worker processes of this
     machine instead; ``scheduler``: by a dask cluster's workers (an address or a
     ``distributed.Client``), each opening ``db_dir`` itself
-    (:mod:`solver.search.processes`).  At most one of the three."""
+    (:mod:`solver.search.processes`).  At most one of the three.  ``frontier``: A*+IDA* from
+    the root, the A* part keeping at most that many open nodes (:mod:`solver.search.frontier`;
+    0: IDA* alone; None: the searcher's default, :func:`~solver.search.searcher.frontier_pays`)."""
     one_of("goal", goal, ("korf", "devquiz"))
+    positive_number("frontier", frontier or None, whole=True)
     positive_number("time_limit", time_limit)
     positive_number("node_limit", node_limit, whole=True)
     positive_number("threads", threads, whole=True)
@@ -175,6 +179,7 @@ def solve(
         if missing:
             warnings.warn(missing, UserWarning, stacklevel=2)
         pool = _POOLS[key] = SolverPool(db_dir, use_db)
+    pool.frontier = frontier
     if processes is not None or scheduler is not None:
         from .search.processes import board_workers
 
@@ -230,7 +235,9 @@ class SolverPool:
     compiled kernel at the first board (a batch needs it anyway); ``go_on``: a table
     file that cannot be read, or fails its checksums during a search, is left out and
     the board solved again without it, the outcome naming it (``tables_left_out``),
-    instead of raising :class:`~pdb_builder.errors.DatabaseError` (``slidepdb run``)."""
+    instead of raising :class:`~pdb_builder.errors.DatabaseError` (``slidepdb run``);
+    ``frontier``: A*+IDA* with at most that many open nodes (:mod:`solver.search.frontier`;
+    0: IDA* alone; None: the searcher's default)."""
 
     SEARCHERS = 8
     LAYOUT_SEARCHERS = 2  # kept in memory (tens of MB each; a batch rarely meets a layout twice running)
@@ -244,8 +251,10 @@ class SolverPool:
         python_first: bool = True,
         progress=None,
         go_on: bool = False,
+        frontier: int | None = None,
     ):
         self.db_dir = db_dir
+        self.frontier = frontier
         self.left_out: dict | None = {} if go_on else None  # file path -> why it was left out
         self.progress = progress  # handed to every searcher (Searcher.progress) and told of the fallback
         self.python_first = python_first  # see Searcher.python_first
@@ -259,6 +268,7 @@ class SolverPool:
         key = board.shape
         if key in self._searchers:
             self._searchers.move_to_end(key)
+            self._searchers[key].frontier = self.frontier
             return self._searchers[key]
         from .search.processes import Recipe  # (how a dask worker opens the same tables)
 
@@ -277,6 +287,7 @@ class SolverPool:
         self._searchers[key].recipe = recipe
         self._searchers[key].python_first = self.python_first
         self._searchers[key].progress = self.progress
+        self._searchers[key].frontier = self.frontier
         while len(self._searchers) > self.SEARCHERS:
             self._searchers.popitem(last=False)
         return self._searchers[key]

@@ -1,32 +1,181 @@
-"""The frontier prototype (scripts/bench_frontier.py): IDA* from the open nodes of a
-breadth-first A* part, carrying the pruning automaton's state of each stored path, finds
-the optimal length on small boards with and without walls, at every frontier size and
-automaton depth, against an independent bidirectional BFS; and so with the automaton
-started afresh at each open node."""
+"""A*+IDA* (solver.search.frontier): IDA* from the open nodes of a bounded A* part finds
+the optimal length on small boards with and without walls, on one thread and on two, at
+every frontier size (one node: the root alone; sizes whose next bound fills the buffer
+mid-level) and automaton depth, against an independent BFS; its limits, floor and ceiling
+hold as IDA*'s do; and an automaton deepened after the frontier was built keeps the proof."""
 
 import pytest
 
 from pdb_builder.board import Board, Shape
 from pdb_builder.moves import check_moves
-from solver.search.searcher import Searcher
+from solver.search.automaton import automaton_for
+from solver.search.frontier import FrontierSearch, build_frontier
+from solver.search.searcher import MAX_DEPTH, Searcher
 from solver.search.tables import heuristic_for
 
-from .conftest import script_module, walk_cells
+from .conftest import walk_cells
 from .naive import distance
 
-SHAPES = [Shape.devquiz(3, 3), Shape.devquiz(4, 3, [5]), Shape.devquiz(4, 4, [5, 6]), Shape.devquiz(2, 4)]
+SHAPES = [
+    Shape.devquiz(3, 3),
+    Shape.devquiz(4, 3, [5]),
+    Shape.devquiz(4, 4, [5, 6]),
+    Shape.devquiz(2, 4),
+    Shape.devquiz(4, 4, [1, 9]),  # cell 5 a cut vertex
+]
+
+
+def _searcher(shape, tmp_path, depth, size):
+    s = Searcher(heuristic_for(shape, tmp_path), prune=depth)
+    s.python_first = False  # every board through the kernel
+    s.frontier = size
+    return s
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.key)
 @pytest.mark.parametrize("depth", [2, 8, 12])
-def test_a_frontier_above_ida_finds_the_optimal_length(shape, depth, tmp_path):
-    bench = script_module("bench_frontier")
-    searcher = Searcher(heuristic_for(shape, tmp_path), prune=depth)
-    for seed in range(6):
+def test_a_star_above_ida_finds_the_optimal_length(shape, depth, tmp_path):
+    s = _searcher(shape, tmp_path, depth, 0)
+    filled = 0
+    for seed in range(4):
         board = Board(shape, tuple(walk_cells(shape, 300, seed)))
         optimal = distance(shape, board.cells)
         for size in (1, 8, 60, 400):
-            for order in bench.ORDERS:
-                for fresh in (False, True):
-                    moves, _, _ = bench.hybrid(searcher, board, size, order, fresh=fresh)
-                    assert check_moves(board, moves).ok and len(moves) == optimal, (seed, size, order, fresh)
+            fr = build_frontier(s, board, size, MAX_DEPTH)
+            assert len(fr) <= size
+            filled += fr.nodes > sum(n for _, n, _ in fr.done)  # a bound tried past the last that fit
+            s.frontier = size
+            for threads in (1, 2):
+                r = s.solve(board, threads=threads)
+                assert r.optimal and check_moves(board, r.moves).ok, (seed, size, threads)
+                assert len(r.moves) == optimal, (seed, size, threads)
+    assert filled  # some frontier's next bound filled its buffer, or outgrew the size, mid-level
+
+
+def test_a_star_above_ida_finds_the_optimal_length_on_3x4(tmp_path):
+    """The wall-free 3x4 (239 million arrangements: its truth by bidirectional BFS), on one
+    thread, two threads and two worker processes."""
+    from solver.search.processes import Workers
+
+    shape = Shape.devquiz(3, 4)
+    s = _searcher(shape, tmp_path, 12, 0)
+    with Workers.local(2) as workers:
+        for seed in range(2):
+            board = Board(shape, tuple(walk_cells(shape, 300, seed)))
+            optimal = distance(shape, board.cells)
+            for size in (8, 400, 5000):
+                s.frontier = size
+                for threads in (1, 2, workers):
+                    r = s.solve(board, threads=threads)
+                    assert r.optimal and check_moves(board, r.moves).ok and len(r.moves) == optimal, (seed, size)
+
+
+def test_the_root_alone_is_ida_star(tmp_path):
+    shape = Shape.devquiz(3, 3)
+    s = _searcher(shape, tmp_path, 12, 0)
+    board = Board(shape, tuple(walk_cells(shape, 300, 1)))
+    fr = build_frontier(s, board, 1, MAX_DEPTH)
+    assert fr.bound is None and len(fr) == 1 and fr.plen[0] == 0
+    plain = s.solve(board)
+    s.frontier = 1
+    one = s.solve(board)
+    assert one.moves and len(one.moves) == plain.length == distance(shape, board.cells)
+
+
+@pytest.mark.parametrize("shape", SHAPES[:3] + [Shape.korf(4, 4)], ids=lambda s: s.key)
+def test_a_deeper_automaton_after_the_frontier_keeps_the_proof(shape, tmp_path):
+    """The frontier's paths were kept under the undo-only automaton; the IDA* part walks them
+    under depth 12 (as a search that deepens its automaton between iterations does), which
+    prunes some of them partway down."""
+    s = _searcher(shape, tmp_path, 2, 0)
+    for seed in range(4) if shape.n < 16 else range(2):
+        s.automaton = automaton_for(shape, 2)
+        board = Board(shape, tuple(walk_cells(shape, 300 if shape.n < 16 else 40, seed)))
+        optimal = distance(shape, board.cells)
+        fr = build_frontier(s, board, 40 if shape.n < 16 else 3000, MAX_DEPTH)
+        s.automaton = automaton_for(shape, 12)
+        search = FrontierSearch(s, board, fr, MAX_DEPTH)
+        thresh = int(fr.f[0])
+        while True:
+            status, moves, _, _, nxt = search.iteration(thresh, True)
+            if status == "found":
+                break
+            assert status == "done" and thresh < optimal
+            thresh = nxt
+        assert check_moves(board, moves).ok and len(moves) == optimal == thresh
+
+
+def test_limits_floor_and_ceiling_hold_as_for_ida_star(tmp_path):
+    shape = Shape.devquiz(4, 4, [5, 6])
+    s = _searcher(shape, tmp_path, 12, 50)
+    board = Board(shape, tuple(walk_cells(shape, 400, 3)))
+    optimal = distance(shape, board.cells)
+    full = s.solve(board)
+    assert full.length == optimal and full.nodes > 40
+    for limit in (5, 40, full.nodes // 2):
+        for threads in (1, 2):
+            r = s.solve(board, node_limit=limit, threads=threads)
+            assert r.status == "limit" and r.moves is None
+            assert r.nodes <= limit + 4 * threads  # a node's children are generated together
+            assert r.lower_bound <= optimal
+    floor = s.solve(board, floor=optimal)
+    assert floor.length == optimal and floor.nodes <= full.nodes
+    capped = s.solve(board, ceiling=optimal)
+    assert capped.status == "limit" and capped.lower_bound == optimal
+
+
+@pytest.mark.parametrize("shape", [SHAPES[0], SHAPES[2]], ids=lambda s: s.key)
+def test_a_star_above_ida_on_worker_processes_finds_the_optimal_length(shape, tmp_path):
+    from solver.search.processes import Workers
+
+    s = _searcher(shape, tmp_path, 12, 30)
+    with Workers.local(2) as workers:
+        for seed in range(3):
+            board = Board(shape, tuple(walk_cells(shape, 300, seed)))
+            r = s.solve(board, threads=workers)
+            assert r.optimal and check_moves(board, r.moves).ok
+            assert len(r.moves) == distance(shape, board.cells)
+        assert workers.log  # the frontier's nodes went out in windows
+
+
+def test_a_star_above_ida_on_a_dask_cluster_builds_the_frontier_on_each_worker():
+    """``solve(scheduler=client, frontier=N)``: each worker builds the same frontier (checked
+    against the parent's) and searches its windows; the lengths are the BFS ones."""
+    distributed = pytest.importorskip("distributed")
+    import solver.search.processes as processes
+    from solver.api import solve
+
+    shape = Shape.devquiz(3, 3)
+    processes._frontiers.clear()
+    args = dict(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
+    with distributed.LocalCluster(**args) as cluster, distributed.Client(cluster) as client:
+        for cells in ((8, 6, 7, 2, 5, 4, 3, 0, 1), walk_cells(shape, 300, 4)):
+            board = Board(shape, tuple(cells))
+            res = solve(board, use_db=False, scheduler=client, fallback=False, frontier=20)
+            assert res.optimal and res.length == distance(shape, board.cells) and check_moves(board, res.moves).ok
+    assert processes._frontiers  # (the workers are threads of this process)
+
+
+def test_a_long_search_of_a_wall_free_5x5_goes_on_by_a_star_above_ida(tmp_path, monkeypatch):
+    """The default policy: past an iteration of FRONTIER_AFTER nodes, the rest of a wall-free
+    5x5's search is A*+IDA* (the length the BFS's, the iterations IDA*'s and then the IDA*
+    part's); a walled 5x5, or ``frontier=0``, stays IDA* alone."""
+    import solver.search.searcher as searcher_module
+
+    monkeypatch.setattr(searcher_module, "FRONTIER_AFTER", 5)
+    monkeypatch.setattr(searcher_module, "FRONTIER_NODES", 200)
+    for shape, switches in ((Shape.korf(5, 5), True), (Shape.korf(5, 5, [12]), False)):
+        s = _searcher(shape, tmp_path, 12, None)
+        went_on = 0
+        for seed in range(3):
+            board = Board(shape, tuple(walk_cells(shape, 46, seed)))
+            optimal = distance(shape, board.cells)
+            r = s.solve(board)
+            assert r.optimal and check_moves(board, r.moves).ok and len(r.moves) == optimal, (shape.key, seed)
+            assert (r.frontier is not None) == (switches and any(n >= 5 for _, n, _ in r.iterations)), seed
+            thresholds = [t for t, _, _ in r.iterations]
+            assert thresholds == sorted(set(thresholds)) and thresholds[-1] < optimal
+            went_on += r.frontier is not None
+        assert went_on == (3 if switches else 0)
+        s.frontier = 0
+        assert s.solve(board).frontier is None

@@ -41,6 +41,7 @@ class BatchOptions:
     node_limit: int | None = None
     fallback: bool = True
     known: dict | None = None
+    frontier: int | None = None
     # where the boards run
     workers: int = 1
     threads: int = 1
@@ -99,7 +100,9 @@ def run_batch(records, options: BatchOptions | None = None, /, **changes) -> Bat
     (:class:`~solver.api.SolverPool`), instead of stopping the batch. ``known``: index ->
     :class:`~solver.outcome.Known`, what earlier attempts at a board proved and found
     (:func:`~solver.api.solve_record`). ``patient``: indices of records that have answers
-    already: they wait for their jobs to the last start (:class:`Feed`)."""
+    already: they wait for their jobs to the last start (:class:`Feed`). ``frontier``: A*+IDA*
+    with at most that many open nodes (:mod:`solver.search.frontier`; 0: IDA* alone; None:
+    the searcher's default)."""
     o = replace(options or BatchOptions(), **changes)
     t0, began = o.clock.tick(), o.clock.now()
     journal = o.journal
@@ -130,7 +133,7 @@ def run_batch(records, options: BatchOptions | None = None, /, **changes) -> Bat
         patient=o.patient,
         clock=o.clock,
     )
-    pools = Pools(o.db_dir, o.use_db, o.threads, o.go_on, o.grow)
+    pools = Pools(o.db_dir, o.use_db, o.threads, o.go_on, o.grow, o.frontier)
     if o.scheduler is not None:
         outcomes = dask_outcomes(feed, pools, o.time_limit, o.node_limit, o.fallback, o.scheduler, o.known)
     else:

@@ -20,17 +20,20 @@ from .lanes import Lanes
 class Pools:
     """How each process (or dask thread) that solves boards makes its
     :class:`~solver.api.SolverPool`: the database folder, whether to read it, each
-    board's threads, ``go_on`` (a table that cannot be read is left out), and
-    ``grow``: a board given one thread takes the idle slots too (local processes)."""
+    board's threads, ``go_on`` (a table that cannot be read is left out),
+    ``grow``: a board given one thread takes the idle slots too (local processes), and
+    ``frontier`` (A*+IDA*, :mod:`solver.search.frontier`)."""
 
     db_dir: object = None
     use_db: bool = True
     threads: int = 1
     go_on: bool = False
     grow: bool = True
+    frontier: int | None = None  # A*+IDA*'s open nodes (0: IDA* alone; None: the searcher's default)
 
     def pool(self, **kw) -> SolverPool:
-        return SolverPool(self.db_dir, use_db=self.use_db, threads=self.threads, go_on=self.go_on, **kw)
+        kw = {"threads": self.threads, "go_on": self.go_on, "frontier": self.frontier, **kw}
+        return SolverPool(self.db_dir, use_db=self.use_db, **kw)
 
 
 def with_cpu_share(clock, solve) -> Outcome:

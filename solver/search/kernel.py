@@ -37,6 +37,7 @@ ITERATION_DONE = 2
 SLICE_SPENT = 3
 WINDOW = 4  # the next node at the split depth lies past the thread's window
 WINDOW2 = 5  # the next node at the second split depth, in a shared node, lies past the thread's window
+FULL = 6  # the frontier buffer (``stack.emit``) is full
 
 # indices into the kernel's int64 state vector (S_NODES: nodes generated; S_EXPANDED:
 # nodes whose children were generated).  Split search (solver.search.threads):
@@ -48,6 +49,13 @@ WINDOW2 = 5  # the next node at the second split depth, in a shared node, lies p
 # each; S_ENTRY: the nodes generated when it was entered); in the node numbered
 # S_SHARED, which several threads share, only those numbered in [S_LO2, S_HI2) are
 # searched.  BPMX raises no estimate from below above the deeper of the two depths.
+# A frontier node (solver.search.frontier): the first S_PLEN moves are forced (the
+# stack's ``path`` holds them), so only that node's subtree is searched; BPMX raises
+# nothing above it.  With a frontier buffer (``stack.emit`` has rows) every child over
+# the threshold is written to it (S_EMITTED: how many so far).  Over a list of frontier
+# nodes (:func:`frontier_slice`): S_FRONT the one under way or next, S_INSIDE 1 while its
+# subtree is searched (2: between two nodes, at the depth their paths share), S_FLOOR the
+# depth a search ends at once it has retracted to it (0: the root).
 (
     S_DEPTH,
     S_THRESH,
@@ -68,8 +76,13 @@ WINDOW2 = 5  # the next node at the second split depth, in a shared node, lies p
     S_SEEN2,
     S_SHARED,
     S_ENTRY,
-) = range(19)
-STATE_SIZE = 19
+    S_PLEN,
+    S_EMITTED,
+    S_FRONT,
+    S_INSIDE,
+    S_FLOOR,
+) = range(24)
+STATE_SIZE = 24
 
 
 @nb.njit(cache=True, inline="always")
@@ -226,9 +239,10 @@ def init_root(
 
 
 @nb.njit(cache=True, inline="always")
-def _child_values(root, tables, b, d, u, stk_ci, stk_cv):
+def _child_values(root, tables, b, d, u, only, stk_ci, stk_cv):
     """Table index and value of every child of the node at depth ``d`` (blank on
-    ``b``) that the pruning automaton in state ``u`` keeps into ``stk_ci[d, k, g]`` and
+    ``b``) that the pruning automaton in state ``u`` keeps (only the ``only``-th where it
+    is not -1: a forced move) into ``stk_ci[d, k, g]`` and
     ``stk_cv[d, k, g]``: the moved tile's lookup in each group, its rank updated for
     the one slot that moves (``rank_delta``).
     No value decides anything here, so the reads of all children are independent
@@ -243,7 +257,7 @@ def _child_values(root, tables, b, d, u, stk_ci, stk_cv):
     )
     zaddr, zstep = zero[0], zero[1]
     for k in range(ndeg[b]):
-        if fsm[u, ndir[b, k]] < 0:
+        if fsm[u, ndir[b, k]] < 0 or (only >= 0 and k != only):
             continue
         c = nbr[b, k]
         t = cells[c]
@@ -375,7 +389,9 @@ def search_slice(root, tables, stack, state, slice_nodes, bpmx, goal, weight):
     table by greedy descent); absent, it is at least D + 1 away."""
     cells, pos, lk_val, group_sum, lc_lines, _, _, _, buf = root
     nbr, ndeg, md, rowkey, colkey, width, height, use_lc, _, _, _, _, tile_lk, _, ngroups, bpar, fsm, ndir, _ = tables
-    stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_kh, stk_ci, stk_cv, stk_old, stk_cnt, path, stk_fsm = stack
+    stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_kh, stk_ci, stk_cv, stk_old, stk_cnt, path, stk_fsm, emit = (
+        stack
+    )
     gt_keys, gt_dist, gt_depth, gt_bits, gt_per, gt_codes, gt_cells, gt_key = goal
     d = state[S_DEPTH]
     thresh = state[S_THRESH]
@@ -396,7 +412,11 @@ def search_slice(root, tables, stack, state, slice_nodes, bpmx, goal, weight):
     seen2 = state[S_SEEN2]
     shared = state[S_SHARED]
     entry = state[S_ENTRY]
-    walked = max(split, split2)  # above it every thread walks the nodes alike: no BPMX from below
+    plen = state[S_PLEN]
+    floor = state[S_FLOOR]
+    emitted = state[S_EMITTED]
+    ncells = cells.shape[0]
+    walked = max(split, split2, plen)  # above it every thread walks the nodes alike: no BPMX from below
     stop = nodes + slice_nodes
     status = ITERATION_DONE
     while True:
@@ -411,11 +431,12 @@ def search_slice(root, tables, stack, state, slice_nodes, bpmx, goal, weight):
                 upper_expanded += 1
                 upper_nodes -= nodes  # the children generated here count as upper nodes (below)
             u = stk_fsm[d]  # the automaton's state: a move it prunes completes a duplicate path
-            _child_values(root, tables, b, d, u, stk_ci, stk_cv)
+            only = path[d] if d < plen else -1  # a frontier node's path: its one move here
+            _child_values(root, tables, b, d, u, only, stk_ci, stk_cv)
             cnt = 0
             goal_e = 0
             for k in range(ndeg[b]):
-                if fsm[u, ndir[b, k]] < 0:
+                if fsm[u, ndir[b, k]] < 0 or (only >= 0 and k != only):
                     continue
                 c = nbr[b, k]
                 nodes += 1
@@ -459,6 +480,21 @@ def search_slice(root, tables, stack, state, slice_nodes, bpmx, goal, weight):
                 if f > thresh:
                     if f < nxt:
                         nxt = f
+                    if emit.shape[0] > 0:  # a frontier node: its depth, estimate, arrangement and path
+                        if emitted >= emit.shape[0] or d + 3 + ncells > emit.shape[1]:
+                            status = FULL
+                            break
+                        row = emit[emitted]
+                        row[0] = d + 1
+                        row[1] = h
+                        for x in range(ncells):
+                            row[2 + x] = cells[x]
+                        row[2 + b] = t
+                        row[2 + c] = 0
+                        for x in range(d):
+                            row[2 + ncells + x] = path[x]
+                        row[2 + ncells + d] = k
+                        emitted += 1
                     if bpmx and h - 1 > stk_h[d]:
                         stk_h[d] = h - 1
                     continue
@@ -474,6 +510,8 @@ def search_slice(root, tables, stack, state, slice_nodes, bpmx, goal, weight):
                 stk_ch[d, j] = h
                 stk_ck[d, j] = k
                 cnt += 1
+            if status == FULL:
+                break
             if d < split:
                 upper_nodes += nodes
             if goal_k < 0:
@@ -486,7 +524,7 @@ def search_slice(root, tables, stack, state, slice_nodes, bpmx, goal, weight):
                 continue
             k = goal_k  # descend into the goal (or the goal table's path) below
         elif stk_it[d] >= stk_n[d]:
-            if d == 0:
+            if d <= floor:  # (a frontier path the automaton prunes ends above its floor)
                 status = ITERATION_DONE
                 break
             # undo the move that led to depth d: the tile now on stk_blank[d-1] goes back
@@ -575,7 +613,51 @@ def search_slice(root, tables, stack, state, slice_nodes, bpmx, goal, weight):
     state[S_UPPER_EXPANDED] = upper_expanded
     state[S_SEEN2] = seen2
     state[S_ENTRY] = entry
+    state[S_EMITTED] = emitted
     return status
+
+
+@nb.njit(cache=True, nogil=True, _nrt=False)
+def frontier_slice(root, tables, stack, state, slice_nodes, bpmx, goal, weight, fpath, fplen, fshare, hi, top):
+    """IDA* below the frontier nodes ``state[S_FRONT]`` to ``hi - 1`` (rows of ``fpath``, the
+    forced moves of each, ``fplen`` how many; ``fshare``: how many the next one shares), one
+    after another, for at most ``slice_nodes`` generated nodes in all.  The first is walked
+    down from the root (``top``: the root's blank, estimate, automaton state, Manhattan and
+    line-conflict parts); each next one from the deepest node its path shares with the one
+    before, which is searched again for its new forced move.  Returns
+    :data:`ITERATION_DONE` once the last is searched, else :func:`search_slice`'s status
+    (the state says where to go on)."""
+    stk_blank, stk_it, stk_h, path, stk_fsm = stack[0], stack[1], stack[5], stack[11], stack[12]
+    stop = state[S_NODES] + slice_nodes
+    while True:
+        if state[S_INSIDE] != 1:
+            i = state[S_FRONT]
+            if i >= hi:  # (the last node's search ended at the root)
+                state[S_INSIDE] = 0
+                return ITERATION_DONE
+            if state[S_INSIDE] == 0:  # from the root
+                stk_blank[0] = top[0]
+                stk_h[0] = top[1]
+                stk_fsm[0] = top[2]
+                state[S_MD] = top[3]
+                state[S_LC] = top[4]
+                state[S_DEPTH] = 0
+            d0 = state[S_DEPTH]
+            n = fplen[i]
+            for x in range(d0, n):
+                path[x] = fpath[i, x]
+            stk_it[d0] = -1  # that node again, for this path's move
+            state[S_PLEN] = n
+            state[S_FLOOR] = fshare[i] if i + 1 < hi else 0
+            state[S_INSIDE] = 1
+        left = stop - state[S_NODES]
+        if left <= 0:
+            return SLICE_SPENT
+        status = search_slice(root, tables, stack, state, left, bpmx, goal, weight)
+        if status != ITERATION_DONE:
+            return status
+        state[S_INSIDE] = 2
+        state[S_FRONT] += 1
 
 
 load_cached(globals())  # cached kernels load without the compiler (pdb_builder/jitload.py)

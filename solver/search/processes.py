@@ -8,7 +8,10 @@ each window is a task: the parent hands them out in the serial order, a few ahea
 each worker, and gathers what each ended with (nodes, the smallest f over the threshold,
 a solution).  A worker keeps its walk between windows and goes on from where it stopped
 when its next window lies ahead; else it walks again from the root.  So the parent only
-hands out numbers and adds up; the workers search.
+hands out numbers and adds up; the workers search.  With A*+IDA*
+(:mod:`solver.search.frontier`) the numbers are the open nodes of the frontier instead: each
+worker builds the parent's frontier once (the same nodes in the same order, checked with the
+tables), and a window is a run of them in the frontier's order.
 
 The proof is the serial one: every number of a completed iteration was searched once,
 and the smallest f any walk pruned is the next threshold, so every iteration is as
@@ -55,6 +58,7 @@ WINDOWS_EACH = 16  # and small enough that an iteration holds this many windows 
 AHEAD = 2  # windows handed to each worker beyond the one it runs (its next window is there when it asks)
 SLICE = 1_000_000  # nodes a worker searches between looks at whether its iteration is still under way
 STOPPED = -1  # a window's status when its iteration ended while it ran (a solution, a limit)
+FRONTIER_WINDOW = 4096  # frontier nodes a window holds at most (A*+IDA*)
 
 
 class WorkersDiffer(DatabaseError):
@@ -101,6 +105,17 @@ class Window(NamedTuple):
     lo: int
     hi: int
     stop: tuple = ()  # how the worker learns that the iteration ended (Workers.begin)
+    frontier: FrontierKey | None = None  # A*+IDA*: the numbers are frontier nodes (solver.search.frontier)
+
+
+class FrontierKey(NamedTuple):
+    """How a worker builds the parent's frontier again (:func:`~solver.search.frontier.build_frontier`:
+    the same size, automaton depth, depth cap and ceiling give the same nodes in the same order)."""
+
+    size: int
+    prune: int  # the automaton's depth when the parent built it
+    max_depth: int
+    ceiling: int | None
 
 
 class WindowEnd(NamedTuple):
@@ -161,7 +176,8 @@ def _automaton(searcher, depth: int):
 
 
 class _Walk:
-    """A worker's walk of one iteration: its root's arrays, stack and state vector."""
+    """A worker's walk of one iteration: its root's arrays, stack and state vector (and,
+    for A*+IDA*, the frontier it searches below)."""
 
     def __init__(self, window: Window, fsm=None):
         from . import kernel as K
@@ -179,16 +195,33 @@ class _Walk:
         w.start(h0, window.thresh, window.split, 0)
         self.root, self.stack, self.state, self.goal = w.root, w.stack, w.state, w.goal
         self.fingerprint = _fingerprint(s, fsm, w.st.h0)
+        self.frontier = None
+        if window.frontier is not None:
+            self.frontier = _frontier_of(s, board, window.frontier)
+            self.top = np.array([board.blank, w.st.h0, int(fsm.roots[board.blank]), w.st.md, w.st.lc], dtype=np.int64)
+            self.fingerprint += frontier_fingerprint(self.frontier)
         self.id = f"{os.getpid()}.{threading.get_ident()}.{next(_walks)}"
+
+    def _slice(self, window: Window) -> int:
+        K, fr = self.K, self.frontier
+        if fr is None:
+            return K.search_slice(
+                self.root, self.tables, self.stack, self.state, SLICE, window.bpmx, self.goal, window.weight
+            )
+        status = K.frontier_slice(
+            self.root, self.tables, self.stack, self.state, SLICE, window.bpmx, self.goal, 100,
+            fr.paths, fr.plen, fr.share, window.hi, self.top,
+        )  # fmt: skip
+        return K.WINDOW if status == K.ITERATION_DONE else status  # its window done; the walk goes on
 
     def search(self, window: Window) -> WindowEnd:
         K, state = self.K, self.state
         nodes, expanded = int(state[K.S_NODES]), int(state[K.S_EXPANDED])
         state[K.S_LO], state[K.S_HI] = window.lo, window.hi
+        if self.frontier is not None:
+            state[K.S_FRONT], state[K.S_INSIDE] = window.lo, 0
         while True:
-            status = K.search_slice(
-                self.root, self.tables, self.stack, state, SLICE, window.bpmx, self.goal, window.weight
-            )
+            status = self._slice(window)
             if status != K.SLICE_SPENT:
                 break
             if _ended(window.stop):  # nobody waits for the rest: its worker goes on to the next window
@@ -207,6 +240,27 @@ class _Walk:
             int(state[K.S_SEEN]),
             self.fingerprint,
         )
+
+
+_frontiers: dict = {}  # (searcher, board, FrontierKey) -> the frontier this process built
+
+
+def _frontier_of(searcher, board, key: FrontierKey):
+    """The parent's frontier, built again here once per board (the last one kept)."""
+    from .frontier import build_frontier
+
+    with _lock:
+        k = (id(searcher), board.cells, key)
+        if k not in _frontiers:
+            _frontiers.clear()
+            fsm = _automaton(searcher, key.prune)
+            _frontiers[k] = build_frontier(searcher, board, key.size, key.max_depth, ceiling=key.ceiling, fsm=fsm)
+        return _frontiers[k]
+
+
+def frontier_fingerprint(fr) -> tuple:
+    """What tells two builds of a frontier apart: its size, bound and every node's f and path."""
+    return (len(fr), fr.bound, int(fr.f.sum()), hash(fr.paths.tobytes()))
 
 
 def _ended(stop: tuple) -> bool:
@@ -269,6 +323,17 @@ class Workers:
     def run_iteration(self, searcher, board, spec: IterationSpec) -> IterationEnd:
         """One iteration of ``board``'s search with ``searcher`` (:func:`run_iteration`)."""
         return run_iteration(searcher, board, self, spec, searcher.recipe)
+
+    def run_frontier(self, searcher, board, fr, key: tuple, thresh: int, deadline, left) -> tuple:
+        """One threshold of A*+IDA*'s IDA* part, the nodes of frontier ``fr`` (built as ``key``
+        says: :class:`FrontierKey`) searched in windows: as
+        :meth:`solver.search.frontier.FrontierSearch.iteration` returns it."""
+        hi = int(np.searchsorted(fr.f, thresh, side="right"))
+        fsm = searcher.automaton
+        spec = IterationSpec(thresh, 100, searcher.bpmx, deadline, left, 0, (None, 0), key[2], fsm)
+        out = run_iteration(searcher, board, self, spec, searcher.recipe, (FrontierKey(*key), fr, hi))
+        nxt = min(out.next_threshold, int(fr.f[hi]) if hi < len(fr) else _kernel().INF)
+        return out.status, out.moves, out.nodes, out.expanded, nxt
 
     def begin(self):
         """An iteration starts: what its windows carry to learn when it ends, and the call
@@ -360,24 +425,36 @@ class Workers:
         return cls(threads, submit, recipe=True, ready=ready, where=where, begin=begin)
 
 
-def run_iteration(searcher, board, workers: Workers, spec: IterationSpec, recipe: Recipe | None = None) -> IterationEnd:
+def run_iteration(
+    searcher, board, workers: Workers, spec: IterationSpec, recipe: Recipe | None = None, frontier=None
+) -> IterationEnd:
     """One iteration of ``board``'s search (``spec``) from its root, its windows searched
-    by ``workers`` (``recipe``: how a cluster's worker opens the tables)."""
+    by ``workers`` (``recipe``: how a cluster's worker opens the tables).  With ``frontier``
+    (``(key, frontier, hi)``: a :class:`FrontierKey`, the parent's frontier and how many of
+    its nodes the threshold admits) the numbers are those frontier nodes, in their order."""
     thresh, weight, bpmx, deadline, node_limit, nodes_before, last, max_depth, fsm = spec
     if workers.recipe and recipe is None:
         raise ValueError("a cluster's workers need the recipe of the searcher's tables")
     t0 = time.perf_counter()
-    window_nodes = min(WINDOW_MAX_NODES, max(WINDOW_MIN_NODES, int(last[1] * GROWTH / (workers.count * WINDOWS_EACH))))
-    split, width, _ = plan(last[0], last[1], workers.count, window_nodes)
     h0 = searcher.root_state(board).h0
     expected = _fingerprint(searcher, fsm, h0)
+    total = None  # the numbers at the split depth, once a walk has met them all
+    key = None
+    if frontier is None:
+        window_nodes = min(
+            WINDOW_MAX_NODES, max(WINDOW_MIN_NODES, int(last[1] * GROWTH / (workers.count * WINDOWS_EACH)))
+        )
+        split, width, _ = plan(last[0], last[1], workers.count, window_nodes)
+    else:
+        key, fr, total = frontier
+        split, width = 0, max(1, min(FRONTIER_WINDOW, -(-total // (workers.count * WINDOWS_EACH))))
+        expected += frontier_fingerprint(fr)
     workers.ready(searcher, fsm)
     stop, end_iteration = workers.begin()
     iteration = uuid.uuid4().hex
     done: queue.Queue = queue.Queue()
     pending: dict = {}
     taken = 0
-    total = None  # the numbers at the split depth, once a walk has met them all
     walks: dict = {}  # walk id -> (its nodes above the split depth, per depth counts)
     nodes = expanded = 0
     nxt = _kernel().INF
@@ -399,8 +476,9 @@ def run_iteration(searcher, board, workers: Workers, spec: IterationSpec, recipe
                 fsm.depth,
                 max_depth,
                 taken,
-                taken + width,
+                taken + width if key is None else min(total, taken + width),
                 stop,
+                key,
             )
             taken += width
             future = workers.submit(search_window, task)

@@ -48,6 +48,16 @@ PARALLEL_AFTER = 200_000  # with threads: nodes of an iteration searched seriall
 # a search whose threads may grow weighs starting its iteration again on them (restart_pays)
 SPLIT_EFFICIENCY = 0.8
 ITERATION_GROWTH = 4.0  # an iteration's size against the last one's, where the search shows none
+# A*+IDA* (solver.search.frontier) where it was measured to pay (docs/benchmarks.md#a-above-ida):
+# on a wall-free 5x5, the iterations after one of this many nodes, with this many open nodes
+FRONTIER_AFTER = 20_000_000
+FRONTIER_NODES = 1_000_000
+
+
+def frontier_pays(shape) -> bool:
+    """Whether a long search of ``shape`` goes on by A*+IDA* by default: the 5x5 without
+    walls, the 24-puzzle, where it was measured."""
+    return shape.width == 5 and shape.height == 5 and not shape.walls
 
 
 def restart_pays(threads: int, spent: float, left: float | None, done: list) -> bool:
@@ -110,6 +120,9 @@ class Searcher:
         self.recipe = None
         self.automaton = undo_only(self.shape) if prune is None else automaton_for(self.shape, prune)
         self.searched = 0
+        # A*+IDA* (solver.search.frontier): the open nodes the A* part keeps, at most; 0: IDA*
+        # alone; None: IDA* alone until a long search of a shape where it pays (frontier_pays)
+        self.frontier: int | None = None
         (
             self.tables,
             self.lk_k,
@@ -334,6 +347,11 @@ class Searcher:
         self, board: Board, time_limit, node_limit, max_depth: int, weight: int, threads, known=(0, None)
     ) -> SearchResult:
         K = _kernel()
+        if self.frontier and weight == 100:  # A*+IDA* from the root
+            from .frontier import frontier_solve
+
+            count = threads if hasattr(threads, "run_iteration") else share_of(threads).granted
+            return frontier_solve(self, board, self.frontier, time_limit, node_limit, max_depth, count, known)
         t0 = time.perf_counter()
         # worker processes (solver.search.processes.Workers, which imports this module)
         workers = threads if hasattr(threads, "run_iteration") else None
@@ -452,7 +470,33 @@ class Searcher:
                 # Thresholds stay below max_depth, so the stack never overflows and no
                 # depth cut can hide a solution; past it the board stays unsolved.
                 return result(None, thresh, nodes, expanded)
+            if self._frontier_next(weight, last[1], nxt, ceiling):  # the rest by A*+IDA*
+                from .frontier import frontier_solve
+
+                left = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
+                count = workers if workers is not None else threads.granted
+                spare = None if node_limit is None else node_limit - nodes
+                rest = frontier_solve(self, board, FRONTIER_NODES, left, spare, max_depth, count, (nxt, ceiling))
+                kept, part, bounds = rest.frontier or (0, 0, 0)
+                rest.frontier = (kept, part, 0)  # (its A* part's bounds are not this search's iterations)
+                rest.iterations = done + rest.iterations[bounds:]
+                rest.nodes += nodes
+                rest.expanded += expanded
+                rest.seconds = time.perf_counter() - t0
+                rest.threads = max(most, rest.threads)
+                return rest
             thresh = nxt
+
+    def _frontier_next(self, weight: int, iteration: int, nxt: int, ceiling) -> bool:
+        """Whether the iterations after one of ``iteration`` nodes go on by A*+IDA* (the
+        default policy, :data:`FRONTIER_AFTER`)."""
+        return (
+            self.frontier is None
+            and weight == 100
+            and iteration >= FRONTIER_AFTER
+            and (ceiling is None or nxt < ceiling)
+            and frontier_pays(self.shape)
+        )
 
 
 def ida_star(board: Board, heuristic: Heuristic | None = None, **limits) -> SearchResult:

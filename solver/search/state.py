@@ -36,6 +36,9 @@ class SearchResult:
     iterations: list = field(default_factory=list)
     unfinished: tuple | None = None
     threads: int = 1  # the most threads that searched at once
+    # A*+IDA* (solver.search.frontier): (open nodes kept, the A* part's nodes, its bounds
+    # completed: the first of ``iterations``); None: IDA* alone
+    frontier: tuple | None = None
 
 
 @dataclass
@@ -89,6 +92,7 @@ class Stack(NamedTuple):
     cnt: np.ndarray  # nodes visited at each depth this iteration
     path: np.ndarray  # the child taken at each depth
     fsm: np.ndarray  # the pruning automaton's state (solver.search.automaton)
+    emit: np.ndarray  # frontier rows the kernel writes (none: no frontier; solver.search.frontier)
 
 
 PAD = 128  # bytes kept clear before and after an array a thread writes (two cache lines)
@@ -113,8 +117,9 @@ def private_copy(a: np.ndarray) -> np.ndarray:
     return out
 
 
-def new_stack(max_depth: int, ngroups: int) -> Stack:
-    """A kernel stack with one row per depth up to ``max_depth``, for ``ngroups`` groups."""
+def new_stack(max_depth: int, ngroups: int, emit: tuple = (0, 0)) -> Stack:
+    """A kernel stack with one row per depth up to ``max_depth``, for ``ngroups`` groups
+    (``emit``: the shape of its frontier buffer, :mod:`solver.search.frontier`)."""
     rows, groups = max_depth + 2, max(ngroups, 1)
     return Stack(
         blank=private(rows),
@@ -130,6 +135,7 @@ def new_stack(max_depth: int, ngroups: int) -> Stack:
         cnt=private(rows),
         path=private(rows),
         fsm=private(rows),
+        emit=private(emit, np.uint8),
     )
 
 

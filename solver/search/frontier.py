@@ -1,0 +1,397 @@
+"""A*+IDA* (Bu & Korf, IJCAI 2019): a bounded breadth of the search kept in memory, then
+IDA* from each of its open nodes.
+
+**The A* part.**  An IDA* iteration to a bound B, run by the kernel with a frontier
+buffer, expands every node within B (children in L R U D order, the pruning automaton
+followed) and writes each child over B to the buffer: its depth, estimate, arrangement and
+path.  Of the rows for one arrangement only the shallowest is kept, and of those the first
+path in L R U D order.  The bound starts at the root's estimate and rises iteration by
+iteration while the arrangements kept stay within :attr:`size`; the last bound that fits
+gives the frontier.  An iteration that meets the goal answers the board: every lower one
+completed without it.
+
+**The IDA* part.**  Each threshold T searches, in order of f and then of h, every frontier
+node with f <= T: the kernel walks down its path from the root (each move forced) and searches
+its subtree to T.  The next threshold is the least f over T met below a node or among the
+frontier nodes left.  A solution found at T after every lower threshold completed over every
+frontier node is optimal, as with IDA* alone.
+
+**Why the automaton may prune below a frontier node.**  Let w be the first optimal
+solution in length-then-letter order; no automaton prunes it (see
+:mod:`pdb_builder.automaton`).  Let X be w's first node over B; every node before it is
+within B, so the iteration to B walked w's prefix and wrote X with it.  No row for X is
+shallower (w would not be optimal) nor as deep with an earlier path (that path and the rest
+of w would be an earlier optimal solution), so X keeps w's prefix, and the walk down it
+reaches the automaton's state w has there, whatever automaton the search has by then.
+Another path kept that an automaton prunes loses a duplicate, never w.
+
+Nodes count as the kernel counts them, the walks down the frontier paths included.  When a
+search goes on by A*+IDA*: ``Searcher.frontier`` (N open nodes from the root), or by default
+after a long IDA* iteration where it was measured to pay
+(:func:`solver.search.searcher.frontier_pays`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .limits import raise_if_stopping
+from .state import SearchResult, new_stack, path_moves, private, start_iteration
+
+ROWS_PER_NODE = 2  # buffer rows per frontier node kept: duplicates are written before they are removed
+CHUNK = 64  # frontier nodes a thread takes at a time
+DEADLINE_SLICE = 200_000  # nodes between looks at the clock under a time limit (a few hundredths of a second)
+
+
+@dataclass
+class Frontier:
+    """The open nodes of the A* part, in order of f and then h: each one's forced moves
+    (``paths[i, :plen[i]]``, the neighbour index at each depth), f and h; ``bound``: the
+    bound of the iteration that wrote them (completed; None: the root alone); what the A* part generated and
+    expanded (every bound tried, the one over :attr:`size` included); ``rows``: the rows
+    written before duplicates were removed; ``moves``: the answer where an iteration met
+    the goal, else None."""
+
+    paths: np.ndarray
+    plen: np.ndarray
+    share: np.ndarray  # how many first moves each one's path shares with the next one's
+    f: np.ndarray
+    h: np.ndarray
+    bound: int | None
+    nodes: int
+    expanded: int
+    rows: int
+    moves: str | None
+    stopped: bool  # a limit stopped the A* part
+    seconds: float
+    done: list  # the bounds completed: (bound, nodes, seconds)
+
+    def __len__(self) -> int:
+        return len(self.f)
+
+
+def _kept(rows: np.ndarray, n: int) -> np.ndarray:
+    """The indices of the rows kept: one per arrangement, the shallowest, then the first
+    path in L R U D order (neighbour indices at one cell keep that order)."""
+    key = np.ascontiguousarray(rows[:, 2 : 2 + n])
+    comb = np.ascontiguousarray(np.concatenate([key, rows[:, :1], rows[:, 2 + n :]], axis=1))
+    order = np.argsort(comb.view(np.dtype((np.void, comb.shape[1]))).ravel(), kind="stable")
+    keys = key[order]
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = (keys[1:] != keys[:-1]).any(axis=1)
+    return order[first]
+
+
+def _shared(paths: np.ndarray, plen: np.ndarray) -> np.ndarray:
+    """How many first moves each path shares with the next (0 for the last).  Neither is
+    a prefix of the other (a frontier node's ancestors were all expanded), so the first
+    difference comes before the shorter one ends."""
+    share = np.zeros(len(plen), dtype=np.int64)
+    if len(plen) > 1:
+        differ = paths[1:] != paths[:-1]
+        first = np.where(differ.any(axis=1), differ.argmax(axis=1), paths.shape[1])
+        share[:-1] = np.minimum(first, np.minimum(plen[1:], plen[:-1]) - 1).clip(0)
+    return share
+
+
+def _ordered(rows: np.ndarray, n: int, bound: int, written: int) -> tuple:
+    """The kept rows as a frontier: paths, their lengths, f and h, in order of f, then h, then
+    the path (nodes one after another share their walk down, and its reads are cached)."""
+    g = rows[:, 0].astype(np.int64)
+    h = rows[:, 1].astype(np.int64)
+    paths = np.ascontiguousarray(rows[:, 2 + n :])
+    byway = np.argsort(paths.view(np.dtype((np.void, paths.shape[1]))).ravel(), kind="stable")
+    way = np.empty(len(byway), dtype=np.int64)
+    way[byway] = np.arange(len(byway))
+    order = np.lexsort((way, h, g + h))
+    return paths[order], g[order], g[order] + h[order], h[order], bound, written
+
+
+def _bound(searcher, board, bound: int, rows: int, max_depth: int, tables, fsm, limits: tuple, counts: tuple):
+    """The kernel's iteration to ``bound`` with a frontier buffer of ``rows`` rows (bpmx off:
+    every node within the bound is expanded): (status, stack, state)."""
+    from . import kernel as K
+
+    deadline, node_limit = limits
+    st = searcher.root_state(board)  # afresh: a full buffer leaves the root's arrays mid-path
+    stack = new_stack(max_depth, searcher.ngroups, emit=(rows, 3 + searcher.shape.n + bound))
+    state = private(K.STATE_SIZE)
+    start_iteration(st, board.blank, st.h0, bound, stack, state, searcher.fsm_root(board, fsm))
+    state[K.S_NODES], state[K.S_EXPANDED] = counts
+    while True:
+        nodes = int(state[K.S_NODES])
+        slice_nodes = K.SLICE_NODES if node_limit is None else min(K.SLICE_NODES, node_limit - nodes)
+        if slice_nodes <= 0:
+            return K.SLICE_SPENT, stack, state
+        status = K.search_slice(st.arrays(), tables, stack, state, slice_nodes, False, searcher.goal, 100)
+        raise_if_stopping()
+        if status != K.SLICE_SPENT or (deadline is not None and time.perf_counter() >= deadline):
+            return status, stack, state
+
+
+def build_frontier(
+    searcher, board, size: int, max_depth: int, deadline=None, node_limit=None, ceiling=None, fsm=None
+) -> Frontier:
+    """The A* part for ``board`` on ``searcher`` (with the automaton ``fsm``, else the
+    searcher's as it is), at most ``size``
+    frontier nodes, every bound below ``ceiling`` (a known answer's length, or None); stops
+    early (``stopped``) at ``deadline`` (perf_counter) or after ``node_limit`` nodes."""
+    from . import kernel as K
+
+    t0 = time.perf_counter()
+    n = searcher.shape.n
+    fsm = fsm or searcher.automaton
+    tables = searcher.kernel_tables(fsm)
+    h0 = searcher.root_state(board).h0
+    bound, top = h0, min(max_depth, ceiling or max_depth)
+    nodes = expanded = 0
+    best, moves, stopped = None, None, False
+    done: list = []
+    kept: list = []  # frontier nodes kept at each bound
+    while bound < top:
+        began = time.perf_counter()
+        status, stack, state = _bound(
+            searcher,
+            board,
+            bound,
+            ROWS_PER_NODE * size + 1,
+            max_depth,
+            tables,
+            fsm,
+            (deadline, node_limit),
+            (nodes, expanded),
+        )
+        spent, nodes, expanded = int(state[K.S_NODES]) - nodes, int(state[K.S_NODES]), int(state[K.S_EXPANDED])
+        if status == K.FOUND:
+            moves = path_moves(searcher.letters, stack, int(state[K.S_DEPTH]))
+        stopped = status == K.SLICE_SPENT
+        if status != K.ITERATION_DONE:
+            break
+        rows = stack.emit[: int(state[K.S_EMITTED])]
+        keep = _kept(rows, n)
+        if len(keep) > size:
+            break
+        done.append((bound, spent, round(time.perf_counter() - began, 4)))
+        best = _ordered(rows[keep], n, bound, len(rows))
+        kept.append(len(keep))
+        bound = int(state[K.S_NEXT])
+        # the next bound's frontier as this one grew on the last: over the size, not tried
+        if len(kept) > 1 and kept[-1] * kept[-1] > size * max(kept[-2], 1):
+            break
+    if best is None:  # not even the root's bound fits: the root alone, nothing forced
+        f = np.array([h0], dtype=np.int64)
+        best = (np.zeros((1, 1), np.uint8), np.zeros(1, np.int64), f, f, None, 0)
+    paths, plen, f, h, b, rows = best
+    share = _shared(paths, plen)
+    return Frontier(paths, plen, share, f, h, b, nodes, expanded, rows, moves, stopped, time.perf_counter() - t0, done)
+
+
+class _Worker:
+    """One thread's copy of the root, stack and state for the frontier's subtrees."""
+
+    def __init__(self, searcher, board, max_depth: int, fsm):
+        from . import kernel as K
+
+        self.st = searcher.root_state(board)
+        self.root = self.st.arrays()
+        self.stack = new_stack(max_depth, searcher.ngroups)
+        self.state = private(K.STATE_SIZE)
+        self.top = np.array(
+            [board.blank, self.st.h0, searcher.fsm_root(board, fsm), self.st.md, self.st.lc], dtype=np.int64
+        )
+        self.goal = searcher.goal
+
+
+class FrontierSearch:
+    """IDA* over a :class:`Frontier`: :meth:`iteration` searches one threshold on
+    ``threads`` threads, each taking :data:`CHUNK` nodes at a time in the frontier's order."""
+
+    def __init__(self, searcher, board, frontier: Frontier, max_depth: int, threads: int = 1):
+        self.s = searcher
+        self.board = board
+        self.fr = frontier
+        self.max_depth = max_depth
+        self.threads = max(1, int(threads))
+        self.workers: list[_Worker] = []
+
+    def iteration(self, thresh: int, bpmx: bool, deadline=None, node_limit=None, before: int = 0) -> tuple:
+        """Every frontier node with f <= ``thresh`` searched to it: (status, moves, nodes,
+        expanded, next threshold); status ``done``, ``found`` or ``limit`` (``node_limit``:
+        the nodes this iteration may generate; each slice's are reserved first, so the
+        threads never pass it).  ``before``: the search's nodes so far, for its live line."""
+        from . import kernel as K
+
+        fr, s = self.fr, self.s
+        fsm = s.automaton
+        tables = s.kernel_tables(fsm)
+        hi = int(np.searchsorted(fr.f, thresh, side="right"))
+        while len(self.workers) < self.threads:
+            self.workers.append(_Worker(s, self.board, self.max_depth, fsm))
+        lock = threading.Lock()
+        shared = {"next": 0, "found": None, "stop": False, "nodes": 0, "reserved": 0, "error": None}
+        nxt = [int(fr.f[hi]) if hi < len(fr) else K.INF]
+        totals = []
+        most = K.SLICE_NODES if deadline is None else DEADLINE_SLICE
+
+        def reserve() -> int:
+            """The next slice's nodes, reserved (0: the node limit is reached)."""
+            with lock:
+                if shared["stop"]:
+                    return 0
+                if node_limit is None:
+                    return most
+                left = node_limit - shared["nodes"] - shared["reserved"]
+                if left <= 0:
+                    shared["stop"] = True
+                    return 0
+                n = min(most, max(left // self.threads, 1))
+                shared["reserved"] += n
+                return n
+
+        def search(w: _Worker, me: int) -> None:
+            state = w.state
+            state[:] = 0
+            state[K.S_THRESH] = thresh
+            state[K.S_NEXT] = K.INF
+            w.stack.cnt[:] = 0
+            w.top[2] = s.fsm_root(self.board, fsm)
+            while True:
+                with lock:
+                    lo = shared["next"]
+                    if shared["stop"] or lo >= hi:
+                        break
+                    shared["next"] = end = min(hi, lo + CHUNK)
+                state[K.S_FRONT], state[K.S_INSIDE] = lo, 0
+                status = K.SLICE_SPENT
+                while status == K.SLICE_SPENT:
+                    n = reserve()
+                    if n == 0:
+                        break
+                    done = int(state[K.S_NODES])
+                    status = K.frontier_slice(
+                        w.root, tables, w.stack, state, n, bpmx, w.goal, 100,
+                        fr.paths, fr.plen, fr.share, end, w.top,
+                    )  # fmt: skip
+                    raise_if_stopping()
+                    with lock:
+                        shared["nodes"] += int(state[K.S_NODES]) - done
+                        shared["reserved"] -= n if node_limit is not None else 0
+                        if status == K.FOUND and shared["found"] is None:
+                            shared["found"] = path_moves(s.letters, w.stack, int(state[K.S_DEPTH]))
+                        if status == K.FOUND or (deadline is not None and time.perf_counter() >= deadline):
+                            shared["stop"] = True
+                    if me == 0 and s.progress is not None:
+                        s.progress.search(thresh, before + shared["nodes"])
+                if status != K.ITERATION_DONE:
+                    break
+            with lock:
+                nxt[0] = min(nxt[0], int(state[K.S_NEXT]))
+                totals.append((int(state[K.S_NODES]), int(state[K.S_EXPANDED])))
+
+        def work(w: _Worker, me: int) -> None:
+            try:
+                search(w, me)
+            except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+                with lock:
+                    shared["error"] = shared["error"] or exc
+                    shared["stop"] = True
+
+        if self.threads == 1:
+            search(self.workers[0], 0)
+        else:
+            pool = [threading.Thread(target=work, args=(w, i), daemon=True) for i, w in enumerate(self.workers)]
+            for t in pool:
+                t.start()
+            for t in pool:
+                t.join()
+            if shared["error"] is not None:
+                raise shared["error"]
+        raise_if_stopping()
+        nodes = sum(a for a, _ in totals)
+        expanded = sum(b for _, b in totals)
+        if shared["found"] is not None:
+            return "found", shared["found"], nodes, expanded, nxt[0]
+        if shared["stop"]:
+            return "limit", None, nodes, expanded, nxt[0]
+        return "done", None, nodes, expanded, nxt[0]
+
+
+def frontier_solve(searcher, board, size: int, time_limit, node_limit, max_depth: int, threads, known=(0, None)):
+    """A*+IDA* for ``board``: the :class:`~solver.search.state.SearchResult` that
+    :meth:`~solver.search.searcher.Searcher.solve` gives for IDA* alone, the same length and
+    proof (``known``: the floor and ceiling it takes).  ``threads``: a thread count, or
+    :class:`~solver.search.processes.Workers` that search the frontier's nodes in windows
+    (each worker builds the same frontier once)."""
+    t0 = time.perf_counter()
+    workers = threads if hasattr(threads, "run_iteration") else None
+    if workers is not None and workers.recipe and searcher.recipe is None:
+        workers, threads = None, 1  # tables a cluster cannot open: this process's thread
+    count = workers.count if workers is not None else int(threads)
+    deadline = None if time_limit is None else t0 + time_limit
+    st = searcher.root_state(board)
+    names = list(searcher.h.names) or ["manhattan+lc" if searcher.h.use_lc else "manhattan"]
+    if searcher.h.goal_name:
+        names.append(searcher.h.goal_name)
+    floor, ceiling = known
+    done: list = []
+    part = None  # the A* part: (open nodes kept, its nodes, its bounds completed)
+
+    def result(moves, bound, nodes, expanded, unfinished=None):
+        found = moves is not None
+        out = SearchResult(
+            moves,
+            len(moves) if found else None,
+            found,
+            len(moves) if found else bound,
+            nodes,
+            time.perf_counter() - t0,
+            "solved" if found else "limit",
+            names,
+            st.h0,
+            expanded,
+            done,
+        )
+        out.unfinished = unfinished
+        out.threads = count
+        out.frontier = part
+        return out
+
+    if st.h0 == 0:
+        return result("", 0, 0, 0)
+    built = searcher.automaton
+    fr = build_frontier(searcher, board, size, max_depth, deadline, node_limit, ceiling)
+    done.extend(fr.done)
+    nodes, expanded = fr.nodes, fr.expanded
+    part = (0 if fr.moves is not None else len(fr), fr.nodes, len(fr.done))
+    if fr.moves is not None:
+        return result(fr.moves, len(fr.moves), nodes, expanded)
+    if fr.stopped:  # every bound completed is below the answer, which keeps the estimate's parity
+        return result(None, max(floor, fr.done[-1][0] + 2 if fr.done else st.h0), nodes, expanded)
+    search = FrontierSearch(searcher, board, fr, max_depth, 1 if workers is not None else count)
+    key = (size, built.depth, max_depth, ceiling)
+    first = int(fr.f[0])
+    thresh = max(first, floor - (floor - first) % 2)
+    while True:
+        if ceiling is not None and thresh >= ceiling:
+            return result(None, thresh, nodes, expanded)
+        began = time.perf_counter()
+        left = None if node_limit is None else node_limit - nodes
+        if workers is None:
+            status, moves, n, e, nxt = search.iteration(thresh, searcher.bpmx, deadline, left, nodes)
+        else:
+            status, moves, n, e, nxt = workers.run_frontier(searcher, board, fr, key, thresh, deadline, left)
+        nodes += n
+        expanded += e
+        if status == "found":
+            return result(moves, thresh, nodes, expanded)
+        if status == "limit":
+            return result(None, thresh, nodes, expanded, (thresh, n, round(time.perf_counter() - began, 4)))
+        done.append((thresh, n, round(time.perf_counter() - began, 4)))
+        searcher.pruning_after(searcher.automaton, nodes, None if deadline is None else deadline - time.perf_counter())
+        if nxt >= max_depth:
+            return result(None, thresh, nodes, expanded)
+        thresh = nxt
