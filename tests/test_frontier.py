@@ -70,6 +70,25 @@ def test_a_star_above_ida_finds_the_optimal_length_on_3x4(tmp_path):
                     assert r.optimal and check_moves(board, r.moves).ok and len(r.moves) == optimal, (seed, size)
 
 
+def test_a_star_above_ida_with_a_goal_table_on_two_threads(tmp_path):
+    """Pattern tables and a goal table (whose scratch key each thread writes), two threads:
+    the BFS lengths."""
+    from pdb_builder.make.building import build_goal_table, build_pdb
+    from pdb_builder.patterns import named_partition
+
+    shape = Shape.devquiz(3, 3)
+    build_pdb(shape, named_partition(shape, "4-4"), tmp_path)
+    build_goal_table(shape, 6, tmp_path)
+    s = _searcher(shape, tmp_path, 12, 0)
+    assert s.h.goal_table is not None
+    for seed in range(4):
+        board = Board(shape, tuple(walk_cells(shape, 300, seed)))
+        for size in (1, 8, 60):
+            s.frontier = size
+            r = s.solve(board, threads=2)
+            assert r.optimal and check_moves(board, r.moves).ok and len(r.moves) == distance(shape, board.cells)
+
+
 def test_the_root_alone_is_ida_star(tmp_path):
     shape = Shape.devquiz(3, 3)
     s = _searcher(shape, tmp_path, 12, 0)

@@ -49,29 +49,40 @@ DEADLINE_SLICE = 200_000  # nodes between looks at the clock under a time limit 
 
 @dataclass
 class Frontier:
-    """The open nodes of the A* part, in order of f and then h: each one's forced moves
-    (``paths[i, :plen[i]]``, the neighbour index at each depth), f and h; ``bound``: the
-    bound of the iteration that wrote them (completed; None: the root alone); what the A* part generated and
-    expanded (every bound tried, the one over :attr:`size` included); ``rows``: the rows
-    written before duplicates were removed; ``moves``: the answer where an iteration met
-    the goal, else None."""
+    """The open nodes of the A* part, in order of f, then h, then path: each one's forced
+    moves (``paths[i, :plen[i]]``, the neighbour index at each depth; ``plen`` is its
+    depth), f, and how many first moves its path shares with the next one's; ``bound``: the
+    bound of the iteration that wrote them (completed; None: the root alone); what the A*
+    part generated and expanded (every bound tried, the one over the size included);
+    ``moves``: the answer where an iteration met the goal, else None; ``stopped``: a limit
+    stopped it; ``done``: the bounds completed, (bound, nodes, seconds) each."""
 
     paths: np.ndarray
     plen: np.ndarray
-    share: np.ndarray  # how many first moves each one's path shares with the next one's
+    share: np.ndarray
     f: np.ndarray
-    h: np.ndarray
     bound: int | None
     nodes: int
     expanded: int
-    rows: int
     moves: str | None
-    stopped: bool  # a limit stopped the A* part
-    seconds: float
-    done: list  # the bounds completed: (bound, nodes, seconds)
+    stopped: bool
+    done: list
 
     def __len__(self) -> int:
         return len(self.f)
+
+    def upto(self, thresh: int, inf: int) -> tuple[int, int]:
+        """How many open nodes a threshold ``thresh`` admits (the first ones), and the
+        least f of those it leaves (``inf`` where it admits them all)."""
+        hi = int(np.searchsorted(self.f, thresh, side="right"))
+        return hi, int(self.f[hi]) if hi < len(self.f) else inf
+
+
+def root_top(board, st, fsm_root: int) -> np.ndarray:
+    """What :func:`~solver.search.kernel.frontier_slice` sets at the root before a walk from
+    it: the blank's cell, the estimate, the automaton's state, the Manhattan and line-conflict
+    parts (``st``: the root's :class:`~solver.search.state.Root`)."""
+    return np.array([board.blank, st.h0, fsm_root, st.md, st.lc], dtype=np.int64)
 
 
 def _kept(rows: np.ndarray, n: int) -> np.ndarray:
@@ -98,8 +109,8 @@ def _shared(paths: np.ndarray, plen: np.ndarray) -> np.ndarray:
     return share
 
 
-def _ordered(rows: np.ndarray, n: int, bound: int, written: int) -> tuple:
-    """The kept rows as a frontier: paths, their lengths, f and h, in order of f, then h, then
+def _ordered(rows: np.ndarray, n: int) -> tuple:
+    """The kept rows as a frontier: paths, their lengths and f, in order of f, then h, then
     the path (nodes one after another share their walk down, and its reads are cached)."""
     g = rows[:, 0].astype(np.int64)
     h = rows[:, 1].astype(np.int64)
@@ -108,7 +119,7 @@ def _ordered(rows: np.ndarray, n: int, bound: int, written: int) -> tuple:
     way = np.empty(len(byway), dtype=np.int64)
     way[byway] = np.arange(len(byway))
     order = np.lexsort((way, h, g + h))
-    return paths[order], g[order], g[order] + h[order], h[order], bound, written
+    return paths[order], g[order], g[order] + h[order]
 
 
 def _bound(searcher, board, bound: int, rows: int, max_depth: int, tables, fsm, limits: tuple, counts: tuple):
@@ -142,14 +153,13 @@ def build_frontier(
     early (``stopped``) at ``deadline`` (perf_counter) or after ``node_limit`` nodes."""
     from . import kernel as K
 
-    t0 = time.perf_counter()
     n = searcher.shape.n
     fsm = fsm or searcher.automaton
     tables = searcher.kernel_tables(fsm)
     h0 = searcher.root_state(board).h0
     bound, top = h0, min(max_depth, ceiling or max_depth)
     nodes = expanded = 0
-    best, moves, stopped = None, None, False
+    best, last, moves, stopped = None, None, None, False
     done: list = []
     kept: list = []  # frontier nodes kept at each bound
     while bound < top:
@@ -176,34 +186,16 @@ def build_frontier(
         if len(keep) > size:
             break
         done.append((bound, spent, round(time.perf_counter() - began, 4)))
-        best = _ordered(rows[keep], n, bound, len(rows))
+        best, last = _ordered(rows[keep], n), bound
         kept.append(len(keep))
         bound = int(state[K.S_NEXT])
         # the next bound's frontier as this one grew on the last: over the size, not tried
         if len(kept) > 1 and kept[-1] * kept[-1] > size * max(kept[-2], 1):
             break
     if best is None:  # not even the root's bound fits: the root alone, nothing forced
-        f = np.array([h0], dtype=np.int64)
-        best = (np.zeros((1, 1), np.uint8), np.zeros(1, np.int64), f, f, None, 0)
-    paths, plen, f, h, b, rows = best
-    share = _shared(paths, plen)
-    return Frontier(paths, plen, share, f, h, b, nodes, expanded, rows, moves, stopped, time.perf_counter() - t0, done)
-
-
-class _Worker:
-    """One thread's copy of the root, stack and state for the frontier's subtrees."""
-
-    def __init__(self, searcher, board, max_depth: int, fsm):
-        from . import kernel as K
-
-        self.st = searcher.root_state(board)
-        self.root = self.st.arrays()
-        self.stack = new_stack(max_depth, searcher.ngroups)
-        self.state = private(K.STATE_SIZE)
-        self.top = np.array(
-            [board.blank, self.st.h0, searcher.fsm_root(board, fsm), self.st.md, self.st.lc], dtype=np.int64
-        )
-        self.goal = searcher.goal
+        best = (np.zeros((1, 1), np.uint8), np.zeros(1, np.int64), np.array([h0], dtype=np.int64))
+    paths, plen, f = best
+    return Frontier(paths, plen, _shared(paths, plen), f, last, nodes, expanded, moves, stopped, done)
 
 
 class FrontierSearch:
@@ -216,7 +208,7 @@ class FrontierSearch:
         self.fr = frontier
         self.max_depth = max_depth
         self.threads = max(1, int(threads))
-        self.workers: list[_Worker] = []
+        self.workers: list = []  # each thread's arrays (solver.search.threads.Worker)
 
     def iteration(self, thresh: int, bpmx: bool, deadline=None, node_limit=None, before: int = 0) -> tuple:
         """Every frontier node with f <= ``thresh`` searched to it: (status, moves, nodes,
@@ -224,16 +216,19 @@ class FrontierSearch:
         the nodes this iteration may generate; each slice's are reserved first, so the
         threads never pass it).  ``before``: the search's nodes so far, for its live line."""
         from . import kernel as K
+        from .threads import Worker
 
         fr, s = self.fr, self.s
         fsm = s.automaton
         tables = s.kernel_tables(fsm)
-        hi = int(np.searchsorted(fr.f, thresh, side="right"))
+        hi, left_f = fr.upto(thresh, K.INF)
+        fsm_root = s.fsm_root(self.board, fsm)
         while len(self.workers) < self.threads:
-            self.workers.append(_Worker(s, self.board, self.max_depth, fsm))
+            self.workers.append(Worker(s, self.board, self.max_depth, K, fsm_root))
+        top = root_top(self.board, self.workers[0].st, fsm_root)  # (read only: every thread's root alike)
         lock = threading.Lock()
         shared = {"next": 0, "found": None, "stop": False, "nodes": 0, "reserved": 0, "error": None}
-        nxt = [int(fr.f[hi]) if hi < len(fr) else K.INF]
+        nxt = [left_f]
         totals = []
         most = K.SLICE_NODES if deadline is None else DEADLINE_SLICE
 
@@ -252,13 +247,12 @@ class FrontierSearch:
                 shared["reserved"] += n
                 return n
 
-        def search(w: _Worker, me: int) -> None:
+        def search(w, me: int) -> None:
             state = w.state
             state[:] = 0
             state[K.S_THRESH] = thresh
             state[K.S_NEXT] = K.INF
             w.stack.cnt[:] = 0
-            w.top[2] = s.fsm_root(self.board, fsm)
             while True:
                 with lock:
                     lo = shared["next"]
@@ -274,7 +268,7 @@ class FrontierSearch:
                     done = int(state[K.S_NODES])
                     status = K.frontier_slice(
                         w.root, tables, w.stack, state, n, bpmx, w.goal, 100,
-                        fr.paths, fr.plen, fr.share, end, w.top,
+                        fr.paths, fr.plen, fr.share, end, top,
                     )  # fmt: skip
                     raise_if_stopping()
                     with lock:
@@ -292,7 +286,7 @@ class FrontierSearch:
                 nxt[0] = min(nxt[0], int(state[K.S_NEXT]))
                 totals.append((int(state[K.S_NODES]), int(state[K.S_EXPANDED])))
 
-        def work(w: _Worker, me: int) -> None:
+        def work(w, me: int) -> None:
             try:
                 search(w, me)
             except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread

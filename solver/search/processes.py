@@ -198,7 +198,9 @@ class _Walk:
         self.frontier = None
         if window.frontier is not None:
             self.frontier = _frontier_of(s, board, window.frontier)
-            self.top = np.array([board.blank, w.st.h0, int(fsm.roots[board.blank]), w.st.md, w.st.lc], dtype=np.int64)
+            from .frontier import root_top
+
+            self.top = root_top(board, w.st, int(fsm.roots[board.blank]))
             self.fingerprint += frontier_fingerprint(self.frontier)
         self.id = f"{os.getpid()}.{threading.get_ident()}.{next(_walks)}"
 
@@ -328,12 +330,11 @@ class Workers:
         """One threshold of A*+IDA*'s IDA* part, the nodes of frontier ``fr`` (built as ``key``
         says: :class:`FrontierKey`) searched in windows: as
         :meth:`solver.search.frontier.FrontierSearch.iteration` returns it."""
-        hi = int(np.searchsorted(fr.f, thresh, side="right"))
+        hi, left_f = fr.upto(thresh, _kernel().INF)
         fsm = searcher.automaton
         spec = IterationSpec(thresh, 100, searcher.bpmx, deadline, left, 0, (None, 0), key[2], fsm)
         out = run_iteration(searcher, board, self, spec, searcher.recipe, (FrontierKey(*key), fr, hi))
-        nxt = min(out.next_threshold, int(fr.f[hi]) if hi < len(fr) else _kernel().INF)
-        return out.status, out.moves, out.nodes, out.expanded, nxt
+        return out.status, out.moves, out.nodes, out.expanded, min(out.next_threshold, left_f)
 
     def begin(self):
         """An iteration starts: what its windows carry to learn when it ends, and the call
