@@ -74,25 +74,46 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _stale(tmp: Path, name: str) -> tuple[bool, str]:
+    """Whether the temporary file ``tmp`` of the file ``name`` was left by a dead writer
+    (one killed on this host; one of no known writer untouched for
+    :data:`UNNAMED_STALE_SECONDS`), and its writer as ``HOST-PID`` ('' if unknown)."""
+    writer = tmp.name[len(name) + 2 :].split(".", 1)[0]
+    host, _, pid = writer.rpartition("-")
+    if host and pid.isdigit():
+        return host == _HOST and not _alive(int(pid)), writer
+    return time.time() - tmp.stat().st_mtime > UNNAMED_STALE_SECONDS, ""
+
+
 def remove_stale(path, suffix: str = ".tmp") -> list[Path]:
     """Remove the temporary files of ``path`` that writers killed on this host left
     (and those of no known writer untouched for :data:`UNNAMED_STALE_SECONDS`)."""
     path = Path(path)
     removed = []
     for tmp in path.parent.glob(f".{path.name}.*{suffix}"):
-        writer = tmp.name[len(path.name) + 2 :].split(".", 1)[0]
-        host, _, pid = writer.rpartition("-")
         try:
-            if host and pid.isdigit():
-                stale = host == _HOST and not _alive(int(pid))
-            else:
-                stale = time.time() - tmp.stat().st_mtime > UNNAMED_STALE_SECONDS
-            if stale:
+            if _stale(tmp, path.name)[0]:
                 tmp.unlink()
                 removed.append(tmp)
         except FileNotFoundError:  # its writer finished meanwhile
             continue
     return removed
+
+
+def unfinished(folder, ext: str = ".h5", suffix: str = ".tmp") -> list[tuple[str, Path, bool, str]]:
+    """The temporary files in ``folder`` of ``*ext`` files not published yet: (the
+    file's name, the temporary file, whether its writer is gone, the writer as
+    ``HOST-PID``), by name.  A live writer's is a write under way (a build); a dead
+    one's is removed by the next write of that file (:func:`remove_stale`)."""
+    out = []
+    for tmp in sorted(Path(folder).glob(f".*{ext}.*{suffix}")):
+        name = tmp.name[1 : tmp.name.index(ext + ".") + len(ext)]
+        try:
+            gone, writer = _stale(tmp, name)
+        except FileNotFoundError:  # published meanwhile
+            continue
+        out.append((name, tmp, gone, writer))
+    return out
 
 
 def write_text_atomic(path, text: str) -> None:

@@ -107,6 +107,7 @@ class Database:
     depth: int = 0
     goal_sha256: tuple[str, ...] = ()  # goal-table: the sha256 attributes of keys and dist
     guards: dict = field(default_factory=dict)  # goal-table: "keys"/"dist" -> Guard, when opened lazily
+    ident: tuple | None = None  # (device, inode) of the file opened: what a reader locks (pdb_builder.locks)
 
     @property
     def checksums(self) -> list[str]:
@@ -162,7 +163,9 @@ def open_database(
     how = _Reading(fh, (fh.name, st.st_dev, st.st_ino), name, mmap, verify, lazy, threads)
     try:
         with fh, f:
-            return _read_database(f, how, _final)
+            db = _read_database(f, how, _final)
+            db.ident = (st.st_dev, st.st_ino)
+            return db
     except DatabaseError:
         raise
     except OSError as exc:

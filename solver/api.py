@@ -20,6 +20,7 @@ from pdb_builder.board import Board
 from pdb_builder.cores import Share
 from pdb_builder.errors import DatabaseError, OptionsError
 from pdb_builder.formats import Record, parse_board_text
+from pdb_builder.locks import reading
 from pdb_builder.moves import check_moves
 from pdb_builder.options import one_of, positive_number
 from pdb_builder.solvability import decide
@@ -377,6 +378,12 @@ def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback
     board = rec.board
     t0 = time.perf_counter()
     searcher = pool.searcher(board)
+    with reading(searcher.h.files):  # no table file it reads is removed meanwhile (pdb_builder.locks)
+        return _search(rec, searcher, pool, time_limit, node_limit, fallback, threads, known, t0)
+
+
+def _search(rec: Record, searcher, pool: SolverPool, time_limit, node_limit, fallback, threads, known, t0) -> Outcome:
+    board = rec.board
     shorter = fallback == SHORTER
     ring = None if shorter or known is None else known.ring
     share = SHORTER_PROOF if shorter else RING_PROOF if ring is not None else 1  # of the limits, for the optimal search

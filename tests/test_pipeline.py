@@ -486,6 +486,7 @@ def test_a_peer_answer_shorter_than_our_proof_fails_the_run(tmp_path):
     records = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
     assert records[0]["moves"] == "R"
     records[0].update(moves="RLR", length=3, lower_bound=3, optimal=True)
+    records[0]["certificate"].update(threshold=3, length=3)  # a proof of its own as a wrong estimate would make
     (tmp_path / "a.txt.progress.jsonl").write_text("".join(json.dumps(d) + "\n" for d in records))
     peer = tmp_path / "peer.txt"
     peer.write_text("R\n\n")

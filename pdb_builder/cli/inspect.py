@@ -166,10 +166,12 @@ def inspect(db, db_dir, problems, suggest, size, goal, plot_png, no_verify, as_j
     if as_json:
         for r in rows:
             click.echo(json.dumps(r.as_json()))
+        _tell_unfinished(db_dir)
         _exit_if_damaged(damaged, db_dir)
         return
     if not rows:
         click.echo(f"no databases in {default_db_dir(db_dir)}; build some with `slidepdb build`", err=True)
+        _tell_unfinished(db_dir)
         return
     click.echo(
         format_table(
@@ -206,7 +208,26 @@ def inspect(db, db_dir, problems, suggest, size, goal, plot_png, no_verify, as_j
             ],
         )
     )
+    _tell_unfinished(db_dir)
     _exit_if_damaged(damaged, db_dir)
+
+
+def _tell_unfinished(db_dir) -> None:
+    """Each build of the folder not published yet, on stderr: under way, or left by a
+    killed build (never read as a database: its hidden temporary file is removed by the
+    next build of it)."""
+    from ..atomic import unfinished
+    from ..storage import default_db_dir
+
+    for name, tmp, gone, writer in unfinished(default_db_dir(db_dir)):
+        size = human_bytes(tmp.stat().st_size) if tmp.exists() else "0 B"
+        host, _, pid = writer.rpartition("-")
+        who = f"process {pid} on {host}" if writer else "an unknown process"
+        if gone:
+            what = f"left unfinished by {who}, which is gone: never read; the next build of it removes {tmp.name}"
+        else:
+            what = f"being built by {who} (if that build was killed on another host, delete {tmp.name})"
+        click.echo(f"{name}: not built yet, {size} written: {what}", err=True)
 
 
 def _exit_if_damaged(damaged, db_dir) -> None:

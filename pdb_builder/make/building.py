@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -174,13 +175,37 @@ def build_pdb(
     each table's two-bit copy (``packed.py``); ``threads``: the BFS's threads (see
     :func:`compute_pdb`); ``on_step``: told of the steps after each BFS
     (:func:`~pdb_builder.make.writing.write_pdb`); ``zero_aware``: each table's zero-aware
-    entries too (:func:`compute_pdb`)."""
-    from ..errors import DatabaseError
-    from ..storage import default_db_dir, open_database, pdb_filename
-    from .writing import write_pdb
+    entries too (:func:`compute_pdb`).  Another process building the same file: this
+    one waits for it (:func:`building`)."""
+    from ..storage import default_db_dir, pdb_filename
 
     validate_partition(shape, partition)
     path = default_db_dir(db_dir) / pdb_filename(shape, partition.name)
+    with building(path):
+        return _build_pdb(path, shape, partition, overwrite, layout, progress, two_bit, threads, on_step, zero_aware)
+
+
+def building(path):
+    """One builder of the database ``path`` at a time, across processes: an OS lock on
+    ``.NAME.lock`` beside it, held from the check of what is there to the publication
+    (:func:`pdb_builder.locks.hold`).  A second builder waits, saying for whom, then
+    finds the finished file and keeps it (or, where the first failed, builds it)."""
+    from ..locks import hold
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+    def waiting(holder: str) -> None:
+        log.warning("%s: another process is building it (%s): waiting for it", path.name, holder or "unknown")
+
+    return hold(path.with_name(f".{path.name}.lock"), wait=True, on_wait=waiting)
+
+
+def _build_pdb(path, shape, partition, overwrite, layout, progress, two_bit, threads, on_step, zero_aware):
+    from ..errors import DatabaseError
+    from ..storage import open_database
+    from .writing import write_pdb
+
     status = "built"
     if path.exists():
         try:
@@ -256,16 +281,23 @@ def build_goal_table(
     """Goal-side BFS table to ``depth``; with ``depth=None``, as deep as complete
     layers fit ``memory_limit`` while building.  A valid existing table is kept
     (for ``depth=None``: the deepest one of the shape) unless ``overwrite``."""
+    from ..storage import default_db_dir
+
+    folder = default_db_dir(db_dir)
+    if depth is None and memory_limit is None:
+        raise BoardError("a goal table needs a depth or a memory limit")
+    with building(folder / f"{shape.key}.goal.h5"):  # (one builder of a shape's goal tables at a time)
+        return _build_goal_table(folder, shape, depth, overwrite, layout, progress, memory_limit)
+
+
+def _build_goal_table(folder, shape, depth, overwrite, layout, progress, memory_limit) -> BuildReport:
     from ..errors import DatabaseError
     from ..goal_table import key_layout
-    from ..storage import default_db_dir, goal_filename, open_database
+    from ..storage import goal_filename, open_database
     from .goal_bfs import compute_goal_table, estimate_bytes
     from .writing import write_goal_table
 
-    folder = default_db_dir(db_dir)
     if depth is None:
-        if memory_limit is None:
-            raise BoardError("a goal table needs a depth or a memory limit")
         existing = sorted(folder.glob(f"{shape.key}.goal.d*.h5"), key=lambda p: int(p.name.split(".d")[-1][:-3]))
     else:
         existing = [folder / goal_filename(shape, depth)]

@@ -160,11 +160,13 @@ def earlier_run(out_path, resume: bool, fresh: bool) -> None:
     """What an earlier run of ``--out`` left beside it, before any work: without
     ``--resume`` or ``--fresh``, a refusal (exit 2) that says in one line what to type;
     with ``--fresh``, those files removed, saying what was discarded (the databases
-    stay, and so does the list of those the run built).  With ``--resume`` the batch
+    stay, and so does the list of those the run built).  The answer file is owned
+    from here to the command's end (:func:`solver.run.files.owning`: another run of it
+    now, exit 2).  With ``--resume`` the batch
     itself refuses journals of another input (:func:`solver.run.journal.refuse_other_input`)."""
     from pdb_builder.errors import BoardError
 
-    from ..run.files import RunFiles
+    from ..run.files import RunFiles, owning
 
     if out_path is None:
         if resume or fresh:
@@ -172,6 +174,8 @@ def earlier_run(out_path, resume: bool, fresh: bool) -> None:
         return
     if resume and fresh:
         raise click.UsageError("--resume goes on with the earlier run, --fresh discards it: give one")
+    # owned from here to the command's end: no other run reads or discards these files meanwhile
+    click.get_current_context().with_resource(owning(out_path))
     files = RunFiles(out_path)
     journals = files.journals()
     if not resume and not fresh and journals:

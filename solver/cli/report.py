@@ -192,7 +192,7 @@ def finish_run(
 
 
 def reopened_text(count: int) -> str:
-    what = "their tables changed or are gone since (answers kept, solved again)"
+    what = "their tables changed or are gone since, or their lines do not name them (answers kept, solved again)"
     return f"{plural(count, 'journalled proof')} reopened: {what}"
 
 

@@ -38,14 +38,14 @@ def check(board, moves, size, goal, as_json):
     BOARD is a DevQuiz line (W,H,CELLS), a numeric board ("t0 t1 ..", with --size
     and --goal), a file of boards, or - for standard input.  MOVES is a string of
     L R U D, or an answer file (one line per board of BOARD, in order; an empty
-    line: the board is only validated).
+    line: the board is only validated; a line missing is an error).
     """
     from ..api import check_record
     from ..run.answer_file import read_answer_file
 
     boards = load_boards(board, size, goal)
     if moves is not None and set(moves) - set("LRUD") and os.path.isfile(moves):
-        answers = read_answer_file(moves, boards.records)  # BoardError: exit 2
+        answers = read_answer_file(moves, boards.records, whole=True)  # BoardError: exit 2
         outcomes = (check_record(rec, line) for rec, line in zip(boards.records, answers))
     else:
         outcomes = (check_record(rec, moves) for rec in boards.records)

@@ -109,8 +109,10 @@ class Comparison:
     contradictions: list[str] = field(default_factory=list)  # their valid answer shorter than our proof
 
 
-def read_answer_file(path, records) -> list[str | None]:
-    """One answer per record (None for an empty line or a missing one)."""
+def read_answer_file(path, records, whole: bool = False) -> list[str | None]:
+    """One answer per record (None for an empty line, or a missing one unless
+    ``whole``: then a file of fewer lines than records is an error naming how many are
+    missing; more lines than records always are)."""
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
@@ -120,6 +122,12 @@ def read_answer_file(path, records) -> list[str | None]:
             raise BoardError(f"{path}:{i}: not a text file of answers (a NUL byte)")
     if len(lines) > len(records):
         raise BoardError(f"{path}: {plural(len(lines), 'answer line')} for {plural(len(records), 'board')}")
+    if whole and len(lines) < len(records):
+        missing = len(records) - len(lines)
+        raise BoardError(
+            f"{path}: {plural(len(lines), 'answer line')} for {plural(len(records), 'board')}: "
+            f"{plural(missing, 'line')} missing (a board left unanswered is an empty line)"
+        )
     return [(lines[i].strip() or None) if i < len(lines) else None for i in range(len(records))]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -19,8 +20,16 @@ from .clock import SYSTEM, Clock
 from .cluster import dask_outcomes
 from .drive import Pools
 from .feed import Feed
-from .files import RunFiles
-from .journal import current_checksums, input_key, pass_of, read_journal, refuse_other_input, refuse_unless_resume
+from .files import RunFiles, owning
+from .journal import (
+    current_checksums,
+    input_key,
+    pass_of,
+    read_journal,
+    refuse_foreign_answers,
+    refuse_other_input,
+    refuse_unless_resume,
+)
 from .outputs import write_each
 from .slots import local_outcomes
 from .steps import BatchResult
@@ -104,6 +113,11 @@ def run_batch(records, options: BatchOptions | None = None, /, **changes) -> Bat
     with at most that many open nodes (:mod:`solver.search.frontier`; 0: IDA* alone; None:
     the searcher's default)."""
     o = replace(options or BatchOptions(), **changes)
+    with owning(o.out_path) if o.out_path else nullcontext():  # one writer of an answer file at a time
+        return _run_batch(records, o)
+
+
+def _run_batch(records, o: BatchOptions) -> BatchResult:
     t0, began = o.clock.tick(), o.clock.now()
     journal = o.journal
     if journal is None and o.out_path:
@@ -112,6 +126,8 @@ def run_batch(records, options: BatchOptions | None = None, /, **changes) -> Bat
     done: dict[int, Outcome] = {}
     if journal is not None:
         refuse_unless_resume(journal, o.resume)
+        if o.out_path:
+            refuse_foreign_answers(o.out_path, [journal] if journal.exists() else [], records)
         if o.resume and o.input is None:
             refuse_other_input([journal], records, answers=Path(o.out_path) if o.out_path else None)
         now = current_checksums(o.db_dir) if o.use_db else None

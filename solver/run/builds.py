@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from pathlib import Path
 from pdb_builder.board import Shape
 from pdb_builder.cores import BuildStopped, machine_memory
 from pdb_builder.errors import BoardError, SlidepdbError
+from pdb_builder.locks import remove_unless_read
 from pdb_builder.make.building import BuildReport, build_pdb, default_partition, layout_partitions
 from pdb_builder.patterns import num_placements
 from pdb_builder.storage import database_files, default_db_dir, pdb_filename
@@ -352,8 +354,12 @@ class Builds:
             return
         self.res.builds.append(rep)
         if self.ledger is not None and rep.status == "built":  # (published: a kill before this line keeps it)
+            try:  # the file this build published: one another process builds there later is not the run's
+                ino = f" {os.stat(rep.path).st_ino}"
+            except OSError:
+                ino = ""
             with open(self.ledger, "a", encoding="utf-8") as fh:
-                fh.write(Path(rep.path).name + "\n")
+                fh.write(f"{Path(rep.path).name}{ino}\n")
         if self.on_build:
             self.on_build(rep)
 
@@ -364,37 +370,43 @@ class Builds:
         make them fit.  None where they do not fit yet but would once the run's own
         tables whose boards are still unsettled are spent.  A table that serves
         no board left to prove is worth less to the run than one that does.  Files the
-        run did not build are never touched, and a file is removed whole (one open
-        stays readable to whoever has it open; its space comes back when they close it)."""
+        run did not build are never touched, and a file is removed whole, and only
+        while no process reads it: a table some search holds a shared lock on
+        (:func:`pdb_builder.locks.reading`) is left, and the build may wait for it."""
         if self.used + need <= self.disk_limit:
             return True
         if self.ledger is None or self.nothing_left is None:
             return False
         try:
-            names = dict.fromkeys(self.ledger.read_text(encoding="utf-8").split())
+            names = self.ledger.read_text(encoding="utf-8").splitlines()
         except OSError:
             return False
         folder, spent, own = default_db_dir(self.db_dir), [], 0
-        for name in names:
+        for name, ino in dict(((line.split() + [""])[:2] for line in names if line.strip())).items():
             key, dot, _ = name.partition(".pdb.")
             path = folder / name
             if dot and name.endswith(".h5") and path.is_file():
-                size = path.stat().st_size
+                st = path.stat()
+                if ino.isdigit() and st.st_ino != int(ino):
+                    continue  # built again since by another process: its table, not the run's
+                size = st.st_size
                 own += size
                 if self.nothing_left(key):
                     spent.append((size, path))
         if self.used + need - sum(size for size, _ in spent) > self.disk_limit:
             return None if self.used + need - own <= self.disk_limit else False
+        read = False
         for size, path in sorted(spent, reverse=True):
             if self.used + need <= self.disk_limit:
                 break
-            try:
-                path.unlink()
-            except FileNotFoundError:
+            if not remove_unless_read(path):  # a search of some process reads it now (or it is gone)
+                read = read or path.exists()
                 continue
             self.used -= size
             # the sitting's first said as it happens, the others for the log (the summary counts them)
             say = log.info if self.res.removed_tables else log.warning
             self.res.removed_tables.append((path.name, size))
             say("%s removed for room under --disk-limit (%s): no board left to prove", path.name, human_bytes(size))
-        return self.used + need <= self.disk_limit
+        if self.used + need <= self.disk_limit:
+            return True
+        return None if read else False  # (read now: room once its readers end)

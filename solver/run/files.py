@@ -14,6 +14,7 @@ the journal (:func:`solver.run.journal.fold_earlier_form`).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -51,6 +52,10 @@ class RunFiles:
     def timeline(self) -> Path:
         return self._beside(".timeline.csv")
 
+    @property
+    def lock(self) -> Path:
+        return self._beside(".lock")
+
     def kept(self) -> dict[str, Path]:
         """Every file kept beside the answer file, by what it is."""
         return {
@@ -59,4 +64,30 @@ class RunFiles:
             "sittings": self.sittings,
             "list of built databases": self.built,
             "timeline": self.timeline,
+            "lock": self.lock,
         }
+
+
+@contextmanager
+def owning(answers):
+    """Own the answer file ``answers`` and every file kept beside it for the block: an
+    OS lock on ``ANSWERS.lock`` (:func:`pdb_builder.locks.hold`), released when the
+    block ends or the process dies, however.  Another process that owns it now: a
+    :class:`~pdb_builder.errors.BoardError` (exit 2) at once, naming it.  Re-entrant:
+    the command line owns the file before it reads what an earlier run left, and the
+    run it calls owns it again."""
+    from pdb_builder.errors import BoardError
+    from pdb_builder.locks import Busy, hold
+
+    lock = hold(RunFiles(answers).lock)
+    try:
+        lock.__enter__()
+    except Busy as busy:
+        raise BoardError(
+            f"{answers}: another run is writing it now ({busy.holder or 'a process of this machine'}); "
+            "wait for it to end, or give another --out"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.__exit__(None, None, None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from pdb_builder.errors import (
     DatabaseError,
 )
 from pdb_builder.moves import check_moves
+from pdb_builder.words import plural
 
 from ..outcome import Outcome, better, settle_by_bound
 
@@ -105,6 +107,39 @@ def refuse_other_input(paths, records, key: dict | None = None, answers: Path | 
             )
 
 
+def refuse_foreign_answers(answers, journals, records) -> None:
+    """Refuse (exit 2) to write over ``answers`` when it holds something that is not an
+    answer file of ``records``: a file with text in it, beside no journal (``journals``:
+    those there; a journal's input is held to ``records`` by :func:`refuse_other_input`),
+    whose lines are not one a board, each empty or moves that reach its board's goal
+    (simulated).  A typo in ``--out`` never costs the user a file of theirs."""
+    path = Path(answers)
+    if journals or not path.is_file():
+        return
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        lines, why = None, "not a text file"
+    if lines is not None and not any(line.strip() for line in lines):
+        return
+    if lines is not None:
+        why = None
+        if len(lines) != len(records):
+            why = f"{plural(len(lines), 'line')}, the input has {plural(len(records), 'board')}"
+        else:
+            for n, (rec, line) in enumerate(zip(records, lines), 1):
+                moves = line.strip()
+                if moves and (rec.board is None or set(moves) - set("LRUD") or not check_moves(rec.board, moves).ok):
+                    why = f"line {n} is not an answer to board {n}"
+                    break
+        if why is None:
+            return
+    raise BoardError(
+        f"{path}: not an answer file of this input ({why}): refusing to overwrite it; "
+        "give another --out, or pass --fresh to replace it"
+    )
+
+
 def journal_lines(path: Path):
     """The journal's records, skipping a line cut short by a kill."""
     if path.exists():
@@ -135,14 +170,58 @@ def current_checksums(db_dir=None):
     return now
 
 
-def reopen_if_stale(out: Outcome, now) -> bool:
-    """Withdraw ``out``'s optimal claim and lower bound when a table file they rest on
-    (``out.tables``) is gone or holds other tables now (``now``: see
-    :func:`current_checksums`); the answer stays.  Whether it did."""
-    changed = sorted(name for name, sums in (out.tables or {}).items() if now(name) != list(sums))
-    if not changed or not (out.optimal or out.lower_bound):
+TABLE_FILE = re.compile(r"\(([^()]+\.h5)\)")  # a database file as an outcome's ``heuristic`` names it
+
+
+def unbacked(out: Outcome) -> str | None:
+    """Why the journal line ``out`` does not back its optimal claim or lower bound
+    (None: it does, or it claims neither): a proof is trusted with what proves it.  An
+    optimal claim needs its certificate (:func:`~solver.outcome.certificate`), of this
+    answer's length, at that threshold; and every database file the estimate read (its
+    ``heuristic``) must be named with its checksums among the tables the claim rests
+    on (for an optimal claim, in its certificate; for a lower bound, in ``tables``), where :func:`reopen_if_unbacked` holds them to the files there now.  (A proof
+    on wall-aware Manhattan distance alone rests on no file, and names none.)"""
+    if not (out.optimal or out.lower_bound):
+        return None
+    named = dict(out.tables or {})
+    if out.optimal:
+        cert = out.certificate
+        if (
+            not isinstance(cert, dict)
+            or not isinstance(cert.get("tables"), dict)
+            or cert.get("length") != out.length
+            or cert.get("threshold") != out.length
+        ):
+            return "its certificate is missing, or is not of its answer"
+        named = cert["tables"]  # a proof's tables are the ones its certificate names
+    read = {name for h in out.heuristic or () for name in TABLE_FILE.findall(str(h))}
+    if read - set(named):
+        return f"it names no checksums of the tables its estimate read: {', '.join(sorted(read - set(named)))}"
+    return None
+
+
+def rests_on(out: Outcome) -> dict:
+    """The tables ``out``'s proof rests on: file name -> checksums (its ``tables`` and
+    its certificate's)."""
+    cert = out.certificate if isinstance(out.certificate, dict) else {}
+    return {**(out.tables or {}), **(cert.get("tables") or {})}
+
+
+def reopen_if_unbacked(out: Outcome, now) -> bool:
+    """Withdraw ``out``'s optimal claim and lower bound when the line does not back
+    them (:func:`unbacked`), or, with ``now`` (:func:`current_checksums`), when a table
+    file they rest on (:func:`rests_on`) is gone or holds other tables now; the answer
+    stays, and the board goes back to the steps that prove.  Whether it did."""
+    if not (out.optimal or out.lower_bound):
         return False
-    out.withdraw_proof(reopened=f"the tables of its proof changed or are gone since: {', '.join(changed)}")
+    why = unbacked(out)
+    if why is None and now is not None:
+        changed = sorted(name for name, sums in rests_on(out).items() if now(name) != list(sums))
+        if changed:
+            why = f"the tables of its proof changed or are gone since: {', '.join(changed)}"
+    if why is None:
+        return False
+    out.withdraw_proof(reopened=why)
     return True
 
 
@@ -169,15 +248,16 @@ def read_journal(path: Path, records, now=None, of: str | None = None) -> dict[i
     """Outcomes of a previous run (``of``: of that pass alone), re-checked
     (:func:`board_lines`): an answer whose moves do not reach the goal of the same
     board, or a torn last line, is dropped (solved again).  With ``now``
-    (:func:`current_checksums`), a proof whose tables changed since is reopened
-    (:func:`reopen_if_stale`).  A board journalled more than once keeps the better of its
-    outcomes (:func:`~solver.outcome.better`: a later attempt that found less never stands
-    in for an earlier answer or proof)."""
+    (:func:`current_checksums`), a proof whose tables changed since is reopened, and so
+    is one the line does not back, with ``now`` or without (:func:`reopen_if_unbacked`).
+    A board journalled more than once keeps the better of its outcomes
+    (:func:`~solver.outcome.better`: a later attempt that found less never stands in
+    for an earlier answer or proof)."""
     done: dict[int, Outcome] = {}
     for rec, d in board_lines(path, records, of=of):
         d = {k: v for k, v in d.items() if k != "step"}  # which step wrote it: the journal's, not the outcome's
         out = Outcome.from_json({**d, "index": rec.index})
-        if now is None or not reopen_if_stale(out, now):
+        if not reopen_if_unbacked(out, now):
             settle_by_bound(out)
         done[rec.index] = better(done[rec.index], out) if rec.index in done else out
     return done

@@ -65,13 +65,14 @@ from .builds import (
     settled,
 )
 from .cluster import cluster_threads
-from .files import RunFiles
+from .files import RunFiles, owning
 from .journal import (
     current_checksums,
     fold_earlier_form,
     input_key,
     journal_attempts,
     read_journal,
+    refuse_foreign_answers,
     refuse_other_input,
     refuse_unless_resume,
 )
@@ -111,7 +112,8 @@ def journalled_outcomes(records, files: RunFiles) -> dict[int, Outcome]:
 def run_pipeline(records, out_path, options: RunOptions | None = None, /, **changes) -> RunResult:
     """The loop of the module docstring for ``records``, answers to ``out_path``, as
     ``options`` say (:class:`RunOptions`; ``changes``: fields of it to change)."""
-    return Run(records, RunFiles(out_path), replace(options or RunOptions(), **changes)).go()
+    with owning(out_path):  # one run of an answer file at a time, from its refusals to its last write
+        return Run(records, RunFiles(out_path), replace(options or RunOptions(), **changes)).go()
 
 
 class Run:
@@ -123,6 +125,7 @@ class Run:
         self.records, self.files, self.opts = records, files, opts
         for j in files.journals():
             refuse_unless_resume(j, opts.resume)
+        refuse_foreign_answers(files.answers, files.journals(), records)
         self.input = input_key(records)  # the journal's first line
         if opts.resume:  # before any sitting is counted or file written
             refuse_other_input(files.journals(), records, self.input, files.answers)

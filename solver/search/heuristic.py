@@ -48,6 +48,7 @@ class Heuristic:
     goal_name: str | None = None  # its description (not a group)
     checksums: dict = field(default_factory=dict)  # file name -> its tables' sha256 (first 16 hex digits)
     left_out: dict = field(default_factory=dict)  # file name -> why it was left out (unreadable, damaged)
+    files: list = field(default_factory=list)  # (path, (device, inode)) of each file read: locked while searched
 
     @property
     def ngroups(self) -> int:

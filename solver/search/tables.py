@@ -89,7 +89,7 @@ def heuristic_for(
         if db is None:
             continue
         if db.kind != "pdb" or serves(db.shape, shape) != role:
-            log.warning("%s: not a %s database for %s; skipped", path, role, shape.key)
+            log.warning("%s: not %s %s database for %s; skipped", path, "an" if role[0] in "aeiou" else "a", role, shape.key)
             continue
         databases.append((role, db))
     h.lookups, h.names = group_lookups(shape, databases, reflect=reflect)
@@ -102,6 +102,7 @@ def heuristic_for(
             h.goal_table = db
     read = [db for _, db in databases] + ([h.goal_table] if h.goal_table is not None else [])
     h.checksums = {db.path.name: [c[:CHECKSUM_DIGITS] for c in db.checksums] for db in read}
+    h.files = [(db.path, db.ident) for db in read]
     if h.goal_table is not None:
         h.goal_name = f"goal table depth {h.goal_table.depth} ({h.goal_table.path.name})"
     if h.lookups:
