@@ -140,14 +140,90 @@ def refuse_foreign_answers(answers, journals, records) -> None:
     )
 
 
+NUMBER = (int, float)
+NONE = type(None)
+# the type of each field of a board's line that a reader acts on (a line with another
+# type in one of them is not one of ours: skipped, as a line cut short is)
+LINE_TYPES = {
+    "index": int,
+    "board": str,
+    "status": str,
+    "step": (str, NONE),
+    "size": (str, NONE),
+    "goal": (str, NONE),
+    "moves": (str, NONE),
+    "length": (int, NONE),
+    "optimal": (bool, NONE),
+    "lower_bound": (int, NONE),
+    "h0": (int, NONE),
+    "floor": (int, NONE),
+    "nodes": (int, NONE),
+    "seconds": (*NUMBER, NONE),
+    "ended": (*NUMBER, NONE),
+    "time_limit": (*NUMBER, NONE),
+    "heuristic": (list, NONE),
+    "tables": (dict, NONE),
+    "certificate": (dict, NONE),
+    "iterations": (list, NONE),
+    "unfinished": (list, NONE),
+    "ladder_failed": (list, NONE),
+}
+
+
+def _numbers(v, count: int | None = None) -> bool:
+    return (
+        isinstance(v, list)
+        and (count is None or len(v) == count)
+        and all(isinstance(x, NUMBER) and not isinstance(x, bool) for x in v)
+    )
+
+
+def _sums(tables) -> bool:
+    """Whether ``tables`` maps file names to lists of checksum strings."""
+    return isinstance(tables, dict) and all(
+        isinstance(v, list) and all(isinstance(c, str) for c in v) for v in tables.values()
+    )
+
+
+def well_formed(d) -> bool:
+    """Whether journal line ``d`` is one this version can act on: the input's first line
+    (``{"input": {...}}``), the folded-files line, or a board's line whose fields are of
+    their types (:data:`LINE_TYPES`; a status :data:`~solver.outcome.STATUS_EXIT` knows;
+    checksums as lists of strings; costs as lists of numbers)."""
+    from ..outcome import STATUS_EXIT
+
+    if not isinstance(d, dict):
+        return False
+    if "index" not in d:
+        return isinstance(d.get("input", {}), dict) and isinstance(d.get("folded", []), list)
+    for key, types in LINE_TYPES.items():
+        if key in d and not isinstance(d[key], types) or (key in d and types is int and isinstance(d[key], bool)):
+            return False
+    if d.get("status") not in STATUS_EXIT or "board" not in d:
+        return False
+    cert = d.get("certificate")
+    if not _sums(d.get("tables") or {}) or (cert is not None and not _sums(cert.get("tables") or {})):
+        return False
+    iterations = d.get("iterations") or []
+    failed = d.get("ladder_failed")
+    return (
+        all(_numbers(it, 3) for it in iterations)
+        and (d.get("unfinished") is None or _numbers(d["unfinished"], 3))
+        and (failed is None or (len(failed) == 2 and isinstance(failed[0], int) and _numbers(failed[1])))
+    )
+
+
 def journal_lines(path: Path):
-    """The journal's records, skipping a line cut short by a kill."""
+    """The journal's records, skipping a line cut short by a kill, or not of ours
+    (:func:`well_formed`)."""
     if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
             try:
-                yield json.loads(line)
-            except json.JSONDecodeError:
+                d = json.loads(line)
+            except (json.JSONDecodeError, RecursionError):
                 continue
+            if well_formed(d):
+                yield d
 
 
 def current_checksums(db_dir=None):
@@ -178,12 +254,15 @@ def unbacked(out: Outcome) -> str | None:
     (None: it does, or it claims neither): a proof is trusted with what proves it.  An
     optimal claim needs its certificate (:func:`~solver.outcome.certificate`), of this
     answer's length, at that threshold; and every database file the estimate read (its
-    ``heuristic``) must be named with its checksums among the tables the claim rests
-    on (for an optimal claim, in its certificate; for a lower bound, in ``tables``), where :func:`reopen_if_unbacked` holds them to the files there now.  (A proof
-    on wall-aware Manhattan distance alone rests on no file, and names none.)"""
+    ``heuristic``) must be named with its checksums among the tables the claim rests on
+    (an optimal claim's in its certificate, a lower bound's in ``tables``), where
+    :func:`reopen_if_unbacked` holds them to the files there now.  (A proof on
+    wall-aware Manhattan distance alone rests on no file, and names none.)"""
     if not (out.optimal or out.lower_bound):
         return None
     named = dict(out.tables or {})
+    if out.moves is not None and out.length != len(out.moves):
+        return "its length is not its answer's"
     if out.optimal:
         cert = out.certificate
         if (

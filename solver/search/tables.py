@@ -89,7 +89,9 @@ def heuristic_for(
         if db is None:
             continue
         if db.kind != "pdb" or serves(db.shape, shape) != role:
-            log.warning("%s: not %s %s database for %s; skipped", path, "an" if role[0] in "aeiou" else "a", role, shape.key)
+            log.warning(
+                "%s: not %s %s database for %s; skipped", path, "an" if role[0] in "aeiou" else "a", role, shape.key
+            )
             continue
         databases.append((role, db))
     h.lookups, h.names = group_lookups(shape, databases, reflect=reflect)
