@@ -274,7 +274,7 @@ class Builds:
     run's result (``res``: its ``builds``, ``skipped_builds``, ``removed_tables``,
     ``failed_builds`` and ``build_seconds``) as it ends.
 
-    ``ledger``: the file that lists, a name a line, the database files the run built
+    ``ledger``: the file that lists, a name and its inode a line, the database files the run built
     (:attr:`solver.run.files.RunFiles.built`, kept across sittings; None: none kept,
     none removed); ``nothing_left(shape key)``: whether no board of the run that tables
     of that shape serve is left to prove (those tables have nothing left to give it);

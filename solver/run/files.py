@@ -4,7 +4,7 @@ For an answer file ``ANSWERS`` (``--out``): ``ANSWERS.progress.jsonl`` (the jour
 line a board a step ended, naming the step, ``slidepdb run``; or a batch's),
 ``ANSWERS.sittings`` (each sitting's start and end, and the figures a run planned once:
 :class:`solver.run.sittings.Sittings`), ``ANSWERS.built`` (the database files the run
-built, a name a line: those it may remove to stay under its disk limit,
+built, a name and the file's inode a line: those it may remove to stay under its disk limit,
 :meth:`solver.run.builds.Builds.make_room`) and ``ANSWERS.timeline.csv`` (the proven
 count against running time).  A run journalled before its lines named their step kept
 the answer pass's and the quick pass's apart, in ``ANSWERS.answer.jsonl`` and
@@ -87,6 +87,8 @@ def owning(answers):
             f"{answers}: another run is writing it now ({busy.holder or 'a process of this machine'}); "
             "wait for it to end, or give another --out"
         ) from None
+    except OSError as exc:  # a folder that takes no new file: said before any work
+        raise BoardError(f"{answers}: cannot lock it ({exc.strerror or exc}); give another --out") from None
     try:
         yield
     finally:

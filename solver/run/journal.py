@@ -199,7 +199,7 @@ def well_formed(d) -> bool:
     for key, types in LINE_TYPES.items():
         if key in d and not isinstance(d[key], types) or (key in d and types is int and isinstance(d[key], bool)):
             return False
-    if d.get("status") not in STATUS_EXIT or "board" not in d:
+    if d.get("status") not in STATUS_EXIT:
         return False
     cert = d.get("certificate")
     if not _sums(d.get("tables") or {}) or (cert is not None and not _sums(cert.get("tables") or {})):
