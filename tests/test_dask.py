@@ -287,9 +287,11 @@ def test_a_runs_last_boards_search_on_every_worker_of_the_cluster(tmp_path):
 
 def test_scheduler_unreachable_is_one_line(tmp_path, monkeypatch):
     pytest.importorskip("distributed")
-    monkeypatch.setattr("solver.run.cluster.DASK_CONNECT_TIMEOUT", "2s")
-    r = CliRunner().invoke(
-        main, ["solve", "3,3,123456708", "--scheduler", "tcp://127.0.0.1:1", "--db-dir", str(tmp_path)]
-    )
+    import dask
+
+    with dask.config.set({"distributed.comm.timeouts.connect": "2s"}):  # dask's own setting, the one timeout
+        r = CliRunner().invoke(
+            main, ["solve", "3,3,123456708", "--scheduler", "tcp://127.0.0.1:1", "--db-dir", str(tmp_path)]
+        )
     assert r.exit_code == 2 and "cannot connect" in r.output
     gc.collect()  # distributed's failed connection leaves an asyncio future that logs when collected

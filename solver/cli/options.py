@@ -220,20 +220,17 @@ def load_boards(board_arg: str, size, goal):
 
 def scheduler_address(ctx, param, value):
     """A dask scheduler's address, read as dask reads it (``tcp://host:8786``, ``host:8786``),
-    checked before any work; dask.distributed installed."""
+    checked before any work (:func:`solver.distributed.check_address`)."""
     if value is None:
         return None
+    from pdb_builder.errors import OptionsError
+
+    from ..distributed import check_address
+
     try:
-        from distributed.comm.addressing import parse_address, parse_host_port
-    except ImportError:
-        raise click.BadParameter("needs dask.distributed: pip install 'slidepdb[dask]'", ctx, param) from None
-    try:
-        scheme, where = parse_address(value)
-        if scheme in ("tcp", "tls"):
-            parse_host_port(where)
-    except (ValueError, TypeError) as exc:
-        raise click.BadParameter(f"{value!r}: {exc} (expected e.g. tcp://host:8786)", ctx, param) from None
-    return value
+        return check_address(value)
+    except OptionsError as exc:
+        raise click.BadParameter(str(exc).removeprefix("--scheduler "), ctx, param) from None
 
 
 def solve_options(f):

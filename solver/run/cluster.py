@@ -28,19 +28,19 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from pdb_builder.errors import BoardError
 from pdb_builder.formats import Record
 
 from ..api import solve_record
+from ..distributed import connected, worker_threads
+from ..distributed import workers as dask_workers
 from ..outcome import Outcome
 from .clock import SYSTEM
-from .drive import Pools, drive, limit_of, with_cpu_share
+from .drive import Pools, drive, limit_of, solve_in_worker
 from .feed import Feed
 from .lanes import Lanes, lane_share
 
 log = logging.getLogger("slidepdb")
 
-DASK_CONNECT_TIMEOUT = "20s"
 # the share of a dask worker's memory limit its running builds' BFS arrays may hold (the
 # boards beside them need the rest, for their tables and searches)
 WORKER_BUILD_SHARE = 0.5
@@ -156,12 +156,7 @@ def _dask_solve(rec: Record, pools: Pools, time_limit, node_limit, fallback, kno
             return solve_record(rec, pool, time_limit, node_limit, fallback, threads=workers, known=known)
     fixed = None if pools.grow and pools.threads == 1 else pools.threads
     return _in_lane(
-        lambda threads: with_cpu_share(
-            time.thread_time,
-            lambda: solve_record(
-                rec, pool, time_limit=time_limit, node_limit=node_limit, fallback=fallback, threads=threads, known=known
-            ),
-        ),
+        lambda threads: solve_in_worker(rec, pool, time.thread_time, time_limit, node_limit, fallback, threads, known),
         job=False,
         fixed=fixed,
     )
@@ -176,33 +171,8 @@ def _stop_task(key: str, dask_worker=None) -> bool:
 def cluster_threads(scheduler) -> int:
     """How many boards a dask cluster (an address or a Client) solves at once: its
     workers' threads together."""
-    client = _dask_client(scheduler)
-    try:
-        return max(sum(client.nthreads().values()), 1)
-    finally:
-        if client is not scheduler:
-            client.close()
-
-
-def _workers(client) -> dict:
-    """The scheduler's record of every worker (address -> its facts)."""
-    import inspect
-
-    every = {"n_workers": -1} if "n_workers" in inspect.signature(client.scheduler_info).parameters else {}
-    return client.scheduler_info(**every).get("workers", {})  # (some versions gave 5 unless told)
-
-
-def _dask_client(scheduler):
-    try:
-        from distributed import Client
-    except ImportError:
-        raise BoardError("--scheduler needs dask.distributed: pip install 'slidepdb[dask]'") from None
-    if isinstance(scheduler, Client):
-        return scheduler
-    try:
-        return Client(scheduler, timeout=DASK_CONNECT_TIMEOUT)
-    except (OSError, ValueError) as exc:
-        raise BoardError(f"--scheduler {scheduler}: cannot connect: {exc}") from None
+    with connected(scheduler) as client:
+        return worker_threads(client)
 
 
 def _room(limit) -> int | None:
@@ -279,13 +249,17 @@ def dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, sc
     known = known or {}
     if pools.db_dir is not None:
         pools = replace(pools, db_dir=str(Path(pools.db_dir).resolve()))
-    client = _dask_client(scheduler)
+    with connected(scheduler) as client:
+        yield from _on_cluster(client, feed, pools, time_limit, node_limit, fallback, known)
+
+
+def _on_cluster(client, feed: Feed, pools: Pools, time_limit, node_limit, fallback, known):
     # builds hold at most half of the cluster's threads at once, so boards that wait on no
     # build always have threads to start on (a worker's idle threads still go to its builds)
-    slots = cluster_threads(client)
+    slots = worker_threads(client)
     feed.max_jobs = max(1, slots // 2)
     keys: dict[int, str] = {}  # id(job) -> its task's key
-    workers = _workers(client)
+    workers = dask_workers(client)
     memory = WorkerMemory(workers, busy=client.processing)
     if memory.limited:
         feed.places = memory
@@ -338,16 +312,4 @@ def dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, sc
                 stop(job)  # a running task is not ended by cancelling its future
         client.cancel(list(pending))
 
-    try:
-        yield from drive(
-            feed,
-            submit,
-            run_job,
-            wait_some,
-            cancel,
-            slots=slots,
-            stop=stop,
-        )
-    finally:
-        if client is not scheduler:
-            client.close()
+    yield from drive(feed, submit, run_job, wait_some, cancel, slots=slots, stop=stop)

@@ -48,6 +48,20 @@ def with_cpu_share(clock, solve) -> Outcome:
     return out
 
 
+def solve_in_worker(rec, pool: SolverPool, clock, time_limit, node_limit, fallback, threads, known) -> Outcome:
+    """A board as a worker solves it, a local process's or a dask worker's thread:
+    :func:`~solver.api.solve_record` on the worker's pool, with the part of a core it had
+    (``clock``: its process's or its thread's CPU time, :func:`with_cpu_share`)."""
+    from ..api import solve_record
+
+    return with_cpu_share(
+        clock,
+        lambda: solve_record(
+            rec, pool, time_limit=time_limit, node_limit=node_limit, fallback=fallback, threads=threads, known=known
+        ),
+    )
+
+
 def limit_of(time_limit, rec):
     """A board's time limit: ``time_limit``, or what it says for ``rec`` when it decides
     each board's as it starts (:class:`solver.run.answer_pass.AnswerLimit`)."""

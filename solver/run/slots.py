@@ -16,7 +16,7 @@ from ..api import SolverPool, solve_record
 from ..outcome import Outcome
 from ..search.limits import raise_if_stopping
 from .clock import SYSTEM
-from .drive import Pools, drive, limit_of, with_cpu_share
+from .drive import Pools, drive, limit_of, solve_in_worker
 from .feed import Feed, Job
 from .lanes import Lanes, lane_share
 
@@ -51,18 +51,7 @@ def _worker_solve(rec: Record, time_limit, node_limit, fallback, known=None, lan
     """A board in a worker: its optimal search on the threads its lane grants (one unless
     slots are idle: :meth:`Lanes.share`)."""
     threads = None if lane is None else _lane_share(lane)
-    return with_cpu_share(
-        time.process_time,
-        lambda: solve_record(
-            rec,
-            _WORKER_POOL,
-            time_limit=time_limit,
-            node_limit=node_limit,
-            fallback=fallback,
-            threads=threads,
-            known=known,
-        ),
-    )
+    return solve_in_worker(rec, _WORKER_POOL, time.process_time, time_limit, node_limit, fallback, threads, known)
 
 
 def _warm_up(worker: int, workers: int, cold: list[int]) -> None:

@@ -403,8 +403,9 @@ class Workers:
     def cluster(cls, client) -> Workers:
         """A dask cluster's workers (a ``distributed.Client``): as many windows at once as
         they have threads."""
-        info = client.scheduler_info().get("workers", {})
-        threads = sum(int(w.get("nthreads", 1)) for w in info.values()) or 1
+        from ..distributed import worker_threads, workers
+
+        threads, count = worker_threads(client), len(workers(client))
 
         sent = {"fsm": None, "future": None}
 
@@ -422,7 +423,7 @@ class Workers:
             event = Event(f"slidepdb-{uuid.uuid4().hex}", client=client)
             return ("event", event.name), event.set
 
-        where = f"on {plural(len(info), 'dask worker')}"
+        where = f"on {plural(count, 'dask worker')}"
         return cls(threads, submit, recipe=True, ready=ready, where=where, begin=begin)
 
 
@@ -554,28 +555,16 @@ def _kernel():
     return K
 
 
-CONNECT_TIMEOUT = "20s"  # to reach a dask scheduler
-
-
 def board_workers(processes: int | None = None, scheduler=None) -> Workers:
     """The workers of one board's search: ``processes`` of this machine, or the workers
     of the dask cluster at ``scheduler`` (an address or a ``distributed.Client``; a
     client opened here is closed with the workers).  OptionsError when the cluster
-    cannot be reached."""
-    from pdb_builder.errors import OptionsError
-
+    cannot be reached (:func:`solver.distributed.connected`)."""
     if scheduler is None:
         return Workers.local(processes or 1)
-    try:
-        from distributed import Client
-    except ImportError:
-        raise OptionsError("a scheduler needs dask.distributed: pip install 'slidepdb[dask]'") from None
-    if isinstance(scheduler, Client):
-        return Workers.cluster(scheduler)
-    try:
-        client = Client(scheduler, timeout=CONNECT_TIMEOUT)
-    except (OSError, ValueError) as exc:
-        raise OptionsError(f"scheduler {scheduler}: cannot connect: {exc}") from None
-    workers = Workers.cluster(client)
-    workers._close = client.close
+    from ..distributed import connected
+
+    door = connected(scheduler)
+    workers = Workers.cluster(door.__enter__())
+    workers._close = lambda: door.__exit__(None, None, None)
     return workers
