@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .limits import raise_if_stopping
-from .state import SearchResult, new_stack, path_moves, private, start_iteration
+from .state import SearchResult, new_stack, new_state, path_moves, slots, start_iteration
 
 ROWS_PER_NODE = 2  # buffer rows per frontier node kept: duplicates are written before they are removed
 CHUNK = 64  # frontier nodes a thread takes at a time
@@ -124,24 +124,24 @@ def _ordered(rows: np.ndarray, n: int) -> tuple:
 
 def _bound(searcher, board, bound: int, rows: int, max_depth: int, tables, fsm, limits: tuple, counts: tuple):
     """The kernel's iteration to ``bound`` with a frontier buffer of ``rows`` rows (bpmx off:
-    every node within the bound is expanded): (status, stack, state)."""
+    every node within the bound is expanded): (status, stack, the view of its state vector)."""
     from . import kernel as K
 
     deadline, node_limit = limits
     st = searcher.root_state(board)  # afresh: a full buffer leaves the root's arrays mid-path
     stack = new_stack(max_depth, searcher.ngroups, emit=(rows, 3 + searcher.shape.n + bound))
-    state = private(K.STATE_SIZE)
+    state = new_state()
     start_iteration(st, board.blank, st.h0, bound, stack, state, searcher.fsm_root(board, fsm))
-    state[K.S_NODES], state[K.S_EXPANDED] = counts
+    v = slots(state)
+    v.nodes, v.expanded = counts
     while True:
-        nodes = int(state[K.S_NODES])
-        slice_nodes = K.SLICE_NODES if node_limit is None else min(K.SLICE_NODES, node_limit - nodes)
+        slice_nodes = K.SLICE_NODES if node_limit is None else min(K.SLICE_NODES, node_limit - v.nodes)
         if slice_nodes <= 0:
-            return K.SLICE_SPENT, stack, state
+            return K.SLICE_SPENT, stack, v
         status = K.search_slice(st.arrays(), tables, stack, state, slice_nodes, False, searcher.goal, 100)
         raise_if_stopping()
         if status != K.SLICE_SPENT or (deadline is not None and time.perf_counter() >= deadline):
-            return status, stack, state
+            return status, stack, v
 
 
 def build_frontier(
@@ -164,7 +164,7 @@ def build_frontier(
     kept: list = []  # frontier nodes kept at each bound
     while bound < top:
         began = time.perf_counter()
-        status, stack, state = _bound(
+        status, stack, v = _bound(
             searcher,
             board,
             bound,
@@ -175,20 +175,20 @@ def build_frontier(
             (deadline, node_limit),
             (nodes, expanded),
         )
-        spent, nodes, expanded = int(state[K.S_NODES]) - nodes, int(state[K.S_NODES]), int(state[K.S_EXPANDED])
+        spent, nodes, expanded = v.nodes - nodes, v.nodes, v.expanded
         if status == K.FOUND:
-            moves = path_moves(searcher.letters, stack, int(state[K.S_DEPTH]))
+            moves = path_moves(searcher.letters, stack, v.depth)
         stopped = status == K.SLICE_SPENT
         if status != K.ITERATION_DONE:
             break
-        rows = stack.emit[: int(state[K.S_EMITTED])]
+        rows = stack.emit[: v.emitted]
         keep = _kept(rows, n)
         if len(keep) > size:
             break
         done.append((bound, spent, round(time.perf_counter() - began, 4)))
         best, last = _ordered(rows[keep], n), bound
         kept.append(len(keep))
-        bound = int(state[K.S_NEXT])
+        bound = v.next
         # the next bound's frontier as this one grew on the last: over the size, not tried
         if len(kept) > 1 and kept[-1] * kept[-1] > size * max(kept[-2], 1):
             break
@@ -248,10 +248,9 @@ class FrontierSearch:
                 return n
 
         def search(w, me: int) -> None:
-            state = w.state
+            state, v = w.state, slots(w.state)
             state[:] = 0
-            state[K.S_THRESH] = thresh
-            state[K.S_NEXT] = K.INF
+            v.thresh, v.next = thresh, K.INF
             w.stack.cnt[:] = 0
             while True:
                 with lock:
@@ -259,23 +258,23 @@ class FrontierSearch:
                     if shared["stop"] or lo >= hi:
                         break
                     shared["next"] = end = min(hi, lo + CHUNK)
-                state[K.S_FRONT], state[K.S_INSIDE] = lo, 0
+                v.front, v.inside = lo, 0
                 status = K.SLICE_SPENT
                 while status == K.SLICE_SPENT:
                     n = reserve()
                     if n == 0:
                         break
-                    done = int(state[K.S_NODES])
+                    done = v.nodes
                     status = K.frontier_slice(
                         w.root, tables, w.stack, state, n, bpmx, w.goal, 100,
                         fr.paths, fr.plen, fr.share, end, top,
                     )  # fmt: skip
                     raise_if_stopping()
                     with lock:
-                        shared["nodes"] += int(state[K.S_NODES]) - done
+                        shared["nodes"] += v.nodes - done
                         shared["reserved"] -= n if node_limit is not None else 0
                         if status == K.FOUND and shared["found"] is None:
-                            shared["found"] = path_moves(s.letters, w.stack, int(state[K.S_DEPTH]))
+                            shared["found"] = path_moves(s.letters, w.stack, v.depth)
                         if status == K.FOUND or (deadline is not None and time.perf_counter() >= deadline):
                             shared["stop"] = True
                     if me == 0 and s.progress is not None:
@@ -283,8 +282,8 @@ class FrontierSearch:
                 if status != K.ITERATION_DONE:
                     break
             with lock:
-                nxt[0] = min(nxt[0], int(state[K.S_NEXT]))
-                totals.append((int(state[K.S_NODES]), int(state[K.S_EXPANDED])))
+                nxt[0] = min(nxt[0], v.next)
+                totals.append((v.nodes, v.expanded))
 
         def work(w, me: int) -> None:
             try:

@@ -5,13 +5,15 @@ board in plain Python never loads numba).
 The kernel is not recursive (a cached recursive kernel segfaults when reloaded:
 numba issue 6061), is compiled once per argument type set and cached on disk.
 
-Its public face, what the searchers, the split search and the beam call: the slice of
-IDA* (:func:`search_slice`) and the root's set-up (:func:`init_root`,
-:func:`init_groups`), the reads the beam shares (:func:`load_byte`, :func:`parity_up`,
-:func:`lc_total`, :func:`goal_distance`), the state vector's indices (``S_*``,
-:data:`STATE_SIZE`) and a slice's statuses (:data:`FOUND`, :data:`ITERATION_DONE`,
-:data:`SLICE_SPENT`, :data:`WINDOW`, :data:`WINDOW2`).  Names with a leading
-underscore are its own.
+Its public face is :data:`__all__` (``tests/test_kernel_face.py`` holds every module to
+it): the slices of IDA* (:func:`search_slice`; over a list of frontier nodes,
+:func:`frontier_slice`) and the root's set-up (:func:`init_root`), the reads the beam
+shares (:func:`load_byte`, :func:`region_value`, :func:`parity_up`, :func:`lc_total`,
+:func:`goal_distance`), a slice's statuses (:data:`FOUND`, :data:`ITERATION_DONE`,
+:data:`SLICE_SPENT`, :data:`WINDOW`, :data:`WINDOW2`, :data:`FULL`), its sizes
+(:data:`SLICE_NODES`, :data:`INF`).  The state vector's slots (``S_*``) are the kernel's
+own numbering: every other module reads and writes them through
+:class:`solver.search.state.Slots`.  Names with a leading underscore are its own.
 """
 
 from __future__ import annotations
@@ -27,6 +29,25 @@ from pdb_builder.jitload import load_cached
 from pdb_builder.packed import bits_at, decode
 from pdb_builder.ranking import pdep, popcount, rank_delta, rank_kernel
 from pdb_builder.region_kernels import REGIONS, region_number
+
+__all__ = [
+    "search_slice",
+    "frontier_slice",
+    "init_root",
+    "load_byte",
+    "region_value",
+    "parity_up",
+    "lc_total",
+    "goal_distance",
+    "FOUND",
+    "ITERATION_DONE",
+    "SLICE_SPENT",
+    "WINDOW",
+    "WINDOW2",
+    "FULL",
+    "SLICE_NODES",
+    "INF",
+]
 
 SLICE_NODES = 2_000_000  # nodes per kernel call between time checks
 INF = 1 << 30

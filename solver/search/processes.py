@@ -49,7 +49,7 @@ from pdb_builder.errors import DatabaseError
 from pdb_builder.words import plural
 
 from .limits import raise_if_stopping
-from .state import path_moves
+from .state import path_moves, slots
 from .threads import GROWTH, IterationEnd, IterationSpec, Worker, merged_counts, once, plan
 
 WINDOW_MAX_NODES = 2_000_000  # nodes a window is planned to hold at most (about 0.3 s of one core)
@@ -217,11 +217,11 @@ class _Walk:
         return K.WINDOW if status == K.ITERATION_DONE else status  # its window done; the walk goes on
 
     def search(self, window: Window) -> WindowEnd:
-        K, state = self.K, self.state
-        nodes, expanded = int(state[K.S_NODES]), int(state[K.S_EXPANDED])
-        state[K.S_LO], state[K.S_HI] = window.lo, window.hi
+        K, v = self.K, slots(self.state)
+        nodes, expanded = v.nodes, v.expanded
+        v.lo, v.hi = window.lo, window.hi
         if self.frontier is not None:
-            state[K.S_FRONT], state[K.S_INSIDE] = window.lo, 0
+            v.front, v.inside = window.lo, 0
         while True:
             status = self._slice(window)
             if status != K.SLICE_SPENT:
@@ -229,17 +229,17 @@ class _Walk:
             if _ended(window.stop):  # nobody waits for the rest: its worker goes on to the next window
                 status = STOPPED
                 break
-        moves = path_moves(self.searcher.letters, self.stack, int(state[K.S_DEPTH])) if status == K.FOUND else None
+        moves = path_moves(self.searcher.letters, self.stack, v.depth) if status == K.FOUND else None
         return WindowEnd(
             int(status),
             self.id,
-            int(state[K.S_NODES]) - nodes,
-            int(state[K.S_EXPANDED]) - expanded,
-            (int(state[K.S_UPPER_NODES]), int(state[K.S_UPPER_EXPANDED])),
-            int(state[K.S_NEXT]),
+            v.nodes - nodes,
+            v.expanded - expanded,
+            (v.upper_nodes, v.upper_expanded),
+            v.next,
             self.stack.cnt[: window.max_depth + 1].copy(),
             moves,
-            int(state[K.S_SEEN]),
+            v.seen,
             self.fingerprint,
         )
 
@@ -283,7 +283,7 @@ def search_window(window: Window, fsm=None) -> WindowEnd:
     (``fsm``: the parent's automaton, sent to a cluster's workers so that none learns it again)."""
     t0 = time.perf_counter()
     walk = getattr(_local, "walk", None)
-    if walk is None or walk.iteration != window.iteration or int(walk.state[walk.K.S_SEEN]) > window.lo:
+    if walk is None or walk.iteration != window.iteration or slots(walk.state).seen > window.lo:
         walk = _local.walk = None  # (the old walk's arrays freed before the new one's are made)
         walk = _local.walk = _Walk(window, fsm)
     end = walk.search(window)

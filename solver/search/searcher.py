@@ -39,7 +39,7 @@ from .heuristic import (
     manhattan_heuristic,
 )
 from .limits import raise_if_stopping
-from .state import Root, SearchResult, new_stack, path_moves, private, start_iteration
+from .state import Root, SearchResult, new_stack, new_state, path_moves, private, slots, start_iteration
 
 MAX_DEPTH = 1000  # deepest path the kernel keeps; longer thresholds stop as a limit
 FIRST_SLICE = 20_000  # nodes of a search's first slice under a time limit, before its speed is known
@@ -385,7 +385,8 @@ class Searcher:
         if h0 == 0:
             return result("", 0, 0)
         stack = new_stack(max_depth, self.ngroups)
-        state = private(K.STATE_SIZE)
+        state = new_state()
+        v = slots(state)  # (the one view of it: solver.search.state.Slots)
         root = st.arrays()
         fsm = self.automaton  # this iteration's pruning: every thread of it follows the same one
         tables = self.kernel_tables(fsm)
@@ -404,8 +405,7 @@ class Searcher:
             if ceiling is not None and thresh >= ceiling:  # every iteration below the known answer ended
                 return result(None, thresh, nodes, expanded)
             start_iteration(st, board.blank, h0, thresh, stack, state, self.fsm_root(board, fsm))
-            state[K.S_NODES] = nodes
-            state[K.S_EXPANDED] = expanded
+            v.nodes, v.expanded = nodes, expanded
             started = nodes
             began = (nodes, time.perf_counter())
             while not parallel:
@@ -414,19 +414,19 @@ class Searcher:
                     now = time.perf_counter()
                     slice_nodes = min(slice_nodes, slice_within(nodes, now - t0, deadline - now))
                 if node_limit is not None:
-                    slice_nodes = min(slice_nodes, node_limit - int(state[K.S_NODES]))
+                    slice_nodes = min(slice_nodes, node_limit - v.nodes)
                 status = (
                     K.SLICE_SPENT
                     if slice_nodes <= 0
                     else K.search_slice(root, tables, stack, state, slice_nodes, bpmx, self.goal, weight)
                 )
                 raise_if_stopping()
-                nodes = int(state[K.S_NODES])
-                expanded = int(state[K.S_EXPANDED])
+                nodes = v.nodes
+                expanded = v.expanded
                 if self.progress is not None:
                     self.progress.search(thresh, nodes)
                 if status == K.FOUND:
-                    return result(path_moves(self.letters, stack, int(state[K.S_DEPTH])), thresh, nodes, expanded)
+                    return result(path_moves(self.letters, stack, v.depth), thresh, nodes, expanded)
                 if status == K.ITERATION_DONE:
                     break
                 if (node_limit is not None and nodes >= node_limit) or (
@@ -441,7 +441,7 @@ class Searcher:
             if not parallel or last is None:
                 last = (stack.cnt.copy(), nodes - started)
             if not parallel:
-                nxt = int(state[K.S_NEXT])
+                nxt = v.next
                 # the next iterations on the split search once they are large, even on one thread:
                 # the threads granted while one runs join it
                 parallel = grows and nodes - started > PARALLEL_AFTER

@@ -95,6 +95,61 @@ class Stack(NamedTuple):
     emit: np.ndarray  # frontier rows the kernel writes (none: no frontier; solver.search.frontier)
 
 
+# the kernel's int64 state vector, slot by slot, in its order (solver.search.kernel numbers
+# them S_DEPTH, S_THRESH, ...; tests/test_kernel_face.py holds the two to one order):
+# depth, threshold and the next one (the least f over it); nodes generated and expanded
+# (children generated); the Manhattan and linear-conflict parts at the node.  A split
+# search (solver.search.threads, processes): the split depth (0: none), the window [lo, hi)
+# of the nodes numbered there in the serial order, how many met so far (seen), the nodes
+# above it (upper_nodes, upper_expanded); a second split depth in a shared node (split2,
+# lo2, hi2, seen2; shared: that node's number; entry: the nodes generated when it was
+# entered).  A frontier node (solver.search.frontier): plen forced moves; emitted, the
+# rows written to the frontier buffer; front, the node under way over a list of them,
+# inside (1: in its subtree, 2: between two), floor (the depth a search ends at).
+SLOTS = (
+    "depth", "thresh", "next", "nodes", "md", "lc", "expanded", "split", "lo", "hi", "seen",
+    "upper_nodes", "upper_expanded", "split2", "lo2", "hi2", "seen2", "shared", "entry",
+    "plen", "emitted", "front", "inside", "floor",
+)  # fmt: skip
+STATE_SIZE = len(SLOTS)
+
+
+class Slots:
+    """The one typed view of a kernel's state vector (``array``, what the kernel is
+    handed): each slot of :data:`SLOTS` read as an int and written by its name
+    (``slots(state).nodes``, ``slots(state).lo = 0``).  Nothing outside this module and
+    the kernel indexes the vector."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: np.ndarray):
+        self.array = array
+
+
+def _slot(i: int, name: str) -> property:
+    def get(self) -> int:
+        return int(self.array[i])
+
+    def put(self, value) -> None:
+        self.array[i] = value
+
+    return property(get, put, doc=f"slot {i} of the kernel's state vector: {name}")
+
+
+for _i, _name in enumerate(SLOTS):
+    setattr(Slots, _name, _slot(_i, _name))
+
+
+def slots(state: np.ndarray) -> Slots:
+    """The typed view of the state vector ``state``."""
+    return Slots(state)
+
+
+def new_state() -> np.ndarray:
+    """A zeroed kernel state vector, alone on its cache lines (:func:`private`)."""
+    return private(STATE_SIZE)
+
+
 PAD = 128  # bytes kept clear before and after an array a thread writes (two cache lines)
 
 
@@ -153,7 +208,7 @@ def start_iteration(
     depth whose nodes are shared out between threads, :mod:`solver.search.threads`;
     0 for none; ``fsm_root``: the pruning automaton's state at the root,
     :attr:`~solver.search.automaton.Automaton.roots` of ``blank``)."""
-    from . import kernel as K
+    from .kernel import INF
 
     stack.blank[0] = blank
     stack.it[0] = -1  # not expanded yet
@@ -161,8 +216,5 @@ def start_iteration(
     stack.fsm[0] = fsm_root
     stack.cnt[:] = 0  # nodes visited per depth
     state[:] = 0
-    state[K.S_THRESH] = thresh
-    state[K.S_NEXT] = K.INF
-    state[K.S_MD] = root.md
-    state[K.S_LC] = root.lc
-    state[K.S_SPLIT] = split
+    v = slots(state)
+    v.thresh, v.next, v.md, v.lc, v.split = thresh, INF, root.md, root.lc, split
