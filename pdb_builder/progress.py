@@ -8,9 +8,10 @@ nothing for it.
 
 from __future__ import annotations
 
+import os
 import sys
 
-SHOW_AFTER = 0.5  # seconds before a bar is first drawn: short work stays quiet
+SHOW_AFTER = 0.5  # seconds before a bar is first drawn: short work stays quiet ($SLIDEPDB_PROGRESS_AFTER)
 
 
 def on_terminal(stream=None) -> bool:
@@ -24,11 +25,12 @@ def on_terminal(stream=None) -> bool:
 
 def bar(**kw):
     """A tqdm bar on standard error (unless ``file`` is given) that leaves no line behind
-    and is first drawn after :data:`SHOW_AFTER` seconds."""
+    and is first drawn after :data:`SHOW_AFTER` seconds (``$SLIDEPDB_PROGRESS_AFTER``, where
+    set: 0 draws it at once)."""
     from tqdm import tqdm
 
     kw["file"] = kw.get("file") or sys.stderr
-    kw.setdefault("delay", SHOW_AFTER)
+    kw.setdefault("delay", float(os.environ.get("SLIDEPDB_PROGRESS_AFTER", SHOW_AFTER)))
     kw.setdefault("leave", False)
     kw.setdefault("dynamic_ncols", True)
     return tqdm(**kw)

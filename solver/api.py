@@ -40,11 +40,12 @@ from .search.heuristic import manhattan_heuristic
 from .search.limits import Limits, interrupt_if_stopping, scaled
 from .search.searcher import Searcher
 from .search.state import SearchResult
+from .tuning import tuning
 
 log = logging.getLogger("slidepdb.solve")
 
 LAYOUT_AFTER = 1.0  # seconds of Manhattan search on a walled board no table serves before its layout's tables
-LAYOUT_AFTER_NODES = 20_000_000  # ... or nodes, whichever comes first
+# (or the tuning's layout_after_nodes nodes, whichever comes first: solver.tuning)
 SHORTER_PROOF = 0.25  # of its limits: a board's optimal search when it looks for a shorter answer (SHORTER)
 RING_PROOF = 0.25  # ... and for an answer where the fallback found none before on its layout's tables (Known.ring):
 # the fallback has the rest (on DevQuiz's ring boards its wider beams and staged search need 1-2 s each)
@@ -227,7 +228,7 @@ def check_record(rec: Record, moves: str | None = None, group: bool = True) -> O
 
 class SolverPool:
     """Prepared searchers by board shape (tables loaded once, kernels compiled once),
-    the :data:`SEARCHERS` most recently used kept: a batch over hundreds of layouts
+    the tuning's ``searchers`` most recently used kept: a batch over hundreds of layouts
     holds the tables of a few at a time (see also :class:`pdb_builder.storage.DatabaseCache`).
 
     ``db_dir=None`` looks in the default database folder; ``use_db=False`` solves
@@ -240,7 +241,6 @@ class SolverPool:
     ``frontier``: A*+IDA* with at most that many open nodes (:mod:`solver.search.frontier`;
     0: IDA* alone; None: the searcher's default)."""
 
-    SEARCHERS = 8
     LAYOUT_SEARCHERS = 2  # kept in memory (tens of MB each; a batch rarely meets a layout twice running)
 
     def __init__(
@@ -289,7 +289,7 @@ class SolverPool:
         self._searchers[key].python_first = self.python_first
         self._searchers[key].progress = self.progress
         self._searchers[key].frontier = self.frontier
-        while len(self._searchers) > self.SEARCHERS:
+        while len(self._searchers) > tuning().searchers:
             self._searchers.popitem(last=False)
         return self._searchers[key]
 
@@ -453,7 +453,7 @@ def optimal_search(
 
     A walled board that no table serves (``--no-db``, or a folder without its
     shape) is searched with Manhattan distance for :data:`LAYOUT_AFTER` seconds (or
-    :data:`LAYOUT_AFTER_NODES` nodes) at most: most such boards end there.  Then
+    the tuning's ``layout_after_nodes`` nodes) at most: most such boards end there.  Then
     small tables of its exact layout are built in memory (a second or two; a walled
     ring misleads Manhattan distance, which counts no tile in another's way) and
     the search starts again on them with what is left of the limits.  Both
@@ -466,7 +466,7 @@ def optimal_search(
     first = searcher.solve(
         board,
         time_limit=_least(time_limit, LAYOUT_AFTER),
-        node_limit=_least(node_limit, LAYOUT_AFTER_NODES),
+        node_limit=_least(node_limit, tuning().layout_after_nodes),
         threads=threads,
         **bounds,
     )

@@ -146,20 +146,25 @@ THREADS = (1, 2, 4)  # 4: more threads than this machine's cores
 
 
 @pytest.fixture
-def split(monkeypatch):
+def tune():
+    """``tune(field=value, ...)``: the search's tuning (:class:`solver.tuning.Tuning`)
+    changed for the rest of the test, set back after it."""
+    from contextlib import ExitStack
+
+    from solver.tuning import tuned
+
+    with ExitStack() as stack:
+        yield lambda **changes: stack.enter_context(tuned(**changes))
+
+
+@pytest.fixture
+def split(monkeypatch, tune):
     """Parallel after 40 nodes of an iteration, split at the first depth and a second
     one below it, windows of one node at each, threads back in Python every 16 nodes,
     a node at the split depth shared after 16 nodes in it; counts the windows taken."""
-    import solver.search.kernel as kernel
     import solver.search.threads as parallel
 
-    monkeypatch.setattr(kernel, "SLICE_NODES", 40)
-    monkeypatch.setattr(parallel, "PAR_SLICE", 16)
-    monkeypatch.setattr(parallel, "SPLIT_MIN", 1)
-    monkeypatch.setattr(parallel, "WINDOW_NODES", 1)
-    monkeypatch.setattr(parallel, "SPLIT2_FACTOR", 2)
-    monkeypatch.setattr(parallel, "SHARE_AFTER", 16)
-    monkeypatch.setattr(parallel, "SHARE_THREADS", 1)
+    tune(slice_nodes=40, par_slice=16, split_min=1, window_nodes=1, split2_factor=2, share_after=16, share_threads=1)
     taken = []
     take = parallel.Iteration._take
 

@@ -53,18 +53,17 @@ def answered(path, recs) -> int:
 
 
 @pytest.mark.slow
-def test_a_budget_too_short_for_any_build_answers_every_board(mixed, tmp_path, monkeypatch):
+def test_a_budget_too_short_for_any_build_answers_every_board(mixed, tmp_path, tune):
     """At a build rate so slow that no build fits, a 1-minute budget (the least that
     promises every answer, a cold start's compiling included) still answers every board
     of a mixed file (most proven by the answer pass), builds nothing, exits 0.  The
     kernels are compiled first: a cold start on a machine that runs two suites at once
     took most of the minute (its own test is below)."""
-    import solver.run.pipeline as pipeline
     from solver.run.warm import cold_parts, warm_up
 
     warm_up(0, 1, cold_parts())
 
-    monkeypatch.setattr(pipeline, "BUILD_RATE", 1.0)  # entries a thread-second: nothing fits
+    tune(build_rate=1.0)  # entries a thread-second: nothing fits
     recs = read_file(str(mixed)).records
     out, db = tmp_path / "a.txt", tmp_path / "db"
     t0 = time.time()
@@ -78,15 +77,14 @@ def test_a_budget_too_short_for_any_build_answers_every_board(mixed, tmp_path, m
 
 
 @pytest.mark.slow
-def test_a_build_slower_than_its_forecast_is_given_up_early(mixed, tmp_path, monkeypatch):
+def test_a_build_slower_than_its_forecast_is_given_up_early(mixed, tmp_path, monkeypatch, tune):
     """A build that never ends (forecast: about a second at a high build rate) is given
     up at BEHIND times its forecast, long before the budget's end, named as given up,
     and its boards are answered from the tables there are."""
     import solver.run.builds as builds
-    import solver.run.pipeline as pipeline
 
     monkeypatch.setattr(builds, "build_pdb", slow_build)  # the forked workers see it too
-    monkeypatch.setattr(pipeline, "BUILD_RATE", 30e6)
+    tune(build_rate=30e6)
     recs = [r for r in read_file(str(mixed)).records if r.board.shape.size_text in ("5x5", "6x6")]
     kw = dict(db_dir=tmp_path / "db", memory_limit=512 << 20, workers=2, budget=30)
     res = run_pipeline(recs, tmp_path / "a.txt", **kw)
@@ -373,14 +371,13 @@ def test_a_cold_start_compiles_each_missing_kernel_once_a_share_a_worker(monkeyp
 
     calls = []
     parts = tuple((lambda k=k: calls.append(k), Path(f"m{k}.py"), f"k{k}", k == 2) for k in range(5))
-    monkeypatch.setattr(warm, "PARTS", parts)
     monkeypatch.setattr(warm, "cache_is_cold", lambda module, kernel: kernel != "k1")
-    assert warm.cold_parts(fallback=False) == [0, 3, 4]
-    cold = warm.cold_parts()
+    assert warm.cold_parts(fallback=False, parts=parts) == [0, 3, 4]
+    cold = warm.cold_parts(parts=parts)
     assert cold == [0, 2, 3, 4]
-    warm.warm_up(0, 2, cold)
+    warm.warm_up(0, 2, cold, parts)
     assert calls == [0, 3]
-    warm.warm_up(1, 2, cold)
+    warm.warm_up(1, 2, cold, parts)
     assert calls == [0, 3, 2, 4]
 
 

@@ -388,7 +388,7 @@ def _churn(db, versions, stop, counts):
         counts["replaced"] += 1
 
 
-def test_boards_go_on_while_table_files_are_replaced_and_removed(tmp_path, monkeypatch):
+def test_boards_go_on_while_table_files_are_replaced_and_removed(tmp_path, monkeypatch, tune):
     """Three workers solve boards of four layouts, each board loading its tables again,
     while another thread replaces every table file again and again with a copy of
     other offsets and now and then removes one: no board ends in an error, every
@@ -399,7 +399,6 @@ def test_boards_go_on_while_table_files_are_replaced_and_removed(tmp_path, monke
     from pdb_builder.formats import read_lines
     from pdb_builder.make.building import build_pdb
     from pdb_builder.patterns import parse_partition
-    from solver.api import SolverPool
 
     from .naive import distance
 
@@ -418,7 +417,7 @@ def test_boards_go_on_while_table_files_are_replaced_and_removed(tmp_path, monke
     # round robin: each board loads its layout's tables again
     lines = [walk(shapes[k % len(shapes)], steps=60, seed=k) for k in range(48)]
     recs = read_lines(lines, "churn").records
-    monkeypatch.setattr(SolverPool, "SEARCHERS", 1)  # (the forked workers see it too)
+    tune(searchers=1)  # (the forked workers see it too)
     stop, counts = threading.Event(), {"removed": 0, "replaced": 0}
     for name, (first, _) in versions.items():
         shutil.copyfile(first, db / name)

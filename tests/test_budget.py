@@ -16,7 +16,6 @@ from solver.run.files import RunFiles
 from solver.run.pipeline import run_pipeline
 from solver.run.planning import (
     NOT_STARTED,
-    RESERVE,
     RESERVE_MIN,
     reserve_for,
     round_boards,
@@ -25,6 +24,7 @@ from solver.run.planning import (
     worth_waiting_for,
 )
 from solver.run.sittings import Sittings
+from solver.tuning import tuning
 
 from .conftest import slow_build, timeline, truth
 
@@ -239,16 +239,15 @@ def test_boards_given_up_on_their_builds_start_each_once(devquiz_slice):
 
 
 @pytest.mark.slow
-def test_a_budget_ends_the_run_with_builds_in_flight(devquiz_slice, tmp_path, monkeypatch):
+def test_a_budget_ends_the_run_with_builds_in_flight(devquiz_slice, tmp_path, monkeypatch, tune):
     """Builds that would take ten minutes under a 20-second budget: the boards stop
     waiting for them while they can still all start (18 boards, 2 at a time, 0.75 s
     each: about 11 s in) and are answered without their tables, the builds running
     then are told to stop and named, and the run ends with its answer file, report and
     timeline written."""
     import solver.run.builds as builds
-    import solver.run.planning as plan
 
-    monkeypatch.setattr(plan, "RESERVE", 1.0)
+    tune(reserve=1.0)
     monkeypatch.setattr(builds, "build_pdb", slow_build)  # the forked workers see it too
     recs = read_file(str(devquiz_slice)).records
     t0 = time.perf_counter()
@@ -264,7 +263,7 @@ def test_a_budget_ends_the_run_with_builds_in_flight(devquiz_slice, tmp_path, mo
     assert answered and all(check_moves(r.board, m).ok for r, m in answered)
 
 
-def test_a_proof_forecast_follows_the_iterations_and_goes_with_the_lower_bound(monkeypatch):
+def test_a_proof_forecast_follows_the_iterations_and_goes_with_the_lower_bound(monkeypatch, tune):
     """The rounds' forecast: the next iteration is the last completed one times the
     growth the last two show (or the run's typical growth), the proof of an answer g
     moves above the bound g / 2 such iterations, at most two (a proof most likely ends
@@ -289,11 +288,9 @@ def test_a_proof_forecast_follows_the_iterations_and_goes_with_the_lower_bound(m
             unfinished=list(unfinished) if unfinished else None,
         )
 
-    import solver.run.forecast as forecast
-
     slow = attempt(44, 46, [(40, 1000, 1.0), (42, 5000, 5.0)])  # 1,000 nodes/s: a kernel's load, not a search
-    assert proof_seconds(slow) == pytest.approx(25_000 / forecast.MIN_RATE)
-    monkeypatch.setattr(forecast, "MIN_RATE", 0.0)  # small numbers below
+    assert proof_seconds(slow) == pytest.approx(25_000 / tuning().min_rate)
+    tune(min_rate=0.0)  # small numbers below
     shows = attempt(44, 48, [(40, 1000, 1.0), (42, 5000, 5.0)])  # 1,000 nodes/s, growth 5
     assert proof_seconds(shows) == pytest.approx((25_000 + 125_000) / 1000)  # iterations 44 and 46
     assert proof_seconds(attempt(44, 46, shows.iterations)) == pytest.approx(25.0)
@@ -402,9 +399,9 @@ def test_the_last_round_spends_what_the_budget_has_left_on_the_boards_that_waite
     now, deadline = 1000.0, 1000.0 + 600.0
     assert round_limit(10.0, 3, deadline, 1.5, now) == (80.0, False)
     limit, last = round_limit(10.0, 6, deadline, 1.5, now)
-    assert last and limit < 640.0 and deadline - RESERVE - 1.5 * limit >= now + 10.0
+    assert last and limit < 640.0 and deadline - tuning().reserve - 1.5 * limit >= now + 10.0
     # a short budget keeps back less: a 60 s budget 6 s, not 30 (its last round 3 s to start)
-    assert reserve_for(60.0) == 6.0 and reserve_for(20.0) == RESERVE_MIN and reserve_for(3600.0) == RESERVE
+    assert reserve_for(60.0) == 6.0 and reserve_for(20.0) == RESERVE_MIN and reserve_for(3600.0) == tuning().reserve
     now, deadline = 1000.0, 1040.0
     limit, last = round_limit(5.0, 3, deadline, 1.5, now, reserve_for(60.0))  # 40 s would not fit
     assert last and limit == (40.0 - 6.0 - 3.0) / 1.5

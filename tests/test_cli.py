@@ -8,13 +8,13 @@ import time
 import pytest
 from click.testing import CliRunner
 
-import pdb_builder.progress
 from pdb_builder.board import Shape
 from pdb_builder.errors import EXIT_UNSOLVABLE
 from pdb_builder.formats import read_board_arg
 from pdb_builder.moves import check_moves
 from solver.cli import main
-from solver.fallback.ladder import BEAM_WIDTHS, FALLBACK_TIMES
+from solver.fallback.ladder import FALLBACK_TIMES
+from solver.tuning import tuning
 
 from .test_inspect import walk
 
@@ -150,8 +150,8 @@ def test_fallback_gives_a_valid_unproven_answer():
     assert check_moves(read_board_arg(board).records[0].board, rec["moves"]).ok
 
 
-def test_weighted_fallback_when_no_beam_answers(monkeypatch):
-    monkeypatch.setattr("solver.fallback.ladder.BEAM_WIDTHS", ())
+def test_weighted_fallback_when_no_beam_answers(monkeypatch, tune):
+    tune(beam_widths=())
     board = "14 13 15 7 11 12 9 5 6 0 2 1 4 8 10 3"  # Korf #1, optimal 57
     rec = json.loads(run("solve", "--json", "--node-limit", "20000", "--no-db", board).stdout)
     assert rec["status"] == "solved" and rec["fallback"].startswith("weighted IDA*")
@@ -160,9 +160,9 @@ def test_weighted_fallback_when_no_beam_answers(monkeypatch):
     assert check_moves(read_board_arg(board).records[0].board, rec["moves"]).ok
 
 
-def test_staged_fallback_when_every_other_search_fails(monkeypatch):
-    monkeypatch.setattr("solver.fallback.ladder.BEAM_WIDTHS", ())
-    monkeypatch.setattr("solver.fallback.ladder.FALLBACK_WEIGHTS", ())
+def test_staged_fallback_when_every_other_search_fails(monkeypatch, tune):
+    tune(beam_widths=())
+    tune(fallback_weights=())
     monkeypatch.setattr("solver.fallback.ladder.layout_searcher", lambda *a, **k: None)
     board = walk(Shape.devquiz(5, 5, [6, 13]), steps=3000, seed=3)  # too far for Manhattan alone
     # a node limit, not seconds: the staged search needs about 0.7M nodes here, on any machine's load
@@ -177,7 +177,7 @@ def test_every_search_of_a_board_counts_against_its_node_limit():
     rec = json.loads(r.stdout)
     # the optimal search's budget, FALLBACK_TIMES more for beam, weighted, staged and polishing,
     # and at most one beam level (4 children for each of the first beam's states) over
-    assert rec["nodes"] <= (1 + FALLBACK_TIMES) * 300000 + 4 * BEAM_WIDTHS[0]
+    assert rec["nodes"] <= (1 + FALLBACK_TIMES) * 300000 + 4 * tuning().beam_widths[0]
     assert rec["status"] in ("solved", "limit") and rec["optimal"] is False
 
 
@@ -306,7 +306,7 @@ def test_progress_line_on_a_terminal_only(monkeypatch):
     from solver.cli.progress import Progress
     from solver.outcome import Outcome
 
-    monkeypatch.setattr(pdb_builder.progress, "SHOW_AFTER", 0)  # as if the boards took long
+    monkeypatch.setenv("SLIDEPDB_PROGRESS_AFTER", "0")  # as if the boards took long
     term = io.StringIO()
     bar = Progress(4, term, enabled=True)
     for i, optimal in enumerate((True, False, True)):
@@ -322,16 +322,15 @@ def test_progress_line_on_a_terminal_only(monkeypatch):
     assert piped.getvalue() == ""
 
 
-def test_one_board_shows_its_search_live_on_a_terminal(monkeypatch):
+def test_one_board_shows_its_search_live_on_a_terminal(monkeypatch, tune):
     """One hard board: a live line of the threshold, nodes, rate and time on a
     terminal, none in a pipe or with -q; the searcher tells it after each slice."""
     import solver.cli.progress as progress
-    import solver.search.kernel as kernel
     from solver.search.heuristic import manhattan_heuristic
     from solver.search.searcher import Searcher
 
     board = read_board_arg("8 6 7 2 5 4 3 0 1", goal="korf").records[0].board  # 27 moves (Korf goal)
-    monkeypatch.setattr(kernel, "SLICE_NODES", 500)  # many slices on a small board
+    tune(slice_nodes=500)  # many slices on a small board
     seen = []
 
     class Note:
@@ -346,7 +345,7 @@ def test_one_board_shows_its_search_live_on_a_terminal(monkeypatch):
     assert piped.exit_code == 0 and "threshold" not in piped.output
     monkeypatch.setattr(progress, "on_terminal", lambda stream=None: True)
     assert "threshold" not in run("solve", "--no-db", "--threads", "1", "8 6 7 2 5 4 3 0 1").output  # quick: quiet
-    monkeypatch.setattr(pdb_builder.progress, "SHOW_AFTER", 0)  # as if it took long
+    monkeypatch.setenv("SLIDEPDB_PROGRESS_AFTER", "0")  # as if it took long
     term = run("solve", "--no-db", "--threads", "1", "8 6 7 2 5 4 3 0 1")
     assert term.exit_code == 0 and "optimal search, threshold " in term.output and " nodes/s" in term.output
     assert "threshold" not in run("-q", "solve", "--no-db", "--threads", "1", "8 6 7 2 5 4 3 0 1").output
@@ -356,7 +355,7 @@ def test_build_shows_a_bar_per_pattern_on_a_terminal_and_layers_at_v(tmp_path, m
     import pdb_builder.cli.build as builder_cli
 
     monkeypatch.setattr(builder_cli, "on_terminal", lambda stream=None: True)
-    monkeypatch.setattr(pdb_builder.progress, "SHOW_AFTER", 0)  # as if the patterns took long
+    monkeypatch.setenv("SLIDEPDB_PROGRESS_AFTER", "0")  # as if the patterns took long
     r = run("build", "3x3", "--goal", "korf", "--partition", "4-4", "--db-dir", str(tmp_path / "a"))
     assert r.exit_code == 0 and "3x3-korf 4-4 pattern 1/2" in r.output and " depth " not in r.output
     r = run("-v", "build", "3x3", "--goal", "korf", "--partition", "4-4", "--db-dir", str(tmp_path / "b"))

@@ -16,6 +16,7 @@ from solver.fallback.staged import staged_search
 from solver.search.heuristic import manhattan_heuristic
 from solver.search.limits import Limits
 from solver.search.searcher import Searcher
+from solver.tuning import tuning
 
 from .naive import bfs_distances
 from .test_inspect import walk
@@ -351,14 +352,14 @@ def test_fallback_tables_build_in_a_worker_forked_after_a_parallel_build():
 @pytest.mark.parametrize(
     "shape", [Shape.devquiz(3, 3, [1]), Shape.devquiz(4, 3, [5, 6]), Shape.korf(4, 2, [3])], ids=lambda s: s.key
 )
-def test_walled_board_without_tables_switches_to_layout_tables_at_bfs_lengths(monkeypatch, shape):
+def test_walled_board_without_tables_switches_to_layout_tables_at_bfs_lengths(monkeypatch, shape, tune):
     """A walled board no table serves: Manhattan search first, then (past
-    LAYOUT_AFTER_NODES) the search again on tables of its layout built in memory;
+    the tuning's layout_after_nodes) the search again on tables of its layout built in memory;
     lengths, bounds and proofs against exhaustive BFS."""
     from pdb_builder.formats import Record
     from solver.api import SolverPool, solve_record
 
-    monkeypatch.setattr("solver.api.LAYOUT_AFTER_NODES", 30)
+    tune(layout_after_nodes=30)
     pool = SolverPool(use_db=False)
     dist = bfs_distances(shape)
     switched = 0
@@ -403,8 +404,8 @@ def test_a_ring_board_marked_so_skips_the_manhattan_beam_for_its_layout_tables(m
 
 
 @pytest.mark.parametrize("limit", [0.2, 2.0])
-def test_the_layout_tables_are_small_when_little_search_time_is_left(monkeypatch, limit):
-    """Under ``LAYOUT_SECONDS`` of search time left, step 2 builds patterns of at most
+def test_the_layout_tables_are_small_when_little_search_time_is_left(monkeypatch, limit, tune):
+    """Under the tuning's ``layout_seconds`` of search time left, step 2 builds patterns of at most
     ``LAYOUT_SMALL`` bytes (quicker to build, nearly as good for the beams); with more,
     of ``LAYOUT_MEMORY``; the reversed board's tables first."""
     from solver.fallback import ladder
@@ -412,19 +413,19 @@ def test_the_layout_tables_are_small_when_little_search_time_is_left(monkeypatch
     board = read_board_arg("5,5,B234017==N6=KF5G=IDELMJOA").records[0].board
     searcher = Searcher(manhattan_heuristic(board.shape))
     built = []
-    monkeypatch.setattr(ladder, "LAYOUT_SECONDS", 1.0)  # (a limit of 2 s leaves 3.5 s of search time)
+    tune(layout_seconds=1.0)  # (a limit of 2 s leaves 3.5 s of search time)
     monkeypatch.setattr(
         ladder,
         "layout_searcher",
         lambda shape, limits, use_lc=False, memory=0: built.append((shape.goal == board.shape.goal, memory)),
     )
     ladder.fallback_search(searcher, board, limit, None, searcher.initial_h(board), first_beam=False)
-    memory = ladder.LAYOUT_SMALL if limit * ladder.SEARCH_TIMES < ladder.LAYOUT_SECONDS else ladder.LAYOUT_MEMORY
+    memory = ladder.LAYOUT_SMALL if limit * ladder.SEARCH_TIMES < tuning().layout_seconds else ladder.LAYOUT_MEMORY
     assert built == [(False, memory), (True, memory)]
 
 
 @pytest.mark.parametrize("before", ["small", "large"])
-def test_widths_that_failed_on_smaller_tables_are_passed_over_on_larger_ones(monkeypatch, before):
+def test_widths_that_failed_on_smaller_tables_are_passed_over_on_larger_ones(monkeypatch, before, tune):
     """A width whose beams failed on tables of some size is passed over on tables of that
     size or larger (the larger tables rarely change which widths answer, and rebuilding
     both directions' tables leaves a retry little time), not on smaller ones."""
@@ -444,7 +445,7 @@ def test_widths_that_failed_on_smaller_tables_are_passed_over_on_larger_ones(mon
 
     monkeypatch.setattr(ladder, "Ladder", Rungs)
     monkeypatch.setattr(ladder, "staged_search", lambda board, limits: None)
-    monkeypatch.setattr(ladder, "LAYOUT_SECONDS", 1.0)
+    tune(layout_seconds=1.0)
     size = {"small": ladder.LAYOUT_SMALL, "large": ladder.LAYOUT_MEMORY}
     for limit, memory in ((2.0, ladder.LAYOUT_MEMORY), (0.2, ladder.LAYOUT_SMALL)):
         given.clear()

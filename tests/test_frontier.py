@@ -175,14 +175,12 @@ def test_a_star_above_ida_on_a_dask_cluster_builds_the_frontier_on_each_worker()
     assert processes._frontiers  # (the workers are threads of this process)
 
 
-def test_a_long_search_of_a_wall_free_5x5_goes_on_by_a_star_above_ida(tmp_path, monkeypatch):
+def test_a_long_search_of_a_wall_free_5x5_goes_on_by_a_star_above_ida(tmp_path, monkeypatch, tune):
     """The default policy: past an iteration of FRONTIER_AFTER nodes, the rest of a wall-free
     5x5's search is A*+IDA* (the length the BFS's, the iterations IDA*'s and then the IDA*
     part's); a walled 5x5, or ``frontier=0``, stays IDA* alone."""
-    import solver.search.searcher as searcher_module
 
-    monkeypatch.setattr(searcher_module, "FRONTIER_AFTER", 5)
-    monkeypatch.setattr(searcher_module, "FRONTIER_NODES", 200)
+    tune(frontier_after=5, frontier_nodes=200)
     for shape, switches in ((Shape.korf(5, 5), True), (Shape.korf(5, 5, [12]), False)):
         s = _searcher(shape, tmp_path, 12, None)
         went_on = 0

@@ -106,9 +106,8 @@ def test_goal_table_on_threads(split, tmp_path, threads):
 
 
 @pytest.mark.parametrize("threads", (2, 4, "restless"))
-def test_korf_instances_at_published_lengths_on_threads(monkeypatch, threads):
-    monkeypatch.setattr(kernel, "SLICE_NODES", 20_000)
-    monkeypatch.setattr(parallel, "PAR_SLICE", 5_000)
+def test_korf_instances_at_published_lengths_on_threads(monkeypatch, threads, tune):
+    tune(slice_nodes=20_000, par_slice=5_000)
     recs = [r for r in read_file(str(data_file("korf100.txt"))).records if r.ident in {"2", "5", "9"}]
     s = Searcher(manhattan_heuristic(recs[0].board.shape))
     for rec in recs:
@@ -118,12 +117,12 @@ def test_korf_instances_at_published_lengths_on_threads(monkeypatch, threads):
 
 
 @pytest.mark.parametrize("window", (1, 3, 1000))
-def test_a_complete_iteration_visits_the_same_nodes_on_any_thread_count(monkeypatch, window):
+def test_a_complete_iteration_visits_the_same_nodes_on_any_thread_count(monkeypatch, window, tune):
     """Each node at the split depth is searched in exactly one thread's window, and
     above it every thread walks alike: a complete iteration visits the same nodes at
     every depth on 1, 2 and 4 threads, whatever the windows and however the threads
     interleave, and its next threshold is the same."""
-    monkeypatch.setattr(parallel, "PAR_SLICE", 7)
+    tune(par_slice=7)
     _interleave(monkeypatch)
 
     def plan(depth):  # a split at ``depth``
@@ -132,7 +131,7 @@ def test_a_complete_iteration_visits_the_same_nodes_on_any_thread_count(monkeypa
     def view(out, depth):
         return out.counts.tolist(), out.nodes, out.next_threshold
 
-    _iterations_agree(monkeypatch, window, (2, 5, 9), plan, view)
+    _iterations_agree(monkeypatch, tune, window, (2, 5, 9), plan, view)
 
 
 def _interleave(monkeypatch):
@@ -150,13 +149,13 @@ def _interleave(monkeypatch):
     monkeypatch.setattr(parallel.Iteration, "_take", together)
 
 
-def _iterations_agree(monkeypatch, window, depths, plan, view):
+def _iterations_agree(monkeypatch, tune, window, depths, plan, view):
     """A complete iteration of Korf's #1 and #3 (threshold h0 + 6) from the plan
     ``plan(depth)`` (the last iteration's nodes per depth), on 1, 2 and 4 threads:
     ``view(outcome, depth)`` is the same on each."""
     recs = [r for r in read_file(str(data_file("korf100.txt"))).records if r.ident in {"1", "3"}]
     s = Searcher(manhattan_heuristic(recs[0].board.shape))
-    monkeypatch.setattr(parallel, "WINDOW_NODES", window * 4)
+    tune(window_nodes=window * 4)
     for rec in recs:
         h0 = s.initial_h(rec.board)
         for depth in depths:
@@ -170,27 +169,23 @@ def _iterations_agree(monkeypatch, window, depths, plan, view):
 
 
 @pytest.mark.parametrize("window", (1, 3, 1000))
-def test_threads_that_join_and_leave_mid_iteration_search_every_node_once(monkeypatch, window):
+def test_threads_that_join_and_leave_mid_iteration_search_every_node_once(monkeypatch, window, tune):
     """A thread that joins walks from the root and takes the next window; one above a
     lowered grant stops once it has searched every number it took.  So a complete
     iteration whose threads come and go visits the same nodes at every depth as one
     thread, and its next threshold is the same."""
-    monkeypatch.setattr(parallel, "PAR_SLICE", 7)
-    monkeypatch.setattr(parallel, "WINDOW_NODES", window * 4)
+    tune(par_slice=7, window_nodes=window * 4)
     shares = _restless_agree((2, 5, 9), 2, lambda depth: [0] * depth + [10**6] + [0] * 3, lambda cnt, depth: cnt)
     assert any(share.left() for share in shares) and max(max(share.reported) for share in shares) > 1
 
 
 @pytest.mark.parametrize("window", (1, 3))
-def test_threads_that_join_and_leave_search_shared_nodes_once(monkeypatch, window):
+def test_threads_that_join_and_leave_search_shared_nodes_once(monkeypatch, window, tune):
     """The same with shared nodes (a second split depth 3 below the first): a thread
     above the grant still helps with the windows shared nodes have left, so at and
     below the second depth, and above the first, a complete iteration visits the nodes
     one thread does, whatever the grant does (ten grants that change at every look)."""
-    monkeypatch.setattr(parallel, "PAR_SLICE", 7)
-    monkeypatch.setattr(parallel, "SHARE_AFTER", 20)
-    monkeypatch.setattr(parallel, "SHARE_THREADS", 1)
-    monkeypatch.setattr(parallel, "WINDOW_NODES", window * 4)
+    tune(par_slice=7, share_after=20, share_threads=1, window_nodes=window * 4)
     _restless_agree(
         (2, 5),
         10,
@@ -221,15 +216,13 @@ def _restless_agree(depths, seeds: int, plan, view) -> list:
 
 
 @pytest.mark.parametrize("window", (1, 3))
-def test_shared_nodes_are_searched_once_below_the_second_split_depth(monkeypatch, window):
+def test_shared_nodes_are_searched_once_below_the_second_split_depth(monkeypatch, window, tune):
     """A node at the split depth that held its thread is shared: the threads that join
     it walk to it again, and each node at the second split depth is searched in
     exactly one window.  At and below that depth a complete iteration visits the nodes
     one thread does, above the split depth too, and its next threshold is the same;
     only the walks inside shared nodes, above the second depth, are repeated."""
-    monkeypatch.setattr(parallel, "PAR_SLICE", 7)
-    monkeypatch.setattr(parallel, "SHARE_AFTER", 20)
-    monkeypatch.setattr(parallel, "SHARE_THREADS", 1)
+    tune(par_slice=7, share_after=20, share_threads=1)
     shares = []
     share = parallel.Iteration._share
 
@@ -249,7 +242,7 @@ def test_shared_nodes_are_searched_once_below_the_second_split_depth(monkeypatch
         assert out.nodes >= sum(cnt[depth + 3 :])
         return cnt[:depth], cnt[depth + 3 :], out.next_threshold
 
-    _iterations_agree(monkeypatch, window, (2, 5), plan, view)
+    _iterations_agree(monkeypatch, tune, window, (2, 5), plan, view)
     assert any(shares)
 
 

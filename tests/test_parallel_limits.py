@@ -31,12 +31,10 @@ from .conftest import THREADS, Restless, sample_states
 
 @pytest.mark.slow
 @pytest.mark.parametrize("threads", (2, 4, "restless"))
-def test_node_and_time_limits_stop_every_thread(monkeypatch, threads):
+def test_node_and_time_limits_stop_every_thread(monkeypatch, threads, tune):
     """Also with nodes shared (4 threads: walks to a shared node count against the limit),
     and with threads that come and go."""
-    monkeypatch.setattr(kernel, "SLICE_NODES", 20_000)
-    monkeypatch.setattr(parallel, "PAR_SLICE", 5_000)
-    monkeypatch.setattr(parallel, "SHARE_AFTER", 5_000)
+    tune(slice_nodes=20_000, par_slice=5_000, share_after=5_000)
     board = read_board_arg("6,5,9304781Q2==5=S=INLPKGMC6ERHJ=O").records[0].board  # beyond Manhattan distance
     s = Searcher(manhattan_heuristic(board.shape))
     h0 = s.initial_h(board)
@@ -52,15 +50,13 @@ def test_node_and_time_limits_stop_every_thread(monkeypatch, threads):
     assert res.status == "limit" and time.perf_counter() - t0 < 5
 
 
-def test_a_node_limit_holds_when_threads_walk_again_to_shared_nodes(monkeypatch):
+def test_a_node_limit_holds_when_threads_walk_again_to_shared_nodes(monkeypatch, tune):
     """A thread that walks again from the root to a shared node makes its walk above
     the split depth so far, counted once until then, its own: that jump is looked at
     against the limit before the walk starts, not found after the slices reserved the
     rest.  Sixteen threads on limits up to two million nodes walk again many times (before
     the jump was looked at, about one search in five overran, by up to 800 nodes)."""
-    monkeypatch.setattr(kernel, "SLICE_NODES", 20_000)
-    monkeypatch.setattr(parallel, "PAR_SLICE", 5_000)
-    monkeypatch.setattr(parallel, "SHARE_AFTER", 5_000)
+    tune(slice_nodes=20_000, par_slice=5_000, share_after=5_000)
     board = read_board_arg("6,5,9304781Q2==5=S=INLPKGMC6ERHJ=O").records[0].board
     s = Searcher(manhattan_heuristic(board.shape))
     over = []
@@ -73,10 +69,10 @@ def test_a_node_limit_holds_when_threads_walk_again_to_shared_nodes(monkeypatch)
 
 
 @pytest.mark.slow
-def test_a_time_limit_is_looked_at_between_windows(monkeypatch):
+def test_a_time_limit_is_looked_at_between_windows(monkeypatch, tune):
     """Windows of one node end every kernel call before its slice does: the threads
     still look at the clock after each, and start no search past the deadline."""
-    monkeypatch.setattr(parallel, "WINDOW_NODES", 1)
+    tune(window_nodes=1)
     board = read_board_arg("6,5,9304781Q2==5=S=INLPKGMC6ERHJ=O").records[0].board
     s = Searcher(manhattan_heuristic(board.shape))
     s.solve(board, node_limit=1000, threads=2)  # the kernel loaded

@@ -13,7 +13,6 @@ import pytest
 from click.testing import CliRunner
 
 import solver.search.processes as processes
-import solver.search.threads as parallel
 from pdb_builder.board import Board, Shape
 from pdb_builder.make.building import build_pdb
 from pdb_builder.moves import check_moves
@@ -30,11 +29,9 @@ SHAPES = [Shape.devquiz(3, 3), Shape.korf(3, 3, [2]), Shape.devquiz(3, 3, [0]), 
 
 
 @pytest.fixture
-def windows(split, monkeypatch):
+def windows(split, monkeypatch, tune):
     """The ``split`` fixture's small iterations, and windows of about one node each."""
-    monkeypatch.setattr(processes, "WINDOW_MAX_NODES", 1)
-    monkeypatch.setattr(processes, "WINDOW_MIN_NODES", 1)
-    monkeypatch.setattr(processes, "SLICE", 16)
+    tune(window_max_nodes=1, window_min_nodes=1, worker_slice=16)
     return split
 
 
@@ -66,11 +63,11 @@ def test_lengths_equal_bfs_on_two_processes(windows, two, shape, prune):
     assert any(r.threads == 2 for r in results), "no iteration went to the workers"
 
 
-def test_completed_iterations_count_the_threads_nodes(windows, two, monkeypatch):
+def test_completed_iterations_count_the_threads_nodes(windows, two, monkeypatch, tune):
     """Every number at the split depth searched once, the walks above it counted once:
     each completed iteration's nodes are those of two threads at the same split depth
     (no second split depth for the threads, which the workers never use)."""
-    monkeypatch.setattr(parallel, "SHARE_THREADS", 99)
+    tune(share_threads=99)
     shape = Shape.korf(4, 2)
     dist, states = sample_states(shape, 4, seed=1)
     went = False
@@ -147,14 +144,13 @@ def test_solve_split_on_the_command_line(windows):
 
 
 @pytest.mark.slow
-def test_a_cluster_of_processes_proves_the_one_process_length(windows, tmp_path, monkeypatch):
+def test_a_cluster_of_processes_proves_the_one_process_length(windows, tmp_path, monkeypatch, tune):
     """A LocalCluster of two worker processes, each of which imports the solver, opens the
     database folder and loads the kernel itself: the same lengths, proven, as one process."""
     distributed = pytest.importorskip("distributed")
     from solver.api import solve
 
-    monkeypatch.setattr(processes, "WINDOW_MAX_NODES", 50)  # (each window a round trip through the scheduler)
-    monkeypatch.setattr(processes, "WINDOW_MIN_NODES", 50)
+    tune(window_max_nodes=50, window_min_nodes=50)  # (each window a round trip through the scheduler)
     shape = Shape.devquiz(3, 3, [0])
     build_pdb(shape, named_partition(shape, "4-3"), tmp_path)
     dist, states = sample_states(shape, 2, seed=11)

@@ -158,7 +158,7 @@ def test_search_from_an_earlier_bound_to_a_known_answer_keeps_bfs_lengths(shape)
         assert searcher.solve(board, floor=d, weight=150).length >= d  # weighted: no floor, no proof
 
 
-def test_a_board_with_a_known_answer_searches_for_the_proof_alone(monkeypatch):
+def test_a_board_with_a_known_answer_searches_for_the_proof_alone(monkeypatch, tune):
     """solve_record with ``known``: a walled board no table serves (Manhattan, then
     its layout's tables in memory) starts at the earlier bound, runs no fallback when
     an answer is known, and the better of the two outcomes is the known answer proven
@@ -167,7 +167,7 @@ def test_a_board_with_a_known_answer_searches_for_the_proof_alone(monkeypatch):
     from solver.api import SolverPool, solve_record
     from solver.outcome import Known, Outcome, better
 
-    monkeypatch.setattr("solver.api.LAYOUT_AFTER_NODES", 30)
+    tune(layout_after_nodes=30)
     shape = Shape.devquiz(4, 3, [5, 6])
     dist = bfs_distances(shape)
     pool = SolverPool(use_db=False)

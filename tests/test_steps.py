@@ -17,8 +17,9 @@ from solver.run.files import RunFiles
 from solver.run.journal import fold_earlier_form, pass_of
 from solver.run.options import RunOptions
 from solver.run.pipeline import Run
-from solver.run.planning import RESERVE, START_WINDOW, reserve_for
+from solver.run.planning import START_WINDOW, reserve_for
 from solver.run.steps import BOARD_SPAN, QUICK_SPAN
+from solver.tuning import tuning
 
 from .conftest import truth
 from .test_inspect import walk
@@ -106,7 +107,7 @@ def test_a_budget_run_plans_its_steps_to_the_millisecond(boards, tmp_path, monke
     res, planned, machine, clock = _run(boards, tmp_path, monkeypatch, budget)
     deadline, reserve = START + budget, reserve_for(budget)
     end = deadline - reserve
-    assert reserve == min(RESERVE, budget / 10)
+    assert reserve == min(tuning().reserve, budget / 10)
     kinds = [s.kind for s, _ in planned]
     assert kinds[0] == "answer" and kinds.index("quick") < kinds.index("full") < kinds.index("round")
     # every step's last start: the budget's end less the span of its limit, exactly
@@ -122,7 +123,7 @@ def test_a_budget_run_plans_its_steps_to_the_millisecond(boards, tmp_path, monke
     assert [s.number for s, _ in rounds] == list(range(1, len(rounds) + 1))
     for step, at in rounds:
         if step.last:
-            assert step.seconds == (end - START_WINDOW * reserve / RESERVE - at) / span[id(step)]
+            assert step.seconds == (end - START_WINDOW * reserve / tuning().reserve - at) / span[id(step)]
         else:
             assert step.seconds == res.full_limit * 2**step.number
     assert rounds[-1][0].last

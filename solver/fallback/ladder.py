@@ -5,13 +5,13 @@ nodes) on top of the optimal search's, so a board takes at most
 ``(1 + FALLBACK_TIMES)`` times its limits in all, plus start-up and one slice of
 work (see :mod:`solver.search.limits`).  Within it, in turn:
 
-1. a beam of the first width of :data:`BEAM_WIDTHS` (fast, rarely fails), unless a
+1. a beam of the first width of the tuning's ``beam_widths`` (:mod:`solver.tuning`; fast, rarely fails), unless a
    node limit could not pay for :data:`BEAM_MIN_LEVELS` levels of it;
 2. when that beam failed on a board with walls that no table serves (a walled ring
    misleads Manhattan distance, which counts no tile in another's way): small tables
    of the exact layout built in memory (:func:`layout_searcher`, patterns of about
    four tiles, under a second on the DevQuiz sizes, or of about three, at most
-   :data:`LAYOUT_SMALL` a pattern, with less than :data:`LAYOUT_SECONDS` left; the
+   :data:`LAYOUT_SMALL` a pattern, with less than ``layout_seconds`` left; the
    optimal search's when it built them, see :func:`solver.api.optimal_search`), for
    the board reversed (from the goal to the start, answer inverted) and for the
    board, then beams on them (:class:`Ladder`): each width of :data:`LADDER_WIDTHS` in
@@ -30,7 +30,7 @@ work (see :mod:`solver.search.limits`).  Within it, in turn:
    tables, with :data:`OWN_LADDER_SHARE` of all that is left: before weighted IDA*, which
    rarely answers such a board (3 of the 8 walled boards of ``hard.txt`` whose first
    beam failed, against 8 of 8 for these beams, most of them backwards);
-4. weighted IDA*, the weights of :data:`FALLBACK_WEIGHTS` in turn, each with half of
+4. weighted IDA*, the weights of ``fallback_weights`` in turn, each with half of
    what is left of its share (:data:`WEIGHTED_SHARE` of the search time left; only
    1.5 and 2 once a beam has answered: larger weights rarely beat it), until one answers;
 5. wider beams while the next is expected to fit (each takes about four times the last),
@@ -56,6 +56,7 @@ from pdb_builder.lookup import lookups_for
 from ..search.heuristic import Heuristic, manhattan_tables
 from ..search.limits import Limits, scaled
 from ..search.searcher import Searcher
+from ..tuning import tuning
 from .beam import Beam, beam_search
 from .polish import polish
 from .staged import reversed_board, staged_search, undo
@@ -63,15 +64,11 @@ from .staged import reversed_board, staged_search, undo
 FALLBACK_TIMES = 2.0  # the fallback's limits, as a multiple of the board's
 SEARCH_TIMES = 1.75  # of which the searches (1-6) take at most this; polishing the rest
 WEIGHTED_SHARE = 0.5  # weighted IDA* takes at most this part of the search time left after the first beam
-FALLBACK_WEIGHTS = (150, 200, 300, 500, 1000)  # percent; weighted IDA*, in turn
-BEAM_WIDTHS = (1024, 4096, 16384)  # beam search, widening while time allows
 BEAM_MIN_LEVELS = 16  # a node limit too small for this many levels of the first beam goes to weighted IDA*
 POLISH_SECONDS = 10.0  # polishing time of a fallback answer when only a node limit is given
 STAGED_RATIO = 2  # staged search is tried too when the best answer is this many times the lower bound
 LAYOUT_MEMORY = 10 << 20  # per pattern BFS of the tables step 2 builds in memory
 LAYOUT_ZERO_AWARE = True  # and their costs by region of the blank (pdb_builder/regions.py)
-LAYOUT_SECONDS = 8.0  # step 2 builds tables of LAYOUT_MEMORY with this much search time left, or more (a
-# 6x6 layout's two take 3 s: a ring retry at a limit of 3.2 s had no time left for the beam that answers)
 LAYOUT_SMALL = 3 << 20  # ... and of this with less (0.15-0.6 s on DevQuiz's walled 6x6 boards, against
 # 0.2-1.6 s; the beams on them answer nearly as often: 23 of 28 ring boards each at a limit of 0.8 s,
 # and a 32768 beam all 28 on the small ones, but a 4096 one there fewer)
@@ -260,11 +257,11 @@ def fallback_search(
     tried = failed  # what step 2's beams found of no use: kept for the next try
     ringed = False  # step 2 or 3 ran
     last = 0.0  # what a beam took, to judge whether the next, wider one fits
-    first_fits = (
-        bool(BEAM_WIDTHS) and search.nodes(BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]) >= BEAM_MIN_LEVELS * 4 * BEAM_WIDTHS[0]
-    )
+    t = tuning()
+    widths = t.beam_widths
+    first_fits = bool(widths) and search.nodes(BEAM_MIN_LEVELS * 4 * widths[0]) >= BEAM_MIN_LEVELS * 4 * widths[0]
     if first_fits and first_beam:
-        last = beam(BEAM_WIDTHS[0])
+        last = beam(widths[0])
     left = search.seconds_left()
     if (
         best is None
@@ -272,7 +269,7 @@ def fallback_search(
         and (layout is not None or not searcher.h.lookups)
         and (left is None or left >= LAYOUT_LEAST)
     ):
-        memory = LAYOUT_MEMORY if left is None or left >= LAYOUT_SECONDS else LAYOUT_SMALL
+        memory = LAYOUT_MEMORY if left is None or left >= t.layout_seconds else LAYOUT_SMALL
         make = layout or (lambda: layout_searcher(board.shape, search, memory=memory))
         rungs = Ladder(board, lower_bound, make, memory, failed[1] if failed and failed[0] <= memory else ())
         ladder(rungs, search)
@@ -281,12 +278,12 @@ def fallback_search(
         if rungs.built is not None:  # the steps below on the layout's tables
             searcher, tag = rungs.built, " on layout tables"
     if first_fits and not first_beam and not ringed:  # step 2 ran without tables, or not at all: step 1 after all
-        last = beam(BEAM_WIDTHS[0])
+        last = beam(widths[0])
     if best is None and board.shape.walls and not ringed and searcher.h.lookups and not total.out():
         # step 3: a walled board whose own tables misled the first beam (a ring)
         ringed = True
         ladder(Ladder(board, lower_bound, searcher), _share(total, OWN_LADDER_SHARE))
-    weights = FALLBACK_WEIGHTS if best is None else FALLBACK_WEIGHTS[:2]
+    weights = t.fallback_weights if best is None else t.fallback_weights[:2]
     weighted = _share(search, WEIGHTED_SHARE)
     for k, weight in enumerate(weights):
         if weighted.out():
@@ -300,7 +297,7 @@ def fallback_search(
         if result.status == "solved":
             keep(result.moves, f"weighted IDA* {weight / 100:g}{tag}")
             break
-    for width in BEAM_WIDTHS[1:]:
+    for width in widths[1:]:
         lt = search.seconds_left()
         if ringed or best is None or lt is None or lt < 4 * last or search.out():
             break

@@ -18,6 +18,7 @@ last search ran.
 from __future__ import annotations
 
 from ..outcome import Outcome
+from ..tuning import tuning
 
 # the growth of one iteration over the one before where a board's record shows none
 # (one completed iteration or none): the median of the run's boards that show it, or
@@ -26,9 +27,8 @@ GROWTH = 5.0
 GROWTH_RANGE = (1.5, 50.0)
 # an iteration a limit stopped after n nodes costs at least this times n in all
 UNFINISHED_TIMES = 1.5
-# the slowest node rate (nodes a second) a forecast assumes: a slower one measured comes from
-# loading or compiling the kernel inside a small search's first iteration, not from the search
-MIN_RATE = 2e6
+# (the slowest node rate a forecast assumes is the tuning's min_rate: a slower one measured comes
+# from loading or compiling the kernel inside a small search's first iteration, not from the search)
 # the iterations a proof is forecast to take at most (the bound's and the next): of the
 # 14 walled 6x6 boards the rounds proved in hard.txt at --budget 60m, 11 were optimal at
 # the bound or two moves above it (their bound after the full pass), 3 four moves above
@@ -78,4 +78,4 @@ def proof_seconds(o: Outcome, typical: float = GROWTH) -> float | None:
         return None
     # thresholds bound, bound + 2, ..., below the answer; the first likely ones of them
     iterations = min(max((length - bound + 1) // 2, 1), LIKELY_ITERATIONS)
-    return nxt * sum(r**i for i in range(iterations)) / max(nodes / seconds, MIN_RATE)
+    return nxt * sum(r**i for i in range(iterations)) / max(nodes / seconds, tuning().min_rate)

@@ -16,7 +16,7 @@ the builds they wait on, the fallback or not, its last start.  The planners are 
 journals and the database folder for them, runs what they plan and keeps what it gave.
 Under a budget no board starts once it could end past it (its step's last start:
 :data:`~solver.run.steps.QUICK_SPAN` or :data:`~solver.run.steps.BOARD_SPAN` limits and
-:data:`~solver.run.planning.RESERVE` before the deadline); a board no step started stays
+the tuning's ``reserve`` before the deadline); a board no step started stays
 in the result, unanswered (:meth:`Run.account_for_every_board`).  Every reading of the
 time is the run's clock (``RunOptions.clock``).  Every step journals its boards as they
 end, in one journal beside the answer file (``OUT.progress.jsonl``, each line naming its
@@ -29,11 +29,11 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
-from pdb_builder.patterns import BUILD_RATE
 from pdb_builder.words import plural
 
 from ..api import check_record
 from ..outcome import Outcome, better
+from ..tuning import tuning
 from .answer_pass import (
     ANSWER_SHARE,
     ANSWER_STEPS,
@@ -148,7 +148,7 @@ class Run:
         self.best: dict[int, Outcome] = {}  # the best each board has had in any step (solver.outcome.better)
         self.served = boards_served(records)  # a shape key -> the boards its tables serve
         self.slots = opts.workers if opts.scheduler is None else cluster_threads(opts.scheduler)
-        self.rate = BUILD_RATE  # entries a build makes a thread-second, scaled by what the answer pass measures
+        self.rate = tuning().build_rate  # entries a build makes a thread-second, scaled as the answer pass measures
         self.faults: dict[str, str] = {}  # size -> why no table of it can be built (solver.run.builds._plan)
         self.told: set[str] = set()  # the sizes of faults logged
         self.rest: list = []  # the full pass's boards, which the rounds take again

@@ -7,19 +7,20 @@ steps they plan (the answer pass's steps are :mod:`solver.run.answer_pass`'s).""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pdb_builder.patterns import BUILD_RATE
 from pdb_builder.words import plural, seconds_text
 
 from ..outcome import Known, Outcome
+from ..tuning import tuning
 from .forecast import proof_seconds, typical_growth
 from .steps import BOARD_SPAN, QUICK_SPAN, Step
 
 # --budget: the seconds kept back to write the answer file (a board's worst wall time in
-# time limits: solver.run.steps.BOARD_SPAN); under a budget shorter than RESERVE / RESERVE_SHARE,
-# RESERVE_SHARE of it, at least RESERVE_MIN (a minute's budget keeps 6 s, not half of it)
-RESERVE = 30.0
+# time limits: solver.run.steps.BOARD_SPAN), the tuning's reserve (solver.tuning); under a
+# budget shorter than that over RESERVE_SHARE, RESERVE_SHARE of it, at least RESERVE_MIN (a
+# minute's budget keeps 6 s, not half of it)
 RESERVE_SHARE = 0.1
 RESERVE_MIN = 5.0
 # seconds the boards of the budget's last round have to start (its limit is what is left after
@@ -39,8 +40,8 @@ NOT_STARTED = "not started: the budget's last start came first"
 
 
 def reserve_for(budget: float) -> float:
-    """The seconds a budget of ``budget`` seconds keeps back (:data:`RESERVE`)."""
-    return min(RESERVE, max(RESERVE_MIN, RESERVE_SHARE * budget))
+    """The seconds a budget of ``budget`` seconds keeps back (the tuning's ``reserve``)."""
+    return min(tuning().reserve, max(RESERVE_MIN, RESERVE_SHARE * budget))
 
 
 @dataclass(frozen=True)
@@ -50,12 +51,12 @@ class Budget:
     kept back to write the answers (:func:`reserve_for`)."""
 
     deadline: float | None = None
-    reserve: float = RESERVE
+    reserve: float = field(default_factory=lambda: tuning().reserve)
 
     @classmethod
     def of(cls, deadline: float | None, budget: float | None) -> Budget:
         """The budget of ``budget`` seconds that ends at ``deadline`` (None: none)."""
-        return cls(deadline, RESERVE if deadline is None or budget is None else reserve_for(budget))
+        return cls(deadline, tuning().reserve if deadline is None or budget is None else reserve_for(budget))
 
     def end(self) -> float | None:
         """When the last board must have ended: the deadline less the reserve."""
@@ -107,14 +108,15 @@ def not_started_text(count: int, budget: float, none: bool) -> str:
 
 
 def round_limit(
-    full_limit: float, k: int, deadline: float, span: float, now: float, reserve: float = RESERVE
+    full_limit: float, k: int, deadline: float, span: float, now: float, reserve: float | None = None
 ) -> tuple[float, bool]:
     """Round ``k``'s time limit, and whether it is the last round: 2^k times the full
     pass's, or what the budget has left, ``reserve`` kept, once the round's boards have
     had :data:`START_WINDOW` seconds (scaled as ``reserve`` is) to start (a board lasts
     ``span`` limits at most)."""
-    full = full_limit * 2**k
-    left = (deadline - reserve - START_WINDOW * reserve / RESERVE - now) / span
+    full, most = full_limit * 2**k, tuning().reserve
+    reserve = most if reserve is None else reserve
+    left = (deadline - reserve - START_WINDOW * reserve / most - now) / span
     return (full, False) if full <= left else (left, True)
 
 
@@ -177,7 +179,7 @@ def retry_order(o: Outcome | None, closest: bool = False, attempts: int = 0):
 
 
 def full_pass_limit(
-    deadline: float, todo, slots: int, now: float, building: float = 0.0, reserve: float = RESERVE
+    deadline: float, todo, slots: int, now: float, building: float = 0.0, reserve: float | None = None
 ) -> float:
     """The full pass's time limit under a budget (``deadline``) with no --time-limit:
     what lets ``todo`` take about FULL_PASS_SHARE of what is left at one limit a
@@ -186,7 +188,7 @@ def full_pass_limit(
     thread-seconds of the builds that share the slots; ``now``: the time it is planned."""
     if not todo:
         return DEFAULT_TIME_LIMIT
-    left = deadline - reserve - now
+    left = deadline - (tuning().reserve if reserve is None else reserve) - now
     fit = FULL_PASS_SHARE * (left * max(slots, 1) - building) / len(todo)
     return round(min(DEFAULT_TIME_LIMIT, max(MIN_TIME_LIMIT, fit)), 1)
 

@@ -78,17 +78,17 @@ PARTS = (
 )
 
 
-def cold_parts(fallback: bool = True) -> list[int]:
-    """Indices of the :data:`PARTS` whose kernels numba's disk cache lacks (those of
-    the fallback only where ``fallback``: a batch without it never runs them)."""
+def cold_parts(fallback: bool = True, parts=PARTS) -> list[int]:
+    """Indices of the ``parts`` (:data:`PARTS`) whose kernels numba's disk cache lacks
+    (those of the fallback only where ``fallback``: a batch without it never runs them)."""
     return [
         k
-        for k, (_, module, kernel, of_fallback) in enumerate(PARTS)
+        for k, (_, module, kernel, of_fallback) in enumerate(parts)
         if (fallback or not of_fallback) and cache_is_cold(module, kernel)
     ]
 
 
-def warm_up(worker: int, workers: int, cold: list[int]) -> None:
+def warm_up(worker: int, workers: int, cold: list[int], parts=PARTS) -> None:
     """Worker ``worker`` of ``workers``: compile its share of the ``cold`` parts."""
     for k in cold[worker::workers]:
-        PARTS[k][0]()
+        parts[k][0]()

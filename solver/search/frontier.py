@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..tuning import tuning
 from .limits import raise_if_stopping
 from .state import SearchResult, new_stack, new_state, path_moves, slots, start_iteration
 
@@ -135,7 +136,8 @@ def _bound(searcher, board, bound: int, rows: int, max_depth: int, tables, fsm, 
     v = slots(state)
     v.nodes, v.expanded = counts
     while True:
-        slice_nodes = K.SLICE_NODES if node_limit is None else min(K.SLICE_NODES, node_limit - v.nodes)
+        most = tuning().slice_nodes
+        slice_nodes = most if node_limit is None else min(most, node_limit - v.nodes)
         if slice_nodes <= 0:
             return K.SLICE_SPENT, stack, v
         status = K.search_slice(st.arrays(), tables, stack, state, slice_nodes, False, searcher.goal, 100)
@@ -230,7 +232,7 @@ class FrontierSearch:
         shared = {"next": 0, "found": None, "stop": False, "nodes": 0, "reserved": 0, "error": None}
         nxt = [left_f]
         totals = []
-        most = K.SLICE_NODES if deadline is None else DEADLINE_SLICE
+        most = tuning().slice_nodes if deadline is None else DEADLINE_SLICE
 
         def reserve() -> int:
             """The next slice's nodes, reserved (0: the node limit is reached)."""

@@ -1,19 +1,19 @@
-"""The IDA* kernel and its helpers, compiled by numba (:mod:`solver.search.searcher` drives them
-and imports this module only when a search needs it, so a process that answers a
-board in plain Python never loads numba).
+"""The IDA* kernel and its helpers, compiled by numba (:mod:`solver.search.searcher` drives
+them and imports this module only when a search needs it, so a process that answers a board
+in plain Python never loads numba).
 
-The kernel is not recursive (a cached recursive kernel segfaults when reloaded:
-numba issue 6061), is compiled once per argument type set and cached on disk.
+The kernel is not recursive (a cached recursive kernel segfaults when reloaded: numba issue
+6061), is compiled once per argument type set and cached on disk.
 
-Its public face is :data:`__all__` (``tests/test_kernel_face.py`` holds every module to
-it): the slices of IDA* (:func:`search_slice`; over a list of frontier nodes,
-:func:`frontier_slice`) and the root's set-up (:func:`init_root`), the reads the beam
-shares (:func:`load_byte`, :func:`region_value`, :func:`parity_up`, :func:`lc_total`,
+Its public face is :data:`__all__` (``tests/test_kernel_face.py`` holds every module to it):
+the slices of IDA* (:func:`search_slice`; over a list of frontier nodes,
+:func:`frontier_slice`) and the root's set-up (:func:`init_root`), the reads the beam shares
+(:func:`load_byte`, :func:`region_value`, :func:`parity_up`, :func:`lc_total`,
 :func:`goal_distance`), a slice's statuses (:data:`FOUND`, :data:`ITERATION_DONE`,
-:data:`SLICE_SPENT`, :data:`WINDOW`, :data:`WINDOW2`, :data:`FULL`), its sizes
-(:data:`SLICE_NODES`, :data:`INF`).  The state vector's slots (``S_*``) are the kernel's
-own numbering: every other module reads and writes them through
-:class:`solver.search.state.Slots`.  Names with a leading underscore are its own.
+:data:`SLICE_SPENT`, :data:`WINDOW`, :data:`WINDOW2`, :data:`FULL`), its infinity
+(:data:`INF`). The state vector's slots (``S_*``) are the kernel's own numbering: every
+other module reads and writes them through :class:`solver.search.state.Slots`. Names with a
+leading underscore are its own.
 """
 
 from __future__ import annotations
@@ -45,11 +45,9 @@ __all__ = [
     "WINDOW",
     "WINDOW2",
     "FULL",
-    "SLICE_NODES",
     "INF",
 ]
 
-SLICE_NODES = 2_000_000  # nodes per kernel call between time checks
 INF = 1 << 30
 
 # kernel status codes

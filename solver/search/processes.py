@@ -48,15 +48,13 @@ from pdb_builder.board import Board, Shape
 from pdb_builder.errors import DatabaseError
 from pdb_builder.words import plural
 
+from ..tuning import tuning
 from .limits import raise_if_stopping
 from .state import path_moves, slots
 from .threads import GROWTH, IterationEnd, IterationSpec, Worker, merged_counts, once, plan
 
-WINDOW_MAX_NODES = 2_000_000  # nodes a window is planned to hold at most (about 0.3 s of one core)
-WINDOW_MIN_NODES = 100_000  # and at least (against a fraction of a millisecond to hand it over)
 WINDOWS_EACH = 16  # and small enough that an iteration holds this many windows a worker
 AHEAD = 2  # windows handed to each worker beyond the one it runs (its next window is there when it asks)
-SLICE = 1_000_000  # nodes a worker searches between looks at whether its iteration is still under way
 STOPPED = -1  # a window's status when its iteration ended while it ran (a solution, a limit)
 FRONTIER_WINDOW = 4096  # frontier nodes a window holds at most (A*+IDA*)
 
@@ -183,6 +181,7 @@ class _Walk:
         from . import kernel as K
 
         self.K = K
+        self.slice = tuning().worker_slice  # (this process's: a forked worker's is its parent's at the fork)
         self.iteration = window.iteration
         self.searcher = s = _searcher_for(window.recipe)
         board = Board(s.shape, tuple(window.cells))
@@ -208,10 +207,17 @@ class _Walk:
         K, fr = self.K, self.frontier
         if fr is None:
             return K.search_slice(
-                self.root, self.tables, self.stack, self.state, SLICE, window.bpmx, self.goal, window.weight
+                self.root,
+                self.tables,
+                self.stack,
+                self.state,
+                tuning().worker_slice,
+                window.bpmx,
+                self.goal,
+                window.weight,
             )
         status = K.frontier_slice(
-            self.root, self.tables, self.stack, self.state, SLICE, window.bpmx, self.goal, 100,
+            self.root, self.tables, self.stack, self.state, self.slice, window.bpmx, self.goal, 100,
             fr.paths, fr.plen, fr.share, window.hi, self.top,
         )  # fmt: skip
         return K.WINDOW if status == K.ITERATION_DONE else status  # its window done; the walk goes on
@@ -443,8 +449,9 @@ def run_iteration(
     total = None  # the numbers at the split depth, once a walk has met them all
     key = None
     if frontier is None:
+        t = tuning()
         window_nodes = min(
-            WINDOW_MAX_NODES, max(WINDOW_MIN_NODES, int(last[1] * GROWTH / (workers.count * WINDOWS_EACH)))
+            t.window_max_nodes, max(t.window_min_nodes, int(last[1] * GROWTH / (workers.count * WINDOWS_EACH)))
         )
         split, width, _ = plan(last[0], last[1], workers.count, window_nodes)
     else:

@@ -1,7 +1,7 @@
 """IDA* (Korf 1985) with an explicit stack, incremental heuristics and node counts.
 
 ``ida_star(board, heuristic)`` returns a :class:`SearchResult`.  The kernel works
-in slices of at most ``SLICE_NODES`` generated nodes and keeps its whole state in
+in slices of at most ``slice_nodes`` generated nodes (:mod:`solver.tuning`) and keeps its whole state in
 arrays, so the Python driver checks the time limit between slices and a search
 can stop at any moment without losing what it knows: the last completed
 threshold is a proven lower bound.
@@ -26,6 +26,7 @@ from pdb_builder.cores import Share, share_of
 from pdb_builder.entries import bits_at, root_value
 from pdb_builder.solvability import decide
 
+from ..tuning import tuning
 from .automaton import Automaton, automaton_for, deeper, neighbour_arrays, undo_only
 from .first_nodes import first_nodes_search, kernel_loaded
 from .heuristic import (
@@ -48,10 +49,6 @@ PARALLEL_AFTER = 200_000  # with threads: nodes of an iteration searched seriall
 # a search whose threads may grow weighs starting its iteration again on them (restart_pays)
 SPLIT_EFFICIENCY = 0.8
 ITERATION_GROWTH = 4.0  # an iteration's size against the last one's, where the search shows none
-# A*+IDA* (solver.search.frontier) where it was measured to pay (docs/benchmarks.md#a-above-ida):
-# on a wall-free 5x5, the iterations after one of this many nodes, with this many open nodes
-FRONTIER_AFTER = 20_000_000
-FRONTIER_NODES = 1_000_000
 
 
 def frontier_pays(shape) -> bool:
@@ -91,7 +88,7 @@ def slice_within(nodes: int, elapsed: float, left: float) -> int:
     having visited ``nodes`` in ``elapsed`` seconds: what it visits in the time left at
     that speed (a tenth more, at least :data:`FIRST_SLICE`), so that a limit of a
     fraction of a second is looked at within a slice of it, not after a whole
-    :data:`~solver.search.kernel.SLICE_NODES` (a fifth of a second and more)."""
+    ``slice_nodes`` (:mod:`solver.tuning`; a fifth of a second and more)."""
     if nodes <= 0 or elapsed <= 0:
         return FIRST_SLICE
     return max(FIRST_SLICE, int(1.1 * nodes / elapsed * max(left, 0.0)))
@@ -409,7 +406,7 @@ class Searcher:
             started = nodes
             began = (nodes, time.perf_counter())
             while not parallel:
-                slice_nodes = K.SLICE_NODES if alone or grows else min(K.SLICE_NODES, PARALLEL_AFTER)
+                slice_nodes = tuning().slice_nodes if alone or grows else min(tuning().slice_nodes, PARALLEL_AFTER)
                 if deadline is not None:  # a short limit is looked at often enough to hold
                     now = time.perf_counter()
                     slice_nodes = min(slice_nodes, slice_within(nodes, now - t0, deadline - now))
@@ -476,7 +473,9 @@ class Searcher:
                 left = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
                 count = workers if workers is not None else threads.granted
                 spare = None if node_limit is None else node_limit - nodes
-                rest = frontier_solve(self, board, FRONTIER_NODES, left, spare, max_depth, count, (nxt, ceiling))
+                rest = frontier_solve(
+                    self, board, tuning().frontier_nodes, left, spare, max_depth, count, (nxt, ceiling)
+                )
                 kept, part, bounds = rest.frontier or (0, 0, 0)
                 rest.frontier = (kept, part, 0)  # (its A* part's bounds are not this search's iterations)
                 rest.iterations = done + rest.iterations[bounds:]
@@ -489,11 +488,11 @@ class Searcher:
 
     def _frontier_next(self, weight: int, iteration: int, nxt: int, ceiling) -> bool:
         """Whether the iterations after one of ``iteration`` nodes go on by A*+IDA* (the
-        default policy, :data:`FRONTIER_AFTER`)."""
+        default policy, ``frontier_after`` of :class:`~solver.tuning.Tuning`)."""
         return (
             self.frontier is None
             and weight == 100
-            and iteration >= FRONTIER_AFTER
+            and iteration >= tuning().frontier_after
             and (ceiling is None or nxt < ceiling)
             and frontier_pays(self.shape)
         )

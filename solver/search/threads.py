@@ -31,7 +31,7 @@ A node at the split depth whose subtree is large holds its thread while the othe
 take later windows; in the last iteration, when the goal lies under it, they search
 past the goal for as long as it takes that thread to reach it.  So the nodes at a
 second, deeper split depth are numbered within each node at the first, and a thread
-that has spent :data:`SHARE_AFTER` nodes in one node shares it (:meth:`Iteration._share`):
+that has spent ``share_after`` nodes in one node shares it (:meth:`Iteration._share`):
 it keeps a window of the second numbering, and the threads that next need work take
 the following windows of that node before any later window (:meth:`Iteration._take`),
 walking to it again from the root.  Above the second depth BPMX raises no estimate
@@ -60,17 +60,13 @@ import numpy as np
 
 from pdb_builder.cores import Share, share_of, usable_cores
 
+from ..tuning import tuning
 from .limits import raise_if_stopping
 from .state import new_stack, new_state, path_moves, private_copy, slots, start_iteration
 
-PAR_SLICE = 200_000  # nodes a thread searches between looks at the clock and the other threads
 SPLIT_PARTS = 4_000  # the split depth holds at least this share (1/N) of the last iteration's nodes
-SPLIT_MIN = 64  # and at least this many nodes a thread
-WINDOW_NODES = 100_000  # nodes a window is planned to hold
+# (the other numbers that cut an iteration up: solver.tuning)
 GROWTH = 4  # how much larger an iteration is planned to be than the last
-SPLIT2_FACTOR = 16  # the second split depth holds at least this many times the first's nodes
-SHARE_AFTER = 200_000  # nodes a thread spends in one node at the split depth before it shares it
-SHARE_THREADS = 4  # nodes are shared on this many threads or more (on 2 the walks cost more than they save)
 
 
 def default_threads() -> int:
@@ -78,19 +74,21 @@ def default_threads() -> int:
     return usable_cores()
 
 
-def plan(counts, nodes: int, threads: int, window_nodes: int = WINDOW_NODES) -> tuple[int, int, int]:
+def plan(counts, nodes: int, threads: int, window_nodes: int | None = None) -> tuple[int, int, int]:
     """(split depth, window length, second split depth) for an iteration after one
     that visited ``counts[d]`` nodes at depth ``d`` and ``nodes`` in all: the
     shallowest depth with enough nodes to share out finely, windows of about
-    ``window_nodes`` nodes, and the shallowest depth below it with
-    :data:`SPLIT2_FACTOR` times as many nodes (0: none, and below
-    :data:`SHARE_THREADS` threads)."""
-    want = max(SPLIT_MIN * threads, nodes // SPLIT_PARTS, 1)
+    ``window_nodes`` nodes (default: the tuning's), and the shallowest depth below it
+    with ``split2_factor`` times as many nodes (0: none, and below ``share_threads``
+    threads; :class:`~solver.tuning.Tuning`)."""
+    t = tuning()
+    window_nodes = t.window_nodes if window_nodes is None else window_nodes
+    want = max(t.split_min * threads, nodes // SPLIT_PARTS, 1)
     depths = [d for d in range(1, len(counts)) if counts[d] >= want]
     split = depths[0] if depths else max(range(1, len(counts)), key=lambda d: (counts[d], -d))
     below = max(nodes / max(int(counts[split]), 1), 1.0)  # nodes under a node at the split depth
-    deeper = [d for d in range(split + 1, len(counts)) if counts[d] >= SPLIT2_FACTOR * max(int(counts[split]), 1)]
-    split2 = deeper[0] if deeper and threads >= SHARE_THREADS else 0
+    deeper = [d for d in range(split + 1, len(counts)) if counts[d] >= t.split2_factor * max(int(counts[split]), 1)]
+    split2 = deeper[0] if deeper and threads >= t.share_threads else 0
     return split, max(int(window_nodes / (below * GROWTH)), 1), split2
 
 
@@ -260,14 +258,14 @@ class Iteration:
 
     def _share(self, w: Worker) -> None:
         """Share the node at the split depth that ``w`` is in, when it has held ``w``
-        long.  Its windows hold about :data:`WINDOW_NODES` nodes at the rate ``w`` met
+        long.  Its windows hold about ``window_nodes`` nodes at the rate ``w`` met
         its numbers so far; ``w`` keeps the first."""
         v = slots(w.state)
         spent = int(v.nodes - v.entry)
-        if not self.split2 or v.depth < self.split or v.shared == v.seen or spent < SHARE_AFTER:
+        if not self.split2 or v.depth < self.split or v.shared == v.seen or spent < tuning().share_after:
             return
         seen2 = v.seen2
-        window = max(int(WINDOW_NODES * max(seen2, 1) / spent), 1)
+        window = max(int(tuning().window_nodes * max(seen2, 1) / spent), 1)
         first = seen2 - 1 if v.depth >= self.split2 else seen2  # (in a node numbered seen2)
         with self.cond:
             v.shared = v.seen
@@ -327,7 +325,7 @@ class Iteration:
         while not self.stop:
             if me == 0 and not self.share.fixed:
                 self.grow()
-            slice_nodes = PAR_SLICE
+            slice_nodes = tuning().par_slice
             if self.node_limit is not None:
                 with self.cond:  # a node limit: each slice's nodes reserved, so the threads never overrun it
                     left = self._left()
