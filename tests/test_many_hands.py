@@ -85,16 +85,22 @@ def _all_answered(boards: Path, answers: Path) -> None:
 # -- one owner of an answer file ---------------------------------------------------------------
 
 
-BATCH = """
+FIRST = """
 from pdb_builder.formats import read_file
-from solver.run.batch import run_batch
 seen = []
-def told(out):
+def told(out):  # held once the first board has ended (and is journalled)
     seen.append(out)
     if len(seen) == 1:
         HOLD("first")
+"""
+
+BATCH = (
+    FIRST
+    + """
+from solver.run.batch import run_batch
 run_batch(read_file(sys.argv[1]).records, out_path=sys.argv[2], use_db=False, workers=1, on_outcome=told)
 """
+)
 
 
 def test_a_second_solve_on_an_answer_file_in_use_is_refused_at_once(tmp_path):
@@ -120,17 +126,14 @@ def test_a_second_solve_on_an_answer_file_in_use_is_refused_at_once(tmp_path):
     assert not RunFiles(out).lock.exists()  # let go, and removed
 
 
-RUN = """
-from pdb_builder.formats import read_file
+RUN = (
+    FIRST
+    + """
 from solver.run.pipeline import run_pipeline
-seen = []
-def told(out):
-    seen.append(out)
-    if len(seen) == 1:
-        HOLD("first")
 run_pipeline(read_file(sys.argv[1]).records, sys.argv[2], db_dir=sys.argv[3], build=False, budget=None,
              workers=1, on_outcome=told)
 """
+)
 
 
 def test_a_second_run_on_an_answer_file_in_use_is_refused_and_its_sittings_stay_true(tmp_path):
