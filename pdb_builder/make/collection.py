@@ -39,10 +39,11 @@ import h5py
 
 from ..board import Board, Shape
 from ..errors import BoardError
+from ..locks import remove_unless_read
 from ..lookup import mirrors_itself
 from ..patterns import GROW_ORDERS, Partition, compact_candidates, default_sizes, named_partition
 from ..solvability import decide
-from .building import DEFAULT_NAMES, BuildReport, build_pdb
+from .building import DEFAULT_NAMES, BuildReport, build_pdb, building
 
 log = logging.getLogger("slidepdb.build")
 
@@ -255,12 +256,15 @@ def build_collection(
     if o.overwrite:  # the shape's earlier collection goes: its members that this one does not replace
         for old in folder.glob(f"{shape.key}.pdb.*.h5"):
             if old.name not in record["members"] and _collection_id(old):
-                log.info("%s: a member of an earlier collection; removed", old)
-                old.unlink()
+                if remove_unless_read(old):
+                    log.info("%s: a member of an earlier collection; removed", old)
+                else:  # (admissible still: a search takes the largest of every table it finds)
+                    log.warning("%s: a member of an earlier collection, kept: a search reads it now", old)
     for n in chosen:
         src, dst = path_of[n], folder / pdb_filename(shape, n)
         _set_record(src, record)
-        os.replace(src, dst)
+        with building(dst):  # (one publisher of a file at a time: pdb_builder.make.building.building)
+            os.replace(src, dst)
         rep = built[n][1]
         rep.path = str(dst)
         report.members.append(rep)
