@@ -77,6 +77,16 @@ class Machine:
         return out
 
 
+class Planned:
+    """A step as it was planned (a frozen value), with the boards it started."""
+
+    def __init__(self, step):
+        self.step, self.started = step, []
+
+    def __getattr__(self, name):
+        return getattr(self.step, name)
+
+
 def _run(boards, tmp_path, monkeypatch, budget, slow=1.0, clock=None, kill_at=None, **kw):
     """A budget run of the eight boards on one slot, every step it planned recorded as
     (step, the clock as it started), with the boards it started (``step.started``)."""
@@ -90,12 +100,12 @@ def _run(boards, tmp_path, monkeypatch, budget, slow=1.0, clock=None, kill_at=No
 
     class Recorded(Run):
         def run_step(self, step):
-            planned.append((step, clock.now()))
+            planned.append((Planned(step), clock.now()))
             before = len(machine.started)
             try:
                 return super().run_step(step)
             finally:  # the boards this step started
-                step.started = [i for i, _ in machine.started[before:]]
+                planned[-1][0].started = [i for i, _ in machine.started[before:]]
 
     opts = RunOptions(db_dir=tmp_path / "db", build=False, budget=budget, workers=1, quick_limit=0.5, clock=clock, **kw)
     res = Recorded(recs, RunFiles(tmp_path / "a.txt"), opts).go()

@@ -16,9 +16,10 @@ QUICK_SPAN = 1.5
 KINDS = ("answer", "shorten", "quick", "full", "round")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Step:
-    """One step of ``slidepdb run``, planned before it starts.
+    """One step of ``slidepdb run``, planned before it starts (a value: nothing changes it
+    once planned).
 
     ``kind``: one of :data:`KINDS` (an answer step, a shortening step, the quick pass,
     the full pass, a round); ``number``: the answer, shortening or round step's number
