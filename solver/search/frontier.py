@@ -322,15 +322,11 @@ def frontier_solve(searcher, board, size: int, time_limit, node_limit, max_depth
     :class:`~solver.search.processes.Workers` that search the frontier's nodes in windows
     (each worker builds the same frontier once)."""
     t0 = time.perf_counter()
-    workers = threads if hasattr(threads, "run_iteration") else None
-    if workers is not None and workers.recipe and searcher.recipe is None:
-        workers, threads = None, 1  # tables a cluster cannot open: this process's thread
-    count = workers.count if workers is not None else int(threads)
+    workers, share = searcher.where(threads)
+    count = workers.count if workers is not None else share.granted
     deadline = None if time_limit is None else t0 + time_limit
     st = searcher.root_state(board)
-    names = list(searcher.h.names) or ["manhattan+lc" if searcher.h.use_lc else "manhattan"]
-    if searcher.h.goal_name:
-        names.append(searcher.h.goal_name)
+    names = searcher.names
     floor, ceiling = known
     done: list = []
     part = None  # the A* part: (open nodes kept, its nodes, its bounds completed)

@@ -50,7 +50,7 @@ from pdb_builder.words import plural
 
 from ..tuning import tuning
 from .limits import raise_if_stopping
-from .state import path_moves, slots
+from .state import Backend, path_moves, slots
 from .threads import GROWTH, IterationEnd, IterationSpec, Worker, merged_counts, once, plan
 
 WINDOWS_EACH = 16  # and small enough that an iteration holds this many windows a worker
@@ -311,7 +311,7 @@ class IterationWindows(NamedTuple):
     wall: float
 
 
-class Workers:
+class Workers(Backend):
     """Where one board's windows run: ``count`` workers, each taking one window at a time,
     reached through ``submit(fn, window)`` (a future with ``add_done_callback``, ``result``
     and ``cancel``, as :mod:`concurrent.futures` and dask make them).  ``recipe``: whether

@@ -40,7 +40,7 @@ from .heuristic import (
     manhattan_heuristic,
 )
 from .limits import raise_if_stopping
-from .state import Root, SearchResult, new_stack, new_state, path_moves, private, slots, start_iteration
+from .state import Backend, Root, SearchResult, new_stack, new_state, path_moves, private, slots, start_iteration
 
 MAX_DEPTH = 1000  # deepest path the kernel keeps; longer thresholds stop as a limit
 FIRST_SLICE = 20_000  # nodes of a search's first slice under a time limit, before its speed is known
@@ -340,28 +340,40 @@ class Searcher:
         self.reads.wait()
         return result
 
+    def where(self, threads) -> tuple:
+        """Where a search of this searcher runs: (worker processes or None, the threads
+        of this process).  ``threads``: a thread count, a :class:`~pdb_builder.cores.Share`
+        or None (every core), or :class:`~solver.search.processes.Workers` (which imports
+        this module); a cluster's workers that could not open this searcher's tables (it
+        has no recipe) give way to this process's threads."""
+        if not isinstance(threads, Backend):
+            return None, share_of(threads)
+        if threads.recipe and self.recipe is None:
+            return None, share_of(None)
+        return threads, share_of(1)
+
+    @property
+    def names(self) -> list[str]:
+        """The estimate's parts, as a result names them."""
+        names = list(self.h.names) or ["manhattan+lc" if self.h.use_lc else "manhattan"]
+        return names + ([self.h.goal_name] if self.h.goal_name else [])
+
     def _solve(
         self, board: Board, time_limit, node_limit, max_depth: int, weight: int, threads, known=(0, None)
     ) -> SearchResult:
         K = _kernel()
+        workers, threads = self.where(threads)
         if self.frontier and weight == 100:  # A*+IDA* from the root
             from .frontier import frontier_solve
 
-            count = threads if hasattr(threads, "run_iteration") else share_of(threads).granted
+            count = workers if workers is not None else threads.granted
             return frontier_solve(self, board, self.frontier, time_limit, node_limit, max_depth, count, known)
         t0 = time.perf_counter()
-        # worker processes (solver.search.processes.Workers, which imports this module)
-        workers = threads if hasattr(threads, "run_iteration") else None
-        if workers is not None and workers.recipe and self.recipe is None:
-            workers, threads = None, None  # tables a cluster cannot open: this process's threads
-        threads = share_of(1 if workers is not None else threads)
         st = self.root_state(board)
         h0 = st.h0
         if weight != 100:
             h0 = (h0 * weight) // 100
-        names = list(self.h.names) or ["manhattan+lc" if self.h.use_lc else "manhattan"]
-        if self.h.goal_name:
-            names.append(self.h.goal_name)
+        names = self.names
 
         done = []  # the iterations completed: (threshold, nodes, seconds)
         most = 1  # threads that searched at once, at most

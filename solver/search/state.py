@@ -41,6 +41,16 @@ class SearchResult:
     frontier: tuple | None = None
 
 
+class Backend:
+    """Where a large iteration's windows run when not on this process's threads: worker
+    processes or a dask cluster (:class:`solver.search.processes.Workers`).  Here, below
+    the searcher and the workers alike, so that a search tells a backend from a thread
+    count by its type."""
+
+    count: int = 1  # windows it searches at once
+    recipe: bool = False  # whether a window must say how to open the tables
+
+
 @dataclass
 class Root:
     """A search's root: the board's arrays and the incremental state of its estimate
