@@ -22,6 +22,7 @@ long as the process that took it, not its workers.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -68,6 +69,22 @@ def _locked_at(path: str, fd: int) -> bool:
     return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
+class Unlockable(OSError):
+    """The file system of ``path`` takes no locks (some network file systems): what the
+    lock would keep apart is not kept apart there."""
+
+
+def _flock(fd: int, how: int, path: str) -> None:
+    try:
+        fcntl.flock(fd, how)
+    except BlockingIOError:
+        raise
+    except OSError as exc:
+        if exc.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EINVAL):
+            raise Unlockable(exc.errno, f"{path}: its file system takes no locks ({exc.strerror})") from None
+        raise
+
+
 class Busy(Exception):
     """The lock is held by another process (``holder``: who, in words)."""
 
@@ -84,7 +101,7 @@ def _take(path: str, wait: bool, on_wait=None) -> int:
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, path)
         except BlockingIOError:
             holder = holder_text(path)
             if not wait:
@@ -93,7 +110,10 @@ def _take(path: str, wait: bool, on_wait=None) -> int:
             if on_wait is not None and not told:
                 on_wait(holder)
                 told = True
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            _flock(fd, fcntl.LOCK_EX, path)
+        except OSError:
+            os.close(fd)
+            raise
         if _locked_at(path, fd):
             return fd
         os.close(fd)  # its holder removed it as it let go: take the new one
@@ -137,6 +157,24 @@ def hold(path, *, wait: bool = False, on_wait=None):
                     os.unlink(path)  # while still held: a taker that opened it sees it gone (_locked_at)
             finally:
                 os.close(entry[0])
+
+
+@contextmanager
+def hold_where_possible(path, *, wait: bool = False, on_wait=None, on_unlockable=None):
+    """:func:`hold`, except on a file system that takes no locks: there
+    ``on_unlockable(error)`` is told and the block runs without the lock."""
+    lock = hold(path, wait=wait, on_wait=on_wait)
+    try:
+        lock.__enter__()
+    except Unlockable as exc:
+        if on_unlockable is not None:
+            on_unlockable(exc)
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.__exit__(None, None, None)
 
 
 class Reading:
@@ -197,8 +235,8 @@ def remove_unless_read(path) -> bool:
         return False
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            _flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, str(path))
+        except (BlockingIOError, Unlockable):  # read now, or no way to know that it is not: kept
             return False
         if not _locked_at(str(path), fd):
             return False

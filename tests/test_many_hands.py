@@ -436,3 +436,30 @@ def test_a_journalled_proof_is_trusted_only_with_its_tables(tmp_path, edit):
     assert f"{line['length']} moves (optimal" in r.output and out.read_text() == line["moves"] + "\nR\n"
     said = "1 journalled proof reopened" if edit is not None else "1 from an earlier run"
     assert said in r.output and ("reopened" in r.output) is (edit is not None), r.output
+
+
+def test_a_file_system_without_locks_is_said_and_the_work_goes_on(tmp_path, monkeypatch, caplog):
+    """Where flock is refused (ENOLCK, as on some network file systems): a run owns its
+    answer file and a build its table without a lock, each saying so once; nothing is
+    removed for room, since no one can know that it is not read."""
+    import errno
+    import fcntl
+
+    from pdb_builder.locks import remove_unless_read
+    from pdb_builder.make.building import building
+    from solver.run.files import owning
+
+    def refused(fd, how):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", refused)
+    with caplog.at_level("WARNING"):
+        with owning(tmp_path / "ans.txt"):
+            pass
+        with building(tmp_path / "db" / "t.h5"):
+            pass
+    said = caplog.text
+    assert "takes no locks" in said and "not kept out" in said and "would both build it" in said
+    table = tmp_path / "t.h5"
+    table.write_bytes(b"x")
+    assert not remove_unless_read(table) and table.exists()

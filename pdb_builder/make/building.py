@@ -190,7 +190,7 @@ def building(path):
     ``.NAME.lock`` beside it, held from the check of what is there to the publication
     (:func:`pdb_builder.locks.hold`).  A second builder waits, saying for whom, then
     finds the finished file and keeps it (or, where the first failed, builds it)."""
-    from ..locks import hold
+    from ..locks import hold_where_possible
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -198,7 +198,11 @@ def building(path):
     def waiting(holder: str) -> None:
         log.warning("%s: another process is building it (%s): waiting for it", path.name, holder or "unknown")
 
-    return hold(path.with_name(f".{path.name}.lock"), wait=True, on_wait=waiting)
+    def unlockable(exc) -> None:
+        log.warning("%s: two builds of it at once would both build it (the last one published stands)", exc)
+
+    lock = path.with_name(f".{path.name}.lock")
+    return hold_where_possible(lock, wait=True, on_wait=waiting, on_unlockable=unlockable)
 
 
 def _build_pdb(path, shape, partition, overwrite, layout, progress, two_bit, threads, on_step, zero_aware):

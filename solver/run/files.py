@@ -76,10 +76,15 @@ def owning(answers):
     :class:`~pdb_builder.errors.BoardError` (exit 2) at once, naming it.  Re-entrant:
     the command line owns the file before it reads what an earlier run left, and the
     run it calls owns it again."""
-    from pdb_builder.errors import BoardError
-    from pdb_builder.locks import Busy, hold
+    import logging
 
-    lock = hold(RunFiles(answers).lock)
+    from pdb_builder.errors import BoardError
+    from pdb_builder.locks import Busy, hold_where_possible
+
+    def unlockable(exc) -> None:
+        logging.getLogger("slidepdb.run").warning("%s: another run on the same --out is not kept out", exc)
+
+    lock = hold_where_possible(RunFiles(answers).lock, on_unlockable=unlockable)
     try:
         lock.__enter__()
     except Busy as busy:
