@@ -10,7 +10,6 @@ import threading
 import numpy as np
 import pytest
 
-import solver.search.kernel as kernel
 import solver.search.threads as parallel
 from pdb_builder.board import Board, Shape
 from pdb_builder.formats import read_file
@@ -19,6 +18,7 @@ from pdb_builder.moves import check_moves
 from pdb_builder.patterns import named_partition
 from solver.search.heuristic import manhattan_heuristic
 from solver.search.searcher import Searcher
+from solver.search.state import slots
 from solver.search.tables import heuristic_for
 
 from .conftest import THREADS, Restless, data_file, sample_states
@@ -142,7 +142,7 @@ def _interleave(monkeypatch):
         with lock:
             if not hasattr(self, "start_line"):
                 self.start_line = threading.Barrier(self.threads, timeout=30)
-        if int(w.state[kernel.S_HI]) == 0 and not args and not kw:
+        if slots(w.state).hi == 0 and not args and not kw:
             self.start_line.wait()
         return take(self, w, *args, **kw)
 

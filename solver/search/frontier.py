@@ -33,15 +33,17 @@ after a long IDA* iteration where it was measured to pay
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
+from pdb_builder.cores import share_of
+
 from ..tuning import tuning
 from .limits import raise_if_stopping
 from .state import SearchResult, new_stack, new_state, path_moves, slots, start_iteration
+from .threads import Pool, Worker
 
 ROWS_PER_NODE = 2  # buffer rows per frontier node kept: duplicates are written before they are removed
 CHUNK = 64  # frontier nodes a thread takes at a time
@@ -200,9 +202,72 @@ def build_frontier(
     return Frontier(paths, plen, _shared(paths, plen), f, last, nodes, expanded, moves, stopped, done)
 
 
+class FrontierIteration(Pool):
+    """One threshold of IDA* below the A* part's open nodes, on the threads' pool
+    (:class:`solver.search.threads.Pool`): a window is :data:`CHUNK` open nodes in the
+    frontier's order, the f of those past the threshold bounding the next one."""
+
+    def __init__(self, search: FrontierSearch, thresh: int, bpmx: bool, deadline, node_limit, before: int):
+        from .kernel import INF
+
+        self.search, self.fr = search, search.fr
+        self.hi, left_f = self.fr.upto(thresh, INF)
+        self.taken = 0  # the next open node nobody has taken
+        s, board, fsm = search.s, search.board, search.s.automaton
+        most = None if node_limit is None else before + node_limit  # (the pool counts from the search's start)
+        depth = search.max_depth
+        super().__init__(s, board, share_of(search.threads), thresh, 100, bpmx, deadline, most, before, fsm, depth)
+        self.next = left_f
+        self.top = root_top(board, self.workers[0].st, self.fsm_root)  # (read only: every thread's root alike)
+
+    def worker(self, me: int) -> Worker:
+        while len(self.search.workers) <= me:  # (kept from one threshold to the next)
+            self.search.workers.append(Worker(self.s, self.board, self.search.max_depth, self.K, self.fsm_root))
+        return self.search.workers[me]
+
+    def begin(self, w: Worker, me: int) -> bool:
+        w.state[:] = 0
+        v = slots(w.state)
+        v.thresh, v.next = self.thresh, self.K.INF
+        w.stack.cnt[:] = 0
+        w.read()
+        return self._take(w, me=me)
+
+    def _take(self, w: Worker, finished: bool = False, me: int = 0) -> bool:
+        with self.cond:
+            lo = self.taken
+            if self.stop or lo >= self.hi:
+                return False
+            self.taken = w.end = min(self.hi, lo + CHUNK)
+        v = slots(w.state)
+        v.front, v.inside = lo, 0
+        return True
+
+    def slice(self, w: Worker, nodes: int) -> int:
+        fr = self.fr
+        return self.K.frontier_slice(
+            w.root,
+            self.tables,
+            w.stack,
+            w.state,
+            nodes,
+            self.bpmx,
+            w.goal,
+            100,
+            fr.paths,
+            fr.plen,
+            fr.share,
+            w.end,
+            self.top,
+        )
+
+    def slice_nodes(self) -> int:
+        return tuning().slice_nodes if self.deadline is None else DEADLINE_SLICE
+
+
 class FrontierSearch:
     """IDA* over a :class:`Frontier`: :meth:`iteration` searches one threshold on
-    ``threads`` threads, each taking :data:`CHUNK` nodes at a time in the frontier's order."""
+    ``threads`` threads (:class:`FrontierIteration`)."""
 
     def __init__(self, searcher, board, frontier: Frontier, max_depth: int, threads: int = 1):
         self.s = searcher
@@ -210,109 +275,15 @@ class FrontierSearch:
         self.fr = frontier
         self.max_depth = max_depth
         self.threads = max(1, int(threads))
-        self.workers: list = []  # each thread's arrays (solver.search.threads.Worker)
+        self.workers: list = []  # each thread's arrays (solver.search.threads.Worker), kept between thresholds
 
     def iteration(self, thresh: int, bpmx: bool, deadline=None, node_limit=None, before: int = 0) -> tuple:
         """Every frontier node with f <= ``thresh`` searched to it: (status, moves, nodes,
         expanded, next threshold); status ``done``, ``found`` or ``limit`` (``node_limit``:
         the nodes this iteration may generate; each slice's are reserved first, so the
         threads never pass it).  ``before``: the search's nodes so far, for its live line."""
-        from . import kernel as K
-        from .threads import Worker
-
-        fr, s = self.fr, self.s
-        fsm = s.automaton
-        tables = s.kernel_tables(fsm)
-        hi, left_f = fr.upto(thresh, K.INF)
-        fsm_root = s.fsm_root(self.board, fsm)
-        while len(self.workers) < self.threads:
-            self.workers.append(Worker(s, self.board, self.max_depth, K, fsm_root))
-        top = root_top(self.board, self.workers[0].st, fsm_root)  # (read only: every thread's root alike)
-        lock = threading.Lock()
-        shared = {"next": 0, "found": None, "stop": False, "nodes": 0, "reserved": 0, "error": None}
-        nxt = [left_f]
-        totals = []
-        most = tuning().slice_nodes if deadline is None else DEADLINE_SLICE
-
-        def reserve() -> int:
-            """The next slice's nodes, reserved (0: the node limit is reached)."""
-            with lock:
-                if shared["stop"]:
-                    return 0
-                if node_limit is None:
-                    return most
-                left = node_limit - shared["nodes"] - shared["reserved"]
-                if left <= 0:
-                    shared["stop"] = True
-                    return 0
-                n = min(most, max(left // self.threads, 1))
-                shared["reserved"] += n
-                return n
-
-        def search(w, me: int) -> None:
-            state, v = w.state, slots(w.state)
-            state[:] = 0
-            v.thresh, v.next = thresh, K.INF
-            w.stack.cnt[:] = 0
-            while True:
-                with lock:
-                    lo = shared["next"]
-                    if shared["stop"] or lo >= hi:
-                        break
-                    shared["next"] = end = min(hi, lo + CHUNK)
-                v.front, v.inside = lo, 0
-                status = K.SLICE_SPENT
-                while status == K.SLICE_SPENT:
-                    n = reserve()
-                    if n == 0:
-                        break
-                    done = v.nodes
-                    status = K.frontier_slice(
-                        w.root, tables, w.stack, state, n, bpmx, w.goal, 100,
-                        fr.paths, fr.plen, fr.share, end, top,
-                    )  # fmt: skip
-                    raise_if_stopping()
-                    with lock:
-                        shared["nodes"] += v.nodes - done
-                        shared["reserved"] -= n if node_limit is not None else 0
-                        if status == K.FOUND and shared["found"] is None:
-                            shared["found"] = path_moves(s.letters, w.stack, v.depth)
-                        if status == K.FOUND or (deadline is not None and time.perf_counter() >= deadline):
-                            shared["stop"] = True
-                    if me == 0 and s.progress is not None:
-                        s.progress.search(thresh, before + shared["nodes"])
-                if status != K.ITERATION_DONE:
-                    break
-            with lock:
-                nxt[0] = min(nxt[0], v.next)
-                totals.append((v.nodes, v.expanded))
-
-        def work(w, me: int) -> None:
-            try:
-                search(w, me)
-            except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
-                with lock:
-                    shared["error"] = shared["error"] or exc
-                    shared["stop"] = True
-
-        if self.threads == 1:
-            search(self.workers[0], 0)
-        else:
-            pool = [threading.Thread(target=work, args=(w, i), daemon=True) for i, w in enumerate(self.workers)]
-            for t in pool:
-                t.start()
-            for t in pool:
-                t.join()
-            if shared["error"] is not None:
-                raise shared["error"]
-        raise_if_stopping()
-        nodes = sum(a for a, _ in totals)
-        expanded = sum(b for _, b in totals)
-        if shared["found"] is not None:
-            return "found", shared["found"], nodes, expanded, nxt[0]
-        if shared["stop"]:
-            return "limit", None, nodes, expanded, nxt[0]
-        return "done", None, nodes, expanded, nxt[0]
+        end = FrontierIteration(self, thresh, bpmx, deadline, node_limit, before).run()
+        return end.status, end.moves, end.nodes, end.expanded, end.next_threshold
 
 
 def frontier_solve(searcher, board, size: int, time_limit, node_limit, max_depth: int, threads, known=(0, None)):

@@ -122,6 +122,7 @@ class Worker:
         self.upper = (0, 0)  # of which above the split depth in its present walk (generated, expanded)
         self.before = (0, 0)  # generated and expanded in its earlier walks (see restart)
         self.cnt_before = np.zeros_like(self.stack.cnt)  # their nodes per depth, at and below the split depth
+        self.end = 0  # where its window of a frontier's open nodes ends (solver.search.frontier)
 
     def start(self, h0: int, thresh: int, split: int, split2: int) -> None:
         """A walk from the root."""
@@ -161,22 +162,26 @@ class _Shared:
         return self.end is None or self.taken < self.end
 
 
-class Iteration:
-    """Shared state of the threads (guarded by ``cond`` where more than one writes)."""
+class Pool:
+    """One iteration searched by threads, each with its own :class:`Worker`, over windows
+    of work a subclass hands out: the pool's loop (:meth:`_run`: slices of the kernel, a
+    node limit reserved slice by slice so the threads never pass it, the deadline, the
+    first solution, an error raised in the caller's thread), its threads (as many as the
+    :class:`~pdb_builder.cores.Share` grants, joining while it runs) and its counts.  A
+    subclass is a source of windows: :meth:`begin` (a thread's first window),
+    :meth:`_take` (its next one), :meth:`slice` (the kernel on it) and :meth:`_share`
+    (after a slice that spent its nodes).  :class:`Iteration` shares an iteration out
+    at a split depth; :class:`solver.search.frontier.FrontierIteration`, the A* part's
+    open nodes.  Shared state is guarded by ``cond`` where more than one thread writes."""
 
-    def __init__(self, searcher, board, share: Share, spec: IterationSpec):
+    def __init__(self, searcher, board, share: Share, thresh, weight, bpmx, deadline, node_limit, before, fsm, depth):
         from . import kernel as ida_kernel
 
         self.K = ida_kernel
-        self.s = searcher
-        self.board = board
-        self.share = share
-        self.threads = threads = share.granted  # at the start (the plan's)
-        thresh, self.weight, self.bpmx, self.deadline, self.node_limit, self.nodes_before, last, max_depth, fsm = spec
-        self.thresh = thresh
-        self.split, self.window, self.split2 = plan(last[0], last[1], threads)
-        self.taken = 0  # windows start here: numbers below it are some thread's
-        self.shared: list[_Shared] = []  # nodes at the split depth shared out, in the serial order
+        self.s, self.board, self.share = searcher, board, share
+        self.thresh, self.weight, self.bpmx = thresh, weight, bpmx
+        self.deadline, self.node_limit, self.nodes_before = deadline, node_limit, before
+        self.max_depth = depth
         self.reserved = 0  # nodes granted to slices running now (under a node limit)
         self.tables = searcher.kernel_tables(fsm)
         self.fsm_root = searcher.fsm_root(board, fsm)
@@ -186,11 +191,180 @@ class Iteration:
         self.moves = None
         self.limited = False
         self.error = None
-        self.max_depth = max_depth
         # every thread's worker, those that left included (their counts); the first the caller's
-        self.workers: list[Worker] = [Worker(searcher, board, max_depth, ida_kernel, self.fsm_root)]
+        self.workers: list[Worker] = [self.worker(0)]
         self.running: dict[int, threading.Thread | None] = {0: None}  # thread number -> its thread (0: the caller's)
         self.most = 1  # threads running at once, at most
+
+    # -- what a source of windows gives ------------------------------------------------------
+
+    def worker(self, me: int) -> Worker:
+        """Thread number ``me``'s arrays."""
+        return Worker(self.s, self.board, self.max_depth, self.K, self.fsm_root)
+
+    def begin(self, w: Worker, me: int) -> bool:
+        """``w`` at its first window (False: none)."""
+        raise NotImplementedError
+
+    def _take(self, w: Worker, finished: bool = False, me: int = 0) -> bool:
+        """``w``'s next window, its last one ended (``finished``: its walk through);
+        False when there is none."""
+        raise NotImplementedError
+
+    def slice(self, w: Worker, nodes: int) -> int:
+        """The kernel on ``w``'s window for at most ``nodes`` nodes: its status."""
+        raise NotImplementedError
+
+    def _share(self, w: Worker) -> None:
+        """After a slice that spent its nodes (the split search shares a long-held node)."""
+
+    def slice_nodes(self) -> int:
+        """Nodes a thread searches between looks at the clock and the other threads."""
+        return tuning().par_slice
+
+    def counts(self) -> np.ndarray | None:
+        """Nodes visited at each depth, where the source keeps them (None: it does not)."""
+        return None
+
+    # -- the pool ---------------------------------------------------------------------------------
+
+    def run(self) -> IterationEnd:
+        """The iteration on the caller's thread and those the share grants: how it ended."""
+        self.grow()
+        try:
+            self.work(self.workers[0])
+        finally:
+            self.join()
+            self.share.report(1)
+        if self.error is not None:
+            raise self.error
+        nodes, expanded = self.nodes(), _once(self.workers, "expanded", 1)
+        status = "found" if self.moves is not None else "limit" if self.limited else "done"
+        return IterationEnd(status, nodes, expanded, self.next, self.counts(), self.moves, self.most)
+
+    def work(self, w: Worker, me: int = 0) -> None:
+        """Thread number ``me``'s life: window by window, slice by slice, until its work
+        is through, the threads stop or the grant drops below it."""
+        try:
+            if self.begin(w, me):
+                self._run(w, me)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            with self.cond:
+                self.error = self.error or exc
+                self.stop = True
+                self.cond.notify_all()
+        finally:
+            if me:
+                with self.cond:
+                    self.running[me] = None
+                    self.share.report(self.count())
+
+    def count(self) -> int:
+        """Threads running now (under ``cond``)."""
+        return sum(1 for me, t in self.running.items() if me == 0 or t is not None)
+
+    def grow(self) -> None:
+        """A thread for each number granted and not running (from the caller's thread)."""
+        with self.cond:
+            idle = [] if self.stop else [me for me in range(1, self.share.granted) if self.running.get(me) is None]
+            for me in idle:
+                w = self.worker(me)
+                self.workers.append(w)
+                t = self.running[me] = threading.Thread(target=self.work, args=(w, me), daemon=True)
+                t.start()
+            if idle:
+                self.most = max(self.most, self.count())
+                self.share.report(self.count())
+
+    def join(self) -> None:
+        """Wait for every thread started (the caller's walk is through)."""
+        while True:
+            with self.cond:
+                alive = [t for t in self.running.values() if t is not None]
+            if not alive:
+                return
+            for t in alive:
+                t.join()
+
+    def _run(self, w: Worker, me: int) -> None:
+        K = self.K
+        while not self.stop:
+            if me == 0 and not self.share.fixed:
+                self.grow()
+            slice_nodes = self.slice_nodes()
+            if self.node_limit is not None:
+                with self.cond:  # a node limit: each slice's nodes reserved, so the threads never overrun it
+                    left = self._left()
+                    slice_nodes = min(slice_nodes, max(left // self.count(), 1))
+                    if left <= 0:
+                        self._limit()
+                        return
+                    self.reserved += slice_nodes
+            status = self.slice(w, slice_nodes)
+            raise_if_stopping()  # (work() hands it to the caller's thread and stops the others)
+            with self.cond:  # (the state vector counts from the start of the thread's walk)
+                w.read()
+                if self.node_limit is not None:
+                    self.reserved -= slice_nodes
+            if me == 0 and self.s.progress is not None:  # the caller's thread
+                self.s.progress.search(self.thresh, self.nodes_before + self.nodes())
+            if status == K.FOUND:
+                self._found(path_moves(self.s.letters, w.stack, slots(w.state).depth))
+                return
+            if status == K.ITERATION_DONE:
+                with self.cond:
+                    self.next = min(self.next, slots(w.state).next)
+                if not self._take(w, finished=True, me=me):  # more: a shared node's windows, the frontier's nodes
+                    return
+            elif status == K.WINDOW or status == K.WINDOW2:
+                if not self._take(w, me=me):  # above a lowered grant
+                    return
+            elif status == K.SLICE_SPENT:
+                self._share(w)
+            if self.deadline is not None and time.perf_counter() >= self.deadline:
+                self._limit()
+                return
+
+    def _found(self, moves: str) -> None:
+        with self.cond:
+            if self.moves is None:
+                self.moves = moves
+            self.stop = True
+            self.cond.notify_all()
+
+    def _limit(self) -> None:
+        with self.cond:  # (a Condition's lock is reentrant)
+            self.limited = True
+            self.stop = True
+            self.cond.notify_all()
+
+    def _left(self) -> int:
+        """Nodes the limit leaves, less those reserved for slices running now (under ``cond``)."""
+        return self.node_limit - self.nodes_before - self.nodes() - self.reserved
+
+    def nodes(self) -> int:
+        """Generated so far, the nodes above the split depth counted once."""
+        return _once(list(self.workers), "nodes", 0)
+
+
+class Iteration(Pool):
+    """The split search's iteration: the nodes at the split depth shared out in windows
+    of their numbers in the serial order, a long-held node's second-depth nodes too."""
+
+    def __init__(self, searcher, board, share: Share, spec: IterationSpec):
+        thresh, weight, bpmx, deadline, node_limit, before, last, max_depth, fsm = spec
+        self.threads = share.granted  # at the start: the plan's
+        self.split, self.window, self.split2 = plan(last[0], last[1], self.threads)
+        self.taken = 0  # windows start here: numbers below it are some thread's
+        self.shared: list[_Shared] = []  # nodes at the split depth shared out, in the serial order
+        super().__init__(searcher, board, share, thresh, weight, bpmx, deadline, node_limit, before, fsm, max_depth)
+
+    def begin(self, w: Worker, me: int) -> bool:
+        w.start(self._h0(w), self.thresh, self.split, self.split2)
+        return self._take(w, me=me)
+
+    def slice(self, w: Worker, nodes: int) -> int:
+        return self.K.search_slice(w.root, self.tables, w.stack, w.state, nodes, self.bpmx, w.goal, self.weight)
 
     def _h0(self, w: Worker) -> int:
         return w.st.h0 if self.weight == 100 else (w.st.h0 * self.weight) // 100
@@ -241,10 +415,6 @@ class Iteration:
             v.hi = self.taken
             return True
 
-    def _left(self) -> int:
-        """Nodes the limit leaves, less those reserved for slices running now (under ``cond``)."""
-        return self.node_limit - self.nodes_before - self.nodes() - self.reserved
-
     def _restart_cost(self, w: Worker) -> int:
         """What :meth:`Worker.restart` adds to :meth:`nodes` at once: ``w``'s walk
         above the split depth so far, counted once until then, becomes its own."""
@@ -273,109 +443,6 @@ class Iteration:
             v.hi2 = first + window
             self.shared.append(_Shared(v.seen, first + window, window))
             self.shared.sort(key=lambda sh: sh.number)
-
-    def work(self, w: Worker, me: int = 0) -> None:
-        """Thread number ``me``'s life: the iteration from the root, window by window,
-        slice by slice, until its walk is through, the threads stop or the grant
-        drops below it."""
-        try:
-            w.start(self._h0(w), self.thresh, self.split, self.split2)
-            if self._take(w, me=me):
-                self._run(w, me)
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-            with self.cond:
-                self.error = self.error or exc
-                self.stop = True
-                self.cond.notify_all()
-        finally:
-            if me:
-                with self.cond:
-                    self.running[me] = None
-                    self.share.report(self.count())
-
-    def count(self) -> int:
-        """Threads running now (under ``cond``)."""
-        return sum(1 for me, t in self.running.items() if me == 0 or t is not None)
-
-    def grow(self) -> None:
-        """A thread for each number granted and not running (from the caller's thread)."""
-        with self.cond:
-            idle = [] if self.stop else [me for me in range(1, self.share.granted) if self.running.get(me) is None]
-            for me in idle:
-                w = Worker(self.s, self.board, self.max_depth, self.K, self.fsm_root)
-                self.workers.append(w)
-                t = self.running[me] = threading.Thread(target=self.work, args=(w, me), daemon=True)
-                t.start()
-            if idle:
-                self.most = max(self.most, self.count())
-                self.share.report(self.count())
-
-    def join(self) -> None:
-        """Wait for every thread started (the caller's walk is through)."""
-        while True:
-            with self.cond:
-                alive = [t for t in self.running.values() if t is not None]
-            if not alive:
-                return
-            for t in alive:
-                t.join()
-
-    def _run(self, w: Worker, me: int) -> None:
-        K = self.K
-        while not self.stop:
-            if me == 0 and not self.share.fixed:
-                self.grow()
-            slice_nodes = tuning().par_slice
-            if self.node_limit is not None:
-                with self.cond:  # a node limit: each slice's nodes reserved, so the threads never overrun it
-                    left = self._left()
-                    slice_nodes = min(slice_nodes, max(left // self.count(), 1))
-                    if left <= 0:
-                        self._limit()
-                        return
-                    self.reserved += slice_nodes
-            status = K.search_slice(w.root, self.tables, w.stack, w.state, slice_nodes, self.bpmx, w.goal, self.weight)
-            raise_if_stopping()  # (work() hands it to the caller's thread and stops the others)
-            with self.cond:  # (the state vector counts from the start of the thread's walk)
-                w.read()
-                if self.node_limit is not None:
-                    self.reserved -= slice_nodes
-            if me == 0 and self.s.progress is not None:  # the caller's thread
-                self.s.progress.search(self.thresh, self.nodes_before + self.nodes())
-            if status == K.FOUND:
-                self._found(path_moves(self.s.letters, w.stack, slots(w.state).depth))
-                return
-            if status == K.ITERATION_DONE:
-                with self.cond:
-                    self.next = min(self.next, slots(w.state).next)
-                if self._take(w, finished=True, me=me):  # a shared node still has windows
-                    continue
-                return
-            if status == K.WINDOW or status == K.WINDOW2:
-                if not self._take(w, me=me):  # above a lowered grant
-                    return
-            elif status == K.SLICE_SPENT:
-                self._share(w)
-            if self.deadline is not None and time.perf_counter() >= self.deadline:
-                self._limit()
-                return
-
-    def _found(self, moves: str) -> None:
-        with self.cond:
-            if self.moves is None:
-                self.moves = moves
-            self.stop = True
-            self.cond.notify_all()
-
-    def _limit(self) -> None:
-        with self.cond:  # (a Condition's lock is reentrant)
-            self.limited = True
-            self.stop = True
-            self.cond.notify_all()
-
-    def nodes(self) -> int:
-        """Generated so far, the nodes above the split depth counted once."""
-        return _once(list(self.workers), "nodes", 0)
 
     def counts(self) -> np.ndarray:
         """Nodes visited at each depth: above the split depth every thread's walk is
@@ -425,16 +492,4 @@ class IterationSpec(NamedTuple):
 def run_iteration(searcher, board, threads, spec: IterationSpec):
     """One iteration of ``board``'s search (``spec``) from its root on ``threads``
     threads (a count, or a :class:`~pdb_builder.cores.Share` followed while it runs)."""
-    share = share_of(threads)
-    it = Iteration(searcher, board, share, spec)
-    it.grow()
-    try:
-        it.work(it.workers[0])
-    finally:
-        it.join()
-        share.report(1)
-    if it.error is not None:
-        raise it.error
-    nodes, expanded = it.nodes(), _once(it.workers, "expanded", 1)
-    status = "found" if it.moves is not None else "limit" if it.limited else "done"
-    return IterationEnd(status, nodes, expanded, it.next, it.counts(), it.moves, it.most)
+    return Iteration(searcher, board, share_of(threads), spec).run()
