@@ -42,7 +42,7 @@ from pdb_builder.cores import share_of
 
 from ..tuning import tuning
 from .limits import raise_if_stopping
-from .state import SearchResult, new_stack, new_state, path_moves, slots, start_iteration
+from .state import new_stack, new_state, path_moves, slots, start_iteration
 from .threads import Pool, Worker
 
 ROWS_PER_NODE = 2  # buffer rows per frontier node kept: duplicates are written before they are removed
@@ -286,74 +286,39 @@ class FrontierSearch:
         return end.status, end.moves, end.nodes, end.expanded, end.next_threshold
 
 
-def frontier_solve(searcher, board, size: int, time_limit, node_limit, max_depth: int, threads, known=(0, None)):
-    """A*+IDA* for ``board``: the :class:`~solver.search.state.SearchResult` that
-    :meth:`~solver.search.searcher.Searcher.solve` gives for IDA* alone, the same length and
-    proof (``known``: the floor and ceiling it takes).  ``threads``: a thread count, or
-    :class:`~solver.search.processes.Workers` that search the frontier's nodes in windows
-    (each worker builds the same frontier once)."""
-    t0 = time.perf_counter()
-    workers, share = searcher.where(threads)
-    count = workers.count if workers is not None else share.granted
-    deadline = None if time_limit is None else t0 + time_limit
-    st = searcher.root_state(board)
-    names = searcher.names
-    floor, ceiling = known
-    done: list = []
-    part = None  # the A* part: (open nodes kept, its nodes, its bounds completed)
+class FrontierRun:
+    """A*+IDA* as a source of the searcher's iterations: the A* part built once
+    (:func:`build_frontier`, with a known answer's length as its ``ceiling``), then each
+    threshold IDA* below its open nodes (:meth:`iteration`) on this process's threads
+    (:class:`FrontierSearch`) or on worker processes (``workers``, which build the same
+    frontier once).  The searcher's one threshold loop drives it
+    (:meth:`solver.search.searcher.Searcher._solve`): the same proof as IDA*'s."""
 
-    def result(moves, bound, nodes, expanded, unfinished=None):
-        found = moves is not None
-        out = SearchResult(
-            moves,
-            len(moves) if found else None,
-            found,
-            len(moves) if found else bound,
-            nodes,
-            time.perf_counter() - t0,
-            "solved" if found else "limit",
-            names,
-            st.h0,
-            expanded,
-            done,
-        )
-        out.unfinished = unfinished
-        out.threads = count
-        out.frontier = part
-        return out
+    def __init__(self, searcher, board, size: int, max_depth: int, deadline, node_limit, ceiling, workers, threads):
+        built = searcher.automaton  # (what the workers build their frontier with: the key)
+        self.fr = build_frontier(searcher, board, size, max_depth, deadline, node_limit, ceiling)
+        self.searcher, self.board, self.workers = searcher, board, workers
+        self.key = (size, built.depth, max_depth, ceiling)
+        self.search = FrontierSearch(searcher, board, self.fr, max_depth, 1 if workers is not None else threads)
 
-    if st.h0 == 0:
-        return result("", 0, 0, 0)
-    built = searcher.automaton
-    fr = build_frontier(searcher, board, size, max_depth, deadline, node_limit, ceiling)
-    done.extend(fr.done)
-    nodes, expanded = fr.nodes, fr.expanded
-    part = (0 if fr.moves is not None else len(fr), fr.nodes, len(fr.done))
-    if fr.moves is not None:
-        return result(fr.moves, len(fr.moves), nodes, expanded)
-    if fr.stopped:  # every bound completed is below the answer, which keeps the estimate's parity
-        return result(None, max(floor, fr.done[-1][0] + 2 if fr.done else st.h0), nodes, expanded)
-    search = FrontierSearch(searcher, board, fr, max_depth, 1 if workers is not None else count)
-    key = (size, built.depth, max_depth, ceiling)
-    first = int(fr.f[0])
-    thresh = max(first, floor - (floor - first) % 2)
-    while True:
-        if ceiling is not None and thresh >= ceiling:
-            return result(None, thresh, nodes, expanded)
-        began = time.perf_counter()
-        left = None if node_limit is None else node_limit - nodes
-        if workers is None:
-            status, moves, n, e, nxt = search.iteration(thresh, searcher.bpmx, deadline, left, nodes)
-        else:
-            status, moves, n, e, nxt = workers.run_frontier(searcher, board, fr, key, thresh, deadline, left)
-        nodes += n
-        expanded += e
-        if status == "found":
-            return result(moves, thresh, nodes, expanded)
-        if status == "limit":
-            return result(None, thresh, nodes, expanded, (thresh, n, round(time.perf_counter() - began, 4)))
-        done.append((thresh, n, round(time.perf_counter() - began, 4)))
-        searcher.pruning_after(searcher.automaton, nodes, None if deadline is None else deadline - time.perf_counter())
-        if nxt >= max_depth:
-            return result(None, thresh, nodes, expanded)
-        thresh = nxt
+    def kept(self) -> int:
+        """Open nodes kept (0: the A* part found the answer itself)."""
+        return 0 if self.fr.moves is not None else len(self.fr)
+
+    def start(self, floor: int) -> int:
+        """The first threshold: the least f of the open nodes, or ``floor`` where an
+        earlier search proved more (of the same parity: every f of a board has it)."""
+        first = int(self.fr.f[0])
+        return max(first, floor - (floor - first) % 2)
+
+    def stopped_bound(self, floor: int, h0: int) -> int:
+        """What the A* part proved when a limit stopped it: past every bound it completed
+        (the next one keeps the estimate's parity), or ``floor``."""
+        return max(floor, self.fr.done[-1][0] + 2 if self.fr.done else h0)
+
+    def iteration(self, thresh: int, bpmx: bool, deadline, node_limit, before: int) -> tuple:
+        """One threshold below the open nodes: (status, moves, nodes, expanded, next
+        threshold), as :meth:`FrontierSearch.iteration` gives it."""
+        if self.workers is None:
+            return self.search.iteration(thresh, bpmx, deadline, node_limit, before)
+        return self.workers.run_frontier(self.searcher, self.board, self.fr, self.key, thresh, deadline, node_limit)

@@ -361,13 +361,12 @@ class Searcher:
     def _solve(
         self, board: Board, time_limit, node_limit, max_depth: int, weight: int, threads, known=(0, None)
     ) -> SearchResult:
+        """The one threshold loop of IDA*: each iteration from the root (on this thread,
+        then on the split search's threads or workers once large), or below the open
+        nodes of an A* part (:class:`~solver.search.frontier.FrontierRun`) from the root
+        (``frontier``) or once the search has grown (:meth:`_frontier_next`)."""
         K = _kernel()
         workers, threads = self.where(threads)
-        if self.frontier and weight == 100:  # A*+IDA* from the root
-            from .frontier import frontier_solve
-
-            count = workers if workers is not None else threads.granted
-            return frontier_solve(self, board, self.frontier, time_limit, node_limit, max_depth, count, known)
         t0 = time.perf_counter()
         st = self.root_state(board)
         h0 = st.h0
@@ -377,6 +376,7 @@ class Searcher:
 
         done = []  # the iterations completed: (threshold, nodes, seconds)
         most = 1  # threads that searched at once, at most
+        part = None  # A*+IDA*: (open nodes kept, the A* part's nodes, its bounds counted as iterations)
 
         def result(moves, thresh, nodes, expanded=0):
             found = moves is not None
@@ -388,10 +388,11 @@ class Searcher:
             out = SearchResult(moves, length, optimal, bound, nodes, seconds, status, names, st.h0, expanded, done)
             if not found and weight == 100 and nodes > began[0]:
                 out.unfinished = (thresh, nodes - began[0], round(time.perf_counter() - began[1], 4))
-            out.threads = most
+            out.threads, out.frontier = most, part
             return out
 
         if h0 == 0:
+            began = (0, t0)
             return result("", 0, 0)
         stack = new_stack(max_depth, self.ngroups)
         state = new_state()
@@ -410,66 +411,105 @@ class Searcher:
         alone = workers is None and threads.fixed and threads.granted == 1  # one thread, never more
         grows = not threads.fixed  # a grant that may change: threads join while an iteration runs
         last = None  # the last iteration's (nodes visited per depth, nodes): where the next one splits
+        front = None  # A*+IDA*: the A* part built, IDA* below its open nodes (solver.search.frontier)
+
+        def by_frontier(size: int, floor: int, from_root: bool):
+            """The search on by A*+IDA* from ``floor``: the A* part built, its nodes counted
+            (its bounds as iterations where it starts at the root); (the run, or a result
+            where the A* part found the answer or a limit stopped it)."""
+            nonlocal nodes, expanded, part, most, began
+            from .frontier import FrontierRun
+
+            left = None if node_limit is None else node_limit - nodes
+            count = workers.count if workers is not None else threads.granted
+            run = FrontierRun(self, board, size, max_depth, deadline, left, ceiling, workers, count)
+            fr = run.fr
+            nodes, expanded, most = nodes + fr.nodes, expanded + fr.expanded, max(most, count)
+            part = (run.kept(), fr.nodes, len(fr.done) if from_root else 0)
+            if from_root:
+                done.extend(fr.done)
+            began = (nodes, time.perf_counter())
+            if fr.moves is not None:
+                return None, result(fr.moves, len(fr.moves), nodes, expanded)
+            if fr.stopped:
+                return None, result(None, run.stopped_bound(floor, st.h0), nodes, expanded)
+            return run, None
+
+        if self.frontier and weight == 100:  # A*+IDA* from the root
+            front, ended = by_frontier(self.frontier, floor, True)
+            if ended is not None:
+                return ended
+            thresh = front.start(floor)
         while True:
             if ceiling is not None and thresh >= ceiling:  # every iteration below the known answer ended
                 return result(None, thresh, nodes, expanded)
-            start_iteration(st, board.blank, h0, thresh, stack, state, self.fsm_root(board, fsm))
-            v.nodes, v.expanded = nodes, expanded
-            started = nodes
-            began = (nodes, time.perf_counter())
-            while not parallel:
-                slice_nodes = tuning().slice_nodes if alone or grows else min(tuning().slice_nodes, PARALLEL_AFTER)
-                if deadline is not None:  # a short limit is looked at often enough to hold
-                    now = time.perf_counter()
-                    slice_nodes = min(slice_nodes, slice_within(nodes, now - t0, deadline - now))
-                if node_limit is not None:
-                    slice_nodes = min(slice_nodes, node_limit - v.nodes)
-                status = (
-                    K.SLICE_SPENT
-                    if slice_nodes <= 0
-                    else K.search_slice(root, tables, stack, state, slice_nodes, bpmx, self.goal, weight)
-                )
-                raise_if_stopping()
-                nodes = v.nodes
-                expanded = v.expanded
-                if self.progress is not None:
-                    self.progress.search(thresh, nodes)
-                if status == K.FOUND:
-                    return result(path_moves(self.letters, stack, v.depth), thresh, nodes, expanded)
-                if status == K.ITERATION_DONE:
-                    break
-                if (node_limit is not None and nodes >= node_limit) or (
-                    deadline is not None and time.perf_counter() >= deadline
-                ):
-                    return result(None, thresh, nodes, expanded)
-                if not grows:
-                    parallel = not alone
-                elif threads.granted > 1:  # more threads granted mid-iteration: this one again on them?
-                    left = None if deadline is None else deadline - time.perf_counter()
-                    parallel = restart_pays(threads.granted, time.perf_counter() - began[1], left, done)
-            if not parallel or last is None:
-                last = (stack.cnt.copy(), nodes - started)
-            if not parallel:
-                nxt = v.next
-                # the next iterations on the split search once they are large, even on one thread:
-                # the threads granted while one runs join it
-                parallel = grows and nodes - started > PARALLEL_AFTER
-            else:  # the iteration starts again from the root, on the threads
-                from .threads import IterationSpec, run_iteration
+            if front is not None:  # below the A* part's open nodes
+                began = (nodes, time.perf_counter())
+                left = None if node_limit is None else node_limit - nodes
+                status, moves, n, e, nxt = front.iteration(thresh, self.bpmx, deadline, left, nodes)
+                nodes, expanded = nodes + n, expanded + e
+                if status != "done":
+                    return result(moves, thresh, nodes, expanded)
+                last = (None, n)
+            else:
+                start_iteration(st, board.blank, h0, thresh, stack, state, self.fsm_root(board, fsm))
+                v.nodes, v.expanded = nodes, expanded
+                started = nodes
+                began = (nodes, time.perf_counter())
+                while not parallel:
+                    most_slice = tuning().slice_nodes
+                    slice_nodes = most_slice if alone or grows else min(most_slice, PARALLEL_AFTER)
+                    if deadline is not None:  # a short limit is looked at often enough to hold
+                        now = time.perf_counter()
+                        slice_nodes = min(slice_nodes, slice_within(nodes, now - t0, deadline - now))
+                    if node_limit is not None:
+                        slice_nodes = min(slice_nodes, node_limit - v.nodes)
+                    status = (
+                        K.SLICE_SPENT
+                        if slice_nodes <= 0
+                        else K.search_slice(root, tables, stack, state, slice_nodes, bpmx, self.goal, weight)
+                    )
+                    raise_if_stopping()
+                    nodes = v.nodes
+                    expanded = v.expanded
+                    if self.progress is not None:
+                        self.progress.search(thresh, nodes)
+                    if status == K.FOUND:
+                        return result(path_moves(self.letters, stack, v.depth), thresh, nodes, expanded)
+                    if status == K.ITERATION_DONE:
+                        break
+                    if (node_limit is not None and nodes >= node_limit) or (
+                        deadline is not None and time.perf_counter() >= deadline
+                    ):
+                        return result(None, thresh, nodes, expanded)
+                    if not grows:
+                        parallel = not alone
+                    elif threads.granted > 1:  # more threads granted mid-iteration: this one again on them?
+                        left = None if deadline is None else deadline - time.perf_counter()
+                        parallel = restart_pays(threads.granted, time.perf_counter() - began[1], left, done)
+                if not parallel or last is None:
+                    last = (stack.cnt.copy(), nodes - started)
+                if not parallel:
+                    nxt = v.next
+                    # the next iterations on the split search once they are large, even on one thread:
+                    # the threads granted while one runs join it
+                    parallel = grows and nodes - started > PARALLEL_AFTER
+                else:  # the iteration starts again from the root, on the threads
+                    from .threads import IterationSpec, run_iteration
 
-                spec = IterationSpec(thresh, weight, bpmx, deadline, node_limit, nodes, last, max_depth, fsm)
-                if workers is not None:
-                    out = workers.run_iteration(self, board, spec)
-                else:
-                    out = run_iteration(self, board, threads, spec)
-                nodes += out.nodes
-                expanded += out.expanded
-                most = max(most, out.threads)
-                if out.status != "done":
-                    began = (nodes - out.nodes, began[1])  # the iteration searched again from its root
-                    return result(out.moves, thresh, nodes, expanded)
-                last = (out.counts, out.nodes)
-                nxt = out.next_threshold
+                    spec = IterationSpec(thresh, weight, bpmx, deadline, node_limit, nodes, last, max_depth, fsm)
+                    if workers is not None:
+                        out = workers.run_iteration(self, board, spec)
+                    else:
+                        out = run_iteration(self, board, threads, spec)
+                    nodes += out.nodes
+                    expanded += out.expanded
+                    most = max(most, out.threads)
+                    if out.status != "done":
+                        began = (nodes - out.nodes, began[1])  # the iteration searched again from its root
+                        return result(out.moves, thresh, nodes, expanded)
+                    last = (out.counts, out.nodes)
+                    nxt = out.next_threshold
             done.append((thresh, last[1], round(time.perf_counter() - began[1], 4)))
             began = (nodes, time.perf_counter())
             left = None if deadline is None else deadline - began[1]
@@ -479,23 +519,11 @@ class Searcher:
                 # Thresholds stay below max_depth, so the stack never overflows and no
                 # depth cut can hide a solution; past it the board stays unsolved.
                 return result(None, thresh, nodes, expanded)
-            if self._frontier_next(weight, last[1], nxt, ceiling):  # the rest by A*+IDA*
-                from .frontier import frontier_solve
-
-                left = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
-                count = workers if workers is not None else threads.granted
-                spare = None if node_limit is None else node_limit - nodes
-                rest = frontier_solve(
-                    self, board, tuning().frontier_nodes, left, spare, max_depth, count, (nxt, ceiling)
-                )
-                kept, part, bounds = rest.frontier or (0, 0, 0)
-                rest.frontier = (kept, part, 0)  # (its A* part's bounds are not this search's iterations)
-                rest.iterations = done + rest.iterations[bounds:]
-                rest.nodes += nodes
-                rest.expanded += expanded
-                rest.seconds = time.perf_counter() - t0
-                rest.threads = max(most, rest.threads)
-                return rest
+            if front is None and self._frontier_next(weight, last[1], nxt, ceiling):  # the rest by A*+IDA*
+                front, ended = by_frontier(tuning().frontier_nodes, nxt, False)
+                if ended is not None:
+                    return ended
+                nxt = front.start(nxt)
             thresh = nxt
 
     def _frontier_next(self, weight: int, iteration: int, nxt: int, ceiling) -> bool:
