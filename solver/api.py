@@ -164,7 +164,7 @@ def solve(
     ``distributed.Client``), each opening ``db_dir`` itself
     (:mod:`solver.search.processes`).  At most one of the three.  ``frontier``: A*+IDA* from
     the root, the A* part keeping at most that many open nodes (:mod:`solver.search.frontier`;
-    0: IDA* alone; None: the searcher's default, :func:`~solver.search.searcher.frontier_pays`)."""
+    0: IDA* alone; None: the searcher's default, :func:`~solver.search.driver.frontier_pays`)."""
     one_of("goal", goal, ("korf", "devquiz"))
     positive_number("frontier", frontier or None, whole=True)
     positive_number("time_limit", time_limit)

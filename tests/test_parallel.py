@@ -74,7 +74,7 @@ def test_an_iteration_starts_again_on_more_threads_only_where_that_pays():
     """Granted 4 threads (counted at 3.2 one-thread speeds) after 10 s of an iteration:
     again from its root when it is expected to run long, not when it is nearly through
     or the limit is too close for the threads to catch up."""
-    from solver.search.searcher import restart_pays
+    from solver.search.driver import restart_pays
 
     assert restart_pays(4, 10.0, None, [])  # nothing known: it may run for ever
     assert not restart_pays(1, 0.1, None, [])

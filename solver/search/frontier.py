@@ -28,7 +28,7 @@ Another path kept that an automaton prunes loses a duplicate, never w.
 Nodes count as the kernel counts them, the walks down the frontier paths included.  When a
 search goes on by A*+IDA*: ``Searcher.frontier`` (N open nodes from the root), or by default
 after a long IDA* iteration where it was measured to pay
-(:func:`solver.search.searcher.frontier_pays`).
+(:func:`solver.search.driver.frontier_pays`).
 """
 
 from __future__ import annotations

@@ -26,8 +26,8 @@ from pdb_builder.cores import Share, share_of
 from pdb_builder.entries import bits_at, root_value
 from pdb_builder.solvability import decide
 
-from ..tuning import tuning
 from .automaton import Automaton, automaton_for, deeper, neighbour_arrays, undo_only
+from .driver import Drive
 from .first_nodes import first_nodes_search, kernel_loaded
 from .heuristic import (
     MAX_LOOKUP_TILES,
@@ -39,41 +39,9 @@ from .heuristic import (
     kernel_arrays,
     manhattan_heuristic,
 )
-from .limits import raise_if_stopping
-from .state import Backend, Root, SearchResult, new_stack, new_state, path_moves, private, slots, start_iteration
+from .state import Backend, Root, SearchResult, private
 
 MAX_DEPTH = 1000  # deepest path the kernel keeps; longer thresholds stop as a limit
-FIRST_SLICE = 20_000  # nodes of a search's first slice under a time limit, before its speed is known
-PARALLEL_AFTER = 200_000  # with threads: nodes of an iteration searched serially before it splits
-# what an iteration on n threads is counted to go, n times this times one thread's speed, when
-# a search whose threads may grow weighs starting its iteration again on them (restart_pays)
-SPLIT_EFFICIENCY = 0.8
-ITERATION_GROWTH = 4.0  # an iteration's size against the last one's, where the search shows none
-
-
-def frontier_pays(shape) -> bool:
-    """Whether a long search of ``shape`` goes on by A*+IDA* by default: the 5x5 without
-    walls, the 24-puzzle, where it was measured."""
-    return shape.width == 5 and shape.height == 5 and not shape.walls
-
-
-def restart_pays(threads: int, spent: float, left: float | None, done: list) -> bool:
-    """Whether an iteration searched for ``spent`` seconds on one thread, with ``left``
-    seconds of its limit left (None: no limit), ends sooner (or gets further by the
-    limit) searched again from its root on ``threads`` threads: the threads cover
-    again what was searched, then go on faster.  ``done``: the search's completed
-    iterations, (threshold, nodes, seconds) each, from which this one's length is
-    guessed (the last one's seconds times its growth)."""
-    gain = threads * SPLIT_EFFICIENCY
-    if gain <= 1:
-        return False
-    if left is not None and left * (gain - 1) <= spent:  # by the limit: (left - spent/gain) * gain > left
-        return False
-    if done:
-        growth = done[-1][1] / max(done[-2][1], 1) if len(done) > 1 else ITERATION_GROWTH
-        expected = max(done[-1][2] * growth, spent)
-        return spent + expected / gain < expected
-    return True
 
 
 def _kernel():
@@ -81,17 +49,6 @@ def _kernel():
     from . import kernel as ida_kernel
 
     return ida_kernel
-
-
-def slice_within(nodes: int, elapsed: float, left: float) -> int:
-    """Nodes for the next slice of a search with ``left`` seconds to its time limit,
-    having visited ``nodes`` in ``elapsed`` seconds: what it visits in the time left at
-    that speed (a tenth more, at least :data:`FIRST_SLICE`), so that a limit of a
-    fraction of a second is looked at within a slice of it, not after a whole
-    ``slice_nodes`` (:mod:`solver.tuning`; a fifth of a second and more)."""
-    if nodes <= 0 or elapsed <= 0:
-        return FIRST_SLICE
-    return max(FIRST_SLICE, int(1.1 * nodes / elapsed * max(left, 0.0)))
 
 
 class Searcher:
@@ -361,181 +318,8 @@ class Searcher:
     def _solve(
         self, board: Board, time_limit, node_limit, max_depth: int, weight: int, threads, known=(0, None)
     ) -> SearchResult:
-        """The one threshold loop of IDA*: each iteration from the root (on this thread,
-        then on the split search's threads or workers once large), or below the open
-        nodes of an A* part (:class:`~solver.search.frontier.FrontierRun`) from the root
-        (``frontier``) or once the search has grown (:meth:`_frontier_next`)."""
-        K = _kernel()
-        workers, threads = self.where(threads)
-        t0 = time.perf_counter()
-        st = self.root_state(board)
-        h0 = st.h0
-        if weight != 100:
-            h0 = (h0 * weight) // 100
-        names = self.names
-
-        done = []  # the iterations completed: (threshold, nodes, seconds)
-        most = 1  # threads that searched at once, at most
-        part = None  # A*+IDA*: (open nodes kept, the A* part's nodes, its bounds counted as iterations)
-
-        def result(moves, thresh, nodes, expanded=0):
-            found = moves is not None
-            optimal = found and (weight == 100 or not moves)
-            bound = len(moves) if optimal else (thresh if weight == 100 else st.h0)
-            length = len(moves) if found else None
-            status = "solved" if found else "limit"
-            seconds = time.perf_counter() - t0
-            out = SearchResult(moves, length, optimal, bound, nodes, seconds, status, names, st.h0, expanded, done)
-            if not found and weight == 100 and nodes > began[0]:
-                out.unfinished = (thresh, nodes - began[0], round(time.perf_counter() - began[1], 4))
-            out.threads, out.frontier = most, part
-            return out
-
-        if h0 == 0:
-            began = (0, t0)
-            return result("", 0, 0)
-        stack = new_stack(max_depth, self.ngroups)
-        state = new_state()
-        v = slots(state)  # (the one view of it: solver.search.state.Slots)
-        root = st.arrays()
-        fsm = self.automaton  # this iteration's pruning: every thread of it follows the same one
-        tables = self.kernel_tables(fsm)
-        bpmx = self.bpmx and weight == 100
-        deadline = None if time_limit is None else t0 + time_limit
-        floor, ceiling = known
-        # thresholds keep the parity of the estimate (every f of a board has it)
-        thresh = max(h0, floor - (floor - h0) % 2)
-        nodes = expanded = 0
-        began = (0, t0)  # where the iteration under way began: nodes, perf_counter
-        parallel = False  # once an iteration outgrew a slice, every later one runs on the threads
-        alone = workers is None and threads.fixed and threads.granted == 1  # one thread, never more
-        grows = not threads.fixed  # a grant that may change: threads join while an iteration runs
-        last = None  # the last iteration's (nodes visited per depth, nodes): where the next one splits
-        front = None  # A*+IDA*: the A* part built, IDA* below its open nodes (solver.search.frontier)
-
-        def by_frontier(size: int, floor: int, from_root: bool):
-            """The search on by A*+IDA* from ``floor``: the A* part built, its nodes counted
-            (its bounds as iterations where it starts at the root); (the run, or a result
-            where the A* part found the answer or a limit stopped it)."""
-            nonlocal nodes, expanded, part, most, began
-            from .frontier import FrontierRun
-
-            left = None if node_limit is None else node_limit - nodes
-            count = workers.count if workers is not None else threads.granted
-            run = FrontierRun(self, board, size, max_depth, deadline, left, ceiling, workers, count)
-            fr = run.fr
-            nodes, expanded, most = nodes + fr.nodes, expanded + fr.expanded, max(most, count)
-            part = (run.kept(), fr.nodes, len(fr.done) if from_root else 0)
-            if from_root:
-                done.extend(fr.done)
-            began = (nodes, time.perf_counter())
-            if fr.moves is not None:
-                return None, result(fr.moves, len(fr.moves), nodes, expanded)
-            if fr.stopped:
-                return None, result(None, run.stopped_bound(floor, st.h0), nodes, expanded)
-            return run, None
-
-        if self.frontier and weight == 100:  # A*+IDA* from the root
-            front, ended = by_frontier(self.frontier, floor, True)
-            if ended is not None:
-                return ended
-            thresh = front.start(floor)
-        while True:
-            if ceiling is not None and thresh >= ceiling:  # every iteration below the known answer ended
-                return result(None, thresh, nodes, expanded)
-            if front is not None:  # below the A* part's open nodes
-                began = (nodes, time.perf_counter())
-                left = None if node_limit is None else node_limit - nodes
-                status, moves, n, e, nxt = front.iteration(thresh, self.bpmx, deadline, left, nodes)
-                nodes, expanded = nodes + n, expanded + e
-                if status != "done":
-                    return result(moves, thresh, nodes, expanded)
-                last = (None, n)
-            else:
-                start_iteration(st, board.blank, h0, thresh, stack, state, self.fsm_root(board, fsm))
-                v.nodes, v.expanded = nodes, expanded
-                started = nodes
-                began = (nodes, time.perf_counter())
-                while not parallel:
-                    most_slice = tuning().slice_nodes
-                    slice_nodes = most_slice if alone or grows else min(most_slice, PARALLEL_AFTER)
-                    if deadline is not None:  # a short limit is looked at often enough to hold
-                        now = time.perf_counter()
-                        slice_nodes = min(slice_nodes, slice_within(nodes, now - t0, deadline - now))
-                    if node_limit is not None:
-                        slice_nodes = min(slice_nodes, node_limit - v.nodes)
-                    status = (
-                        K.SLICE_SPENT
-                        if slice_nodes <= 0
-                        else K.search_slice(root, tables, stack, state, slice_nodes, bpmx, self.goal, weight)
-                    )
-                    raise_if_stopping()
-                    nodes = v.nodes
-                    expanded = v.expanded
-                    if self.progress is not None:
-                        self.progress.search(thresh, nodes)
-                    if status == K.FOUND:
-                        return result(path_moves(self.letters, stack, v.depth), thresh, nodes, expanded)
-                    if status == K.ITERATION_DONE:
-                        break
-                    if (node_limit is not None and nodes >= node_limit) or (
-                        deadline is not None and time.perf_counter() >= deadline
-                    ):
-                        return result(None, thresh, nodes, expanded)
-                    if not grows:
-                        parallel = not alone
-                    elif threads.granted > 1:  # more threads granted mid-iteration: this one again on them?
-                        left = None if deadline is None else deadline - time.perf_counter()
-                        parallel = restart_pays(threads.granted, time.perf_counter() - began[1], left, done)
-                if not parallel or last is None:
-                    last = (stack.cnt.copy(), nodes - started)
-                if not parallel:
-                    nxt = v.next
-                    # the next iterations on the split search once they are large, even on one thread:
-                    # the threads granted while one runs join it
-                    parallel = grows and nodes - started > PARALLEL_AFTER
-                else:  # the iteration starts again from the root, on the threads
-                    from .threads import IterationSpec, run_iteration
-
-                    spec = IterationSpec(thresh, weight, bpmx, deadline, node_limit, nodes, last, max_depth, fsm)
-                    if workers is not None:
-                        out = workers.run_iteration(self, board, spec)
-                    else:
-                        out = run_iteration(self, board, threads, spec)
-                    nodes += out.nodes
-                    expanded += out.expanded
-                    most = max(most, out.threads)
-                    if out.status != "done":
-                        began = (nodes - out.nodes, began[1])  # the iteration searched again from its root
-                        return result(out.moves, thresh, nodes, expanded)
-                    last = (out.counts, out.nodes)
-                    nxt = out.next_threshold
-            done.append((thresh, last[1], round(time.perf_counter() - began[1], 4)))
-            began = (nodes, time.perf_counter())
-            left = None if deadline is None else deadline - began[1]
-            if fsm is not (fsm := self.pruning_after(fsm, nodes, left)):
-                tables = self.kernel_tables(fsm)
-            if nxt >= max_depth:
-                # Thresholds stay below max_depth, so the stack never overflows and no
-                # depth cut can hide a solution; past it the board stays unsolved.
-                return result(None, thresh, nodes, expanded)
-            if front is None and self._frontier_next(weight, last[1], nxt, ceiling):  # the rest by A*+IDA*
-                front, ended = by_frontier(tuning().frontier_nodes, nxt, False)
-                if ended is not None:
-                    return ended
-                nxt = front.start(nxt)
-            thresh = nxt
-
-    def _frontier_next(self, weight: int, iteration: int, nxt: int, ceiling) -> bool:
-        """Whether the iterations after one of ``iteration`` nodes go on by A*+IDA* (the
-        default policy, ``frontier_after`` of :class:`~solver.tuning.Tuning`)."""
-        return (
-            self.frontier is None
-            and weight == 100
-            and iteration >= tuning().frontier_after
-            and (ceiling is None or nxt < ceiling)
-            and frontier_pays(self.shape)
-        )
+        """The search after its first nodes: the IDA* driver (:class:`~solver.search.driver.Drive`)."""
+        return Drive(self, board, time_limit, node_limit, max_depth, weight, threads, known).run()
 
 
 def ida_star(board: Board, heuristic: Heuristic | None = None, **limits) -> SearchResult:

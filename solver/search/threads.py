@@ -1,7 +1,7 @@
 """One IDA* iteration searched by several threads (``solve --threads N``).
 
 A search starts on one thread; when an iteration outgrows
-:data:`solver.search.searcher.PARALLEL_AFTER` nodes, :func:`run_iteration` searches it again
+:data:`solver.search.driver.PARALLEL_AFTER` nodes, :func:`run_iteration` searches it again
 from the root, and every later one, on ``threads`` threads.  Each thread runs the
 compiled kernel without the GIL (:func:`solver.search.kernel.search_slice`) with arrays of
 its own: no lock and no allocation per node.
