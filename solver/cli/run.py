@@ -135,34 +135,7 @@ from .report import Outputs, finish_run, human_solved, progressive, run_notes, t
     "or SVG (matplotlib).",
 )
 @solve_options
-def run(
-    problems,
-    size,
-    goal,
-    out_path,
-    time_limit,
-    quick_limit,
-    memory_limit,
-    layout_memory,
-    layout_count,
-    wall_free_count,
-    disk_limit,
-    no_build,
-    retry,
-    budget,
-    proofs_first,
-    plot_png,
-    as_json,
-    resume,
-    fresh,
-    report_path,
-    db_dir,
-    node_limit,
-    workers,
-    scheduler,
-    no_fallback,
-    compare_paths,
-):
+def run(problems, size, goal, out_path, plot_png, as_json, resume, fresh, report_path, compare_paths, **given):
     """Answer every board of PROBLEMS (e.g. the DevQuiz file): build, solve, report.
 
     Each line is read as by ``solve``: a DevQuiz line (W,H,CELLS) has the DevQuiz
@@ -187,23 +160,26 @@ def run(
     ANSWERS.sittings holds each sitting's start and end (--budget covers them all);
     ANSWERS.built, the databases the run built (those it may remove for room).
     """
+    from ..run.options import RunOptions
     from ..run.pipeline import run_pipeline
     from ..run.planning import NOT_STARTED, not_started_text
 
+    db_dir, scheduler, budget = given["db_dir"], given["scheduler"], given["budget"]
     refuse_clobbering(
         [("--out", out_path), ("--report", report_path), ("--plot", plot_png)],
         [("the input file", problems), *(("--compare", c) for c in compare_paths)],
         db_dir,
     )
-    if retry and not resume:
+    if given["retry"] and not resume:
         raise click.UsageError("--retry needs --resume: it solves again the boards an earlier run of --out left")
     boards = load_boards(problems, size, goal)
     read_compare_files(compare_paths, boards)
     earlier_run(out_path, resume, fresh)
-    if no_build:
+    if given["no_build"]:
         warn_missing_db_dir(db_dir)
     else:
         check_db_dir_writable(db_dir)
+    workers = given["workers"]
     if scheduler is None:
         from ..search.threads import default_threads
 
@@ -214,31 +190,22 @@ def run(
     warn_cold_kernels()
     human = human_solved(boards)
 
-    t0 = time.perf_counter()
-    res = run_pipeline(
-        boards.records,
-        out_path,
-        db_dir=db_dir,
+    # the run's settings, built once here and handed whole to the run
+    same = ("db_dir", "time_limit", "quick_limit", "node_limit", "memory_limit", "layout_memory", "layout_count")
+    same += ("wall_free_count", "disk_limit", "scheduler", "retry", "budget")
+    options = RunOptions(
+        **{name: given[name] for name in same},
         limits=boards.limits,
-        time_limit=time_limit,
-        quick_limit=quick_limit,
-        node_limit=node_limit,
-        memory_limit=memory_limit,
-        layout_memory=layout_memory,
-        layout_count=layout_count,
-        wall_free_count=wall_free_count,
-        disk_limit=disk_limit,
         workers=workers,
-        scheduler=scheduler,
         resume=resume,
-        fallback=not no_fallback,
-        build=not no_build,
+        fallback=not given["no_fallback"],
+        build=not given["no_build"],
+        answers_first=not given["proofs_first"],
         on_build=tell_build,
-        retry=retry,
-        budget=budget,
-        answers_first=not proofs_first,
         on_outcome=(shown := progressive(boards, as_json, human)),
     )
+    t0 = time.perf_counter()
+    res = run_pipeline(boards.records, out_path, options)
     shown.close()
     total = time.perf_counter() - t0
     failed = list(res.failed_outputs)
