@@ -9,8 +9,9 @@ outlives its holder and nothing has to tell a stale lock from a live one.
   it (process id, host, start, command) into it, for the message of whoever finds it
   taken.  Released, the lock file is removed; a taker checks that the file it locked
   is still the one at the path (:func:`_locked_at`), so one removed under it is never
-  taken for the lock.  A process may take a lock it already holds again (re-entrant:
-  the command line takes a run's lock, and the library it calls takes it again).
+  taken for the lock.  A thread may take a lock it already holds again (re-entrant:
+  the command line takes a run's lock, and the library it calls takes it again);
+  another thread of the same process waits its turn as another process does.
 * :func:`reading` takes a shared lock on a database file itself while a search reads
   it; :func:`remove_unless_read` removes a file only under an exclusive lock, taken
   without waiting: a file some process reads is never removed.
@@ -30,7 +31,7 @@ import socket
 import sys
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 _HELD: dict[tuple, list] = {}  # (lock path, thread) -> [file descriptor, how many takers in that thread]
@@ -121,7 +122,7 @@ def _take(path: str, wait: bool, on_wait=None) -> int:
 
 @contextmanager
 def hold(path, *, wait: bool = False, on_wait=None):
-    """Hold the exclusive lock file ``path`` for the block (re-entrant in one process).
+    """Hold the exclusive lock file ``path`` for the block (re-entrant in one thread).
     Without ``wait``, another process's lock raises :class:`Busy` at once; with it, the
     block waits for it (``on_wait(holder)`` told first)."""
     path = os.path.abspath(path)
@@ -163,18 +164,13 @@ def hold(path, *, wait: bool = False, on_wait=None):
 def hold_where_possible(path, *, wait: bool = False, on_wait=None, on_unlockable=None):
     """:func:`hold`, except on a file system that takes no locks: there
     ``on_unlockable(error)`` is told and the block runs without the lock."""
-    lock = hold(path, wait=wait, on_wait=on_wait)
-    try:
-        lock.__enter__()
-    except Unlockable as exc:
-        if on_unlockable is not None:
-            on_unlockable(exc)
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(hold(path, wait=wait, on_wait=on_wait))
+        except Unlockable as exc:
+            if on_unlockable is not None:
+                on_unlockable(exc)
         yield
-        return
-    try:
-        yield
-    finally:
-        lock.__exit__(None, None, None)
 
 
 class Reading:

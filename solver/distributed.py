@@ -63,6 +63,7 @@ def workers(client) -> dict:
     return client.scheduler_info(**every).get("workers", {})  # (some versions gave 5 unless told)
 
 
-def worker_threads(client) -> int:
-    """How many tasks the cluster runs at once: its workers' threads together (at least 1)."""
-    return max(sum(int(w.get("nthreads") or 1) for w in workers(client).values()), 1)
+def worker_threads(record: dict) -> int:
+    """How many tasks a cluster runs at once: the threads of the workers in its record
+    (:func:`workers`) together, at least 1."""
+    return max(sum(int(w.get("nthreads") or 1) for w in record.values()), 1)

@@ -172,7 +172,7 @@ def cluster_threads(scheduler) -> int:
     """How many boards a dask cluster (an address or a Client) solves at once: its
     workers' threads together."""
     with connected(scheduler) as client:
-        return worker_threads(client)
+        return worker_threads(dask_workers(client))
 
 
 def _room(limit) -> int | None:
@@ -256,10 +256,10 @@ def dask_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, sc
 def _on_cluster(client, feed: Feed, pools: Pools, time_limit, node_limit, fallback, known):
     # builds hold at most half of the cluster's threads at once, so boards that wait on no
     # build always have threads to start on (a worker's idle threads still go to its builds)
-    slots = worker_threads(client)
+    workers = dask_workers(client)
+    slots = worker_threads(workers)
     feed.max_jobs = max(1, slots // 2)
     keys: dict[int, str] = {}  # id(job) -> its task's key
-    workers = dask_workers(client)
     memory = WorkerMemory(workers, busy=client.processing)
     if memory.limited:
         feed.places = memory

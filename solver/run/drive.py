@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..api import SolverPool
+from ..api import SolverPool, solve_record
 from ..outcome import Outcome
 from ..search.limits import raise_if_stopping
 from .clock import SYSTEM
@@ -52,8 +52,6 @@ def solve_in_worker(rec, pool: SolverPool, clock, time_limit, node_limit, fallba
     """A board as a worker solves it, a local process's or a dask worker's thread:
     :func:`~solver.api.solve_record` on the worker's pool, with the part of a core it had
     (``clock``: its process's or its thread's CPU time, :func:`with_cpu_share`)."""
-    from ..api import solve_record
-
     return with_cpu_share(
         clock,
         lambda: solve_record(

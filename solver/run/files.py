@@ -14,7 +14,7 @@ the journal (:func:`solver.run.journal.fold_earlier_form`).
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 
@@ -84,17 +84,14 @@ def owning(answers):
     def unlockable(exc) -> None:
         logging.getLogger("slidepdb.run").warning("%s: another run on the same --out is not kept out", exc)
 
-    lock = hold_where_possible(RunFiles(answers).lock, on_unlockable=unlockable)
-    try:
-        lock.__enter__()
-    except Busy as busy:
-        raise BoardError(
-            f"{answers}: another run is writing it now ({busy.holder or 'a process of this machine'}); "
-            "wait for it to end, or give another --out"
-        ) from None
-    except OSError as exc:  # a folder that takes no new file: said before any work
-        raise BoardError(f"{answers}: cannot lock it ({exc.strerror or exc}); give another --out") from None
-    try:
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(hold_where_possible(RunFiles(answers).lock, on_unlockable=unlockable))
+        except Busy as busy:
+            raise BoardError(
+                f"{answers}: another run is writing it now ({busy.holder or 'a process of this machine'}); "
+                "wait for it to end, or give another --out"
+            ) from None
+        except OSError as exc:  # a folder that takes no new file: said before any work
+            raise BoardError(f"{answers}: cannot lock it ({exc.strerror or exc}); give another --out") from None
         yield
-    finally:
-        lock.__exit__(None, None, None)

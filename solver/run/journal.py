@@ -129,7 +129,7 @@ def refuse_foreign_answers(answers, journals, records) -> None:
         else:
             for n, (rec, line) in enumerate(zip(records, lines), 1):
                 moves = line.strip()
-                if moves and (rec.board is None or set(moves) - set("LRUD") or not check_moves(rec.board, moves).ok):
+                if moves and (rec.board is None or not check_moves(rec.board, moves).ok):
                     why = f"line {n} is not an answer to board {n}"
                     break
         if why is None:
@@ -197,7 +197,7 @@ def well_formed(d) -> bool:
     if "index" not in d:
         return isinstance(d.get("input", {}), dict) and isinstance(d.get("folded", []), list)
     for key, types in LINE_TYPES.items():
-        if key in d and not isinstance(d[key], types) or (key in d and types is int and isinstance(d[key], bool)):
+        if key in d and (not isinstance(d[key], types) or (types is int and isinstance(d[key], bool))):
             return False
     if d.get("status") not in STATUS_EXIT:
         return False

@@ -207,14 +207,7 @@ class _Walk:
         K, fr = self.K, self.frontier
         if fr is None:
             return K.search_slice(
-                self.root,
-                self.tables,
-                self.stack,
-                self.state,
-                tuning().worker_slice,
-                window.bpmx,
-                self.goal,
-                window.weight,
+                self.root, self.tables, self.stack, self.state, self.slice, window.bpmx, self.goal, window.weight
             )
         status = K.frontier_slice(
             self.root, self.tables, self.stack, self.state, self.slice, window.bpmx, self.goal, 100,
@@ -411,7 +404,8 @@ class Workers(Backend):
         they have threads."""
         from ..distributed import worker_threads, workers
 
-        threads, count = worker_threads(client), len(workers(client))
+        record = workers(client)
+        threads, count = worker_threads(record), len(record)
 
         sent = {"fsm": None, "future": None}
 
@@ -569,9 +563,11 @@ def board_workers(processes: int | None = None, scheduler=None) -> Workers:
     cannot be reached (:func:`solver.distributed.connected`)."""
     if scheduler is None:
         return Workers.local(processes or 1)
+    from contextlib import ExitStack
+
     from ..distributed import connected
 
-    door = connected(scheduler)
-    workers = Workers.cluster(door.__enter__())
-    workers._close = lambda: door.__exit__(None, None, None)
+    door = ExitStack()
+    workers = Workers.cluster(door.enter_context(connected(scheduler)))
+    workers._close = door.close
     return workers
