@@ -70,7 +70,7 @@ def compare(a) -> int:
     from pathlib import Path
 
     from pdb_builder.formats import read_file
-    from solver.search.processes import Recipe
+    from solver.search.remote import Recipe
     from solver.search.searcher import Searcher
     from solver.search.tables import heuristic_for
 

@@ -271,7 +271,7 @@ class SolverPool:
             self._searchers.move_to_end(key)
             self._searchers[key].frontier = self.frontier
             return self._searchers[key]
-        from .search.processes import Recipe  # (how a dask worker opens the same tables)
+        from .search.remote import Recipe  # (how a dask worker opens the same tables)
 
         if self.use_db:
             from pdb_builder.storage import default_db_dir

@@ -169,7 +169,7 @@ def split(monkeypatch, tune):
     take = parallel.Iteration._take
 
     def counted(self, w, *args, **kw):
-        taken.append(self.taken)
+        taken.append(self.windows.taken)
         return take(self, w, *args, **kw)
 
     monkeypatch.setattr(parallel.Iteration, "_take", counted)

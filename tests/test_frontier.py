@@ -9,9 +9,10 @@ import pytest
 from pdb_builder.board import Board, Shape
 from pdb_builder.moves import check_moves
 from solver.search.automaton import automaton_for
-from solver.search.frontier import FrontierSearch, build_frontier
+from solver.search.frontier import FrontierRun, build_frontier
 from solver.search.searcher import MAX_DEPTH, Searcher
 from solver.search.tables import heuristic_for
+from solver.search.threads import IterationSpec, Threads
 
 from .conftest import walk_cells
 from .naive import distance
@@ -111,17 +112,17 @@ def test_a_deeper_automaton_after_the_frontier_keeps_the_proof(shape, tmp_path):
         s.automaton = automaton_for(shape, 2)
         board = Board(shape, tuple(walk_cells(shape, 300 if shape.n < 16 else 40, seed)))
         optimal = distance(shape, board.cells)
-        fr = build_frontier(s, board, 40 if shape.n < 16 else 3000, MAX_DEPTH)
-        s.automaton = automaton_for(shape, 12)
-        search = FrontierSearch(s, board, fr, MAX_DEPTH)
-        thresh = int(fr.f[0])
+        run = FrontierRun(s, board, 40 if shape.n < 16 else 3000, MAX_DEPTH, None, None, None)
+        s.automaton = deeper = automaton_for(shape, 12)
+        thresh = run.start(0)
         while True:
-            status, moves, _, _, nxt = search.iteration(thresh, True)
-            if status == "found":
+            spec = IterationSpec(thresh, 100, True, None, None, 0, (None, 0), MAX_DEPTH, deeper)
+            end = Threads(1).iteration(s, board, spec, run)
+            if end.status == "found":
                 break
-            assert status == "done" and thresh < optimal
-            thresh = nxt
-        assert check_moves(board, moves).ok and len(moves) == optimal == thresh
+            assert end.status == "done" and thresh < optimal
+            thresh = end.next_threshold
+        assert check_moves(board, end.moves).ok and len(end.moves) == optimal == thresh
 
 
 def test_limits_floor_and_ceiling_hold_as_for_ida_star(tmp_path):
@@ -161,18 +162,18 @@ def test_a_star_above_ida_on_a_dask_cluster_builds_the_frontier_on_each_worker()
     """``solve(scheduler=client, frontier=N)``: each worker builds the same frontier (checked
     against the parent's) and searches its windows; the lengths are the BFS ones."""
     distributed = pytest.importorskip("distributed")
-    import solver.search.processes as processes
+    import solver.search.remote as remote
     from solver.api import solve
 
     shape = Shape.devquiz(3, 3)
-    processes._frontiers.clear()
+    remote._frontiers.clear()
     args = dict(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
     with distributed.LocalCluster(**args) as cluster, distributed.Client(cluster) as client:
         for cells in ((8, 6, 7, 2, 5, 4, 3, 0, 1), walk_cells(shape, 300, 4)):
             board = Board(shape, tuple(cells))
             res = solve(board, use_db=False, scheduler=client, fallback=False, frontier=20)
             assert res.optimal and res.length == distance(shape, board.cells) and check_moves(board, res.moves).ok
-    assert processes._frontiers  # (the workers are threads of this process)
+    assert remote._frontiers  # (the workers are threads of this process)
 
 
 def test_a_long_search_of_a_wall_free_5x5_goes_on_by_a_star_above_ida(tmp_path, monkeypatch, tune):

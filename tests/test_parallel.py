@@ -10,6 +10,7 @@ import threading
 import numpy as np
 import pytest
 
+import solver.search.sources as sources
 import solver.search.threads as parallel
 from pdb_builder.board import Board, Shape
 from pdb_builder.formats import read_file
@@ -26,7 +27,7 @@ from .conftest import THREADS, Restless, data_file, sample_states
 
 def spec(s, h0, last):
     """A complete iteration of ``s`` at threshold ``h0 + 6``, planned from ``last``."""
-    return parallel.IterationSpec(h0 + 6, 100, s.bpmx, None, None, 0, last, 200, s.automaton)
+    return sources.IterationSpec(h0 + 6, 100, s.bpmx, None, None, 0, last, 200, s.automaton)
 
 
 def _agree(searcher, shape, dist, states, threads):
@@ -162,7 +163,7 @@ def _iterations_agree(monkeypatch, tune, window, depths, plan, view):
             last = (np.array(plan(depth)), 10**6)
             seen = {}
             for threads in (1, 2, 4):
-                out = parallel.run_iteration(s, rec.board, threads, spec(s, h0, last))
+                out = parallel.Threads(threads).iteration(s, rec.board, spec(s, h0, last))
                 assert out.status == "done"
                 seen[threads] = view(out, depth)
             assert seen[1] == seen[2] == seen[4], (rec.ident, depth)
@@ -206,10 +207,10 @@ def _restless_agree(depths, seeds: int, plan, view) -> list:
         h0 = s.initial_h(rec.board)
         for depth in depths:
             last = (np.array(plan(depth)), 10**6)
-            one = parallel.run_iteration(s, rec.board, 1, spec(s, h0, last))
+            one = parallel.Threads(1).iteration(s, rec.board, spec(s, h0, last))
             for seed in range(seeds):
                 shares.append(Restless(seed))
-                out = parallel.run_iteration(s, rec.board, shares[-1], spec(s, h0, last))
+                out = parallel.Threads(shares[-1]).iteration(s, rec.board, spec(s, h0, last))
                 assert out.status == one.status == "done" and out.next_threshold == one.next_threshold
                 assert view(out.counts.tolist(), depth) == view(one.counts.tolist(), depth), (rec.ident, depth, seed)
     return shares
@@ -250,9 +251,9 @@ def test_a_second_split_depth_is_planned_from_four_threads():
     """The shallowest depth below the split with 16 times its nodes; none on two threads,
     where the walks to a shared node cost more than they save."""
     counts = np.array([1, 4, 300, 2_000, 9_000, 40_000, 90_000, 30_000])
-    assert parallel.plan(counts, int(counts.sum()), 4)[0::2] == (2, 4)
-    assert parallel.plan(counts, int(counts.sum()), 16)[0::2] == (3, 5)
-    assert parallel.plan(counts, int(counts.sum()), 2)[0::2] == (2, 0)
+    assert sources.plan(counts, int(counts.sum()), 4)[0::2] == (2, 4)
+    assert sources.plan(counts, int(counts.sum()), 16)[0::2] == (3, 5)
+    assert sources.plan(counts, int(counts.sum()), 2)[0::2] == (2, 0)
 
 
 def test_weighted_search_on_threads_stays_valid(split):

@@ -12,14 +12,15 @@ from concurrent.futures import ProcessPoolExecutor
 import pytest
 from click.testing import CliRunner
 
-import solver.search.processes as processes
+import solver.search.remote as remote
 from pdb_builder.board import Board, Shape
 from pdb_builder.make.building import build_pdb
 from pdb_builder.moves import check_moves
 from pdb_builder.patterns import named_partition
 from solver.cli import main
 from solver.search.heuristic import manhattan_heuristic
-from solver.search.processes import Recipe, Workers, WorkersDiffer
+from solver.search.processes import Workers
+from solver.search.remote import Recipe, WorkersDiffer
 from solver.search.searcher import Searcher
 from solver.search.tables import heuristic_for
 
@@ -114,8 +115,9 @@ def test_limits_stop_the_workers(windows, two):
 
 def test_a_dask_cluster_opens_the_parents_tables(windows, tmp_path):
     """``solve(scheduler=client)``: each worker opens the database folder the parent
-    reads (:class:`~solver.search.processes.Recipe`) and the lengths are the BFS ones."""
+    reads (:class:`~solver.search.remote.Recipe`) and the lengths are the BFS ones."""
     distributed = pytest.importorskip("distributed")
+    import solver.search.kernel  # noqa: F401 - loaded: no first nodes in plain Python, which answer these boards
     from solver.api import solve
 
     shape = Shape.korf(3, 3)
@@ -128,7 +130,7 @@ def test_a_dask_cluster_opens_the_parents_tables(windows, tmp_path):
             board = Board(shape, cells)
             res = solve(board, db_dir=tmp_path, scheduler=client, fallback=False)
             assert res.optimal and res.length == dist[cells] and check_moves(board, res.moves).ok
-    opened = [k for k in processes._searchers if k is not None]  # (the workers are threads of this process)
+    opened = [k for k in remote._searchers if k is not None]  # (the workers are threads of this process)
     assert [k.db_dir for k in opened] == [str(tmp_path.resolve())]
 
 
@@ -161,7 +163,7 @@ def test_a_cluster_of_processes_proves_the_one_process_length(windows, tmp_path,
             alone = solve(board, db_dir=tmp_path, threads=1, fallback=False)
             res = solve(board, db_dir=tmp_path, scheduler=client, fallback=False)
             assert res.optimal and res.length == alone.length == dist[cells] and check_moves(board, res.moves).ok
-        opened = client.run(lambda: [k.db_dir for k in sys.modules["solver.search.processes"]._searchers if k])
+        opened = client.run(lambda: [k.db_dir for k in sys.modules["solver.search.remote"]._searchers if k])
     assert sorted(opened.values()) == [[str(tmp_path.resolve())]] * 2  # every worker searched, on its own tables
 
 
@@ -171,14 +173,16 @@ def test_a_window_stops_once_its_iteration_has_ended(windows, monkeypatch):
     one is, the window stops instead of searching a window nobody waits for."""
     import numpy as np
 
+    from solver.search import kernel as _K
+
     shape = Shape.devquiz(3, 3)
     dist, states = sample_states(shape, 0, seed=0)
     s = Searcher(manhattan_heuristic(shape))
     board = Board(shape, states[0])
-    monkeypatch.setitem(processes._searchers, None, s)
+    monkeypatch.setitem(remote._searchers, None, s)
     live = np.array([1], dtype=np.int64)
-    monkeypatch.setitem(processes._live, "number", live)
-    window = processes.Window("it", None, board.cells, dist[states[0]], 100, True, 1, 2, 200, 0, 10**9, ("number", 1))
-    assert processes.search_window(window).status == processes._kernel().FOUND  # under way: searched to the goal
+    monkeypatch.setitem(remote._live, "number", live)
+    window = remote.Window("it", None, board.cells, dist[states[0]], 100, True, 1, 2, 200, 0, 10**9, ("number", 1))
+    assert remote.search_window(window).status == _K.FOUND  # under way: searched to the goal
     live[0] = 2
-    assert processes.search_window(window._replace(iteration="again")).status == processes.STOPPED
+    assert remote.search_window(window._replace(iteration="again")).status == remote.STOPPED

@@ -4,7 +4,8 @@
 1. ``steps`` (a step and what it gave, as values), ``clock`` (the one clock), ``files``
    (every file a run keeps beside its answer file), ``journal`` (each journal and the
    input it names), ``answer_file`` (answer files, move limits, comparisons),
-   ``forecast`` (what proving a board would cost), ``sittings`` (the budget across
+   ``forecast`` (what proving a board would cost), ``settings`` (what a run and its
+   batches are both asked), ``sittings`` (the budget across
    sittings), ``feed`` (a step's boards and the builds they wait on), ``lanes`` (thread
    grants), ``warm`` (a cold worker's kernels), ``outputs`` (each output on its own).
 2. ``drive`` (the loop both executors share), ``builds`` (what a run builds, each build a

@@ -16,7 +16,6 @@ from pdb_builder.words import plural
 
 from ..outcome import Outcome, better, settle_by_bound
 from .answer_file import fit_limits
-from .clock import SYSTEM, Clock
 from .cluster import dask_outcomes
 from .drive import Pools
 from .feed import Feed
@@ -31,6 +30,7 @@ from .journal import (
     refuse_unless_resume,
 )
 from .outputs import write_each
+from .settings import Settings
 from .slots import local_outcomes
 from .steps import BatchResult
 
@@ -38,42 +38,32 @@ log = logging.getLogger("slidepdb.run")
 
 
 @dataclass
-class BatchOptions:
-    """How :func:`run_batch` solves a batch; every field is described there."""
+class BatchOptions(Settings):
+    """How :func:`run_batch` solves a batch: the :class:`~solver.run.settings.Settings` a run
+    shares with it, and its own; every field is described there."""
 
     # the tables
-    db_dir: object = None
     use_db: bool = True
     go_on: bool = False
     # each board
-    time_limit: object = None
-    node_limit: int | None = None
-    fallback: bool = True
     known: dict | None = None
     frontier: int | None = None
     # where the boards run
-    workers: int = 1
     threads: int = 1
     grow: bool = True
-    scheduler: object = None
     # the files: journal, answer file, resume and retry
     out_path: object = None
     journal: object = None
     step: str | None = None
     input: dict | None = None
-    resume: bool = False
     retry: tuple = ()
-    limits: tuple | None = None
     # the jobs some boards wait on, and when the last board may start
     jobs: tuple = ()
     job_memory: int | None = None
     last_start: float | None = None
     patient: tuple = ()
     # what is told as it happens
-    on_outcome: object = None
     search_progress: object = None
-    # what the time is read on (solver.run.clock)
-    clock: Clock = SYSTEM
 
 
 def run_batch(records, options: BatchOptions | None = None, /, **changes) -> BatchResult:

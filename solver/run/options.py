@@ -11,7 +11,7 @@ from pdb_builder.words import plural, seconds_text
 
 from ..outcome import Outcome
 from .builds import LAYOUT_MEMORY, Plan
-from .clock import SYSTEM, Clock
+from .settings import Settings
 from .steps import BatchResult
 
 AUTO_BUDGET = "auto"  # twice the running time at the end of the full pass
@@ -19,41 +19,30 @@ RETRY_MODES = ("unanswered", "unproven", "closest")
 
 
 @dataclass
-class RunOptions:
-    """What ``slidepdb run`` was asked for (:func:`run_pipeline`'s keywords).  ``limits``:
-    the file's L R U D move limits; ``quick_node_limit`` caps the quick pass's nodes too
-    (tests use it to send boards to the full pass); ``retry``: one of
-    :data:`RETRY_MODES`, the full-pass boards to solve again; ``budget``: seconds for
-    the run (every sitting together), ``"auto"`` or None (no rounds); ``disk_limit``:
-    bytes, None (none) or ``"auto"`` (:func:`~solver.run.builds.auto_disk_limit` at the
-    first sitting, kept for the later ones); ``answers_first``: under a budget in
-    seconds, the answer pass before any build (:mod:`solver.run.answer_pass`); ``on_outcome``
-    sees each final outcome,
-    ``on_build`` each build as it is planned (Plan) and finished (BuildReport); ``clock``:
-    what the run reads the time on (:mod:`solver.run.clock`)."""
+class RunOptions(Settings):
+    """What ``slidepdb run`` was asked for (:func:`run_pipeline`'s keywords): the
+    :class:`~solver.run.settings.Settings` every batch of it shares, and its own.
+    ``quick_node_limit`` caps the quick pass's nodes too (tests use it to send boards to
+    the full pass); ``retry``: one of :data:`RETRY_MODES`, the full-pass boards to solve
+    again; ``budget``: seconds for the run (every sitting together), ``"auto"`` or None (no
+    rounds); ``disk_limit``: bytes, None (none) or ``"auto"``
+    (:func:`~solver.run.builds.auto_disk_limit` at the first sitting, kept for the later
+    ones); ``answers_first``: under a budget in seconds, the answer pass before any build
+    (:mod:`solver.run.answer_pass`); ``on_build`` sees each build as it is planned (Plan)
+    and finished (BuildReport)."""
 
-    db_dir: object = None
-    limits: object = None
-    time_limit: float | None = None
     quick_limit: float = 5.0
-    node_limit: int | None = None
     memory_limit: int = 4 << 30
     layout_memory: int = LAYOUT_MEMORY
     layout_count: int = 1
     wall_free_count: int = 2
     disk_limit: int | str | None = None
-    workers: int = 1
-    scheduler: object = None
-    resume: bool = False
-    fallback: bool = True
     build: bool = True
-    on_outcome: object = None
     on_build: object = None
     quick_node_limit: int | None = None
     retry: str | None = None
     budget: float | str | None = None
     answers_first: bool = True
-    clock: Clock = SYSTEM
 
     def __post_init__(self):
         if self.retry not in (None, *RETRY_MODES):

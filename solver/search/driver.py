@@ -1,11 +1,14 @@
 """The IDA* driver: one search of a board, threshold by threshold (:class:`Drive`).
 
-Each iteration comes from a source of work: the root, searched in slices of the kernel on
-this thread and, once large, again from the root on the split search's threads
-(:func:`solver.search.threads.run_iteration`) or worker processes
-(:class:`solver.search.processes.Workers`); or the A* part's open nodes
-(:class:`solver.search.frontier.FrontierRun`), from the root (``Searcher.frontier``) or
-once the search has grown where it was measured to pay (:func:`frontier_pays`).  The
+An iteration is searched in slices of the kernel on this thread from the root; once large,
+it goes to a backend (:class:`~solver.search.state.Backend`: this process's threads,
+:class:`solver.search.threads.Threads`, or worker processes,
+:class:`solver.search.processes.Workers`) with a work source: the root's split depth
+(:data:`solver.search.threads.ROOT`) or the A* part's open nodes
+(:class:`solver.search.frontier.FrontierRun`, from the root with ``Searcher.frontier``, or
+once the search has grown where it was measured to pay: :func:`frontier_pays`).  Every
+pair goes through one call, ``backend.iteration(searcher, board, spec, source)``.  The
+The
 driver alone keeps the thresholds (of the estimate's parity, from a proven floor, below a
 known answer's length), the node and time limits, the iterations completed and the
 result: optimal only where an iteration at the answer's length completed every one below
@@ -18,7 +21,9 @@ import time
 
 from ..tuning import tuning
 from .limits import raise_if_stopping
+from .sources import IterationSpec
 from .state import SearchResult, new_stack, new_state, path_moves, slots, start_iteration
+from .threads import ROOT
 
 FIRST_SLICE = 20_000  # nodes of a search's first slice under a time limit, before its speed is known
 PARALLEL_AFTER = 200_000  # with threads: nodes of an iteration searched serially before it splits
@@ -73,7 +78,7 @@ class Drive:
 
         self.K, self.s, self.board = K, searcher, board
         self.node_limit, self.max_depth, self.weight = node_limit, max_depth, weight
-        self.workers, self.threads = searcher.where(threads)
+        self.backend = searcher.where(threads)  # this process's threads, or worker processes
         self.t0 = time.perf_counter()
         self.deadline = None if time_limit is None else self.t0 + time_limit
         self.floor, self.ceiling = known
@@ -88,9 +93,9 @@ class Drive:
         self.front = None  # A*+IDA*: the A* part built, IDA* below its open nodes (solver.search.frontier)
         self.fsm = searcher.automaton  # this iteration's pruning: every thread of it follows the same one
         self.bpmx = searcher.bpmx and weight == 100
-        self.parallel = False  # once an iteration outgrew a slice, every later one runs on the threads
-        self.alone = self.workers is None and self.threads.fixed and self.threads.granted == 1  # one thread, ever
-        self.grows = not self.threads.fixed  # a grant that may change: threads join while an iteration runs
+        self.parallel = False  # once an iteration outgrew a slice, every later one runs on the backend
+        self.alone = self.backend.alone  # one thread, ever
+        self.grows = self.backend.grows  # a grant that may change: threads join while an iteration runs
         self.last = None  # the last iteration's (nodes visited per depth, nodes): where the next one splits
 
     def result(self, moves, thresh) -> SearchResult:
@@ -189,10 +194,10 @@ class Drive:
                 return self.result(None, thresh), None
             if not self.grows:
                 self.parallel = not self.alone
-            elif self.threads.granted > 1:  # more threads granted mid-iteration: this one again on them?
+            elif self.backend.count > 1:  # more threads granted mid-iteration: this one again on them?
                 left = None if deadline is None else deadline - time.perf_counter()
                 spent = time.perf_counter() - self.began[1]
-                self.parallel = restart_pays(self.threads.granted, spent, left, self.done)
+                self.parallel = restart_pays(self.backend.count, spent, left, self.done)
         if not self.parallel or self.last is None:
             self.last = (stack.cnt.copy(), self.nodes - started)
         if not self.parallel:
@@ -203,37 +208,30 @@ class Drive:
         return self.split_iteration(thresh)
 
     def split_iteration(self, thresh: int):
-        """The iteration at ``thresh`` again from the root on the threads or the workers."""
-        from .threads import IterationSpec, run_iteration
+        """The iteration at ``thresh`` again from the root on the backend."""
+        return self.on_backend(thresh, ROOT)
 
+    def on_backend(self, thresh: int, source):
+        """The iteration at ``thresh`` from ``source`` (the root's split depth, the A* part's
+        open nodes) on the backend; (the result where it ended the search, the next threshold)."""
         spec = IterationSpec(
             thresh, self.weight, self.bpmx, self.deadline, self.node_limit, self.nodes, self.last, self.max_depth,
             self.fsm,
         )  # fmt: skip
-        if self.workers is not None:
-            out = self.workers.run_iteration(self.s, self.board, spec)
-        else:
-            out = run_iteration(self.s, self.board, self.threads, spec)
+        out = self.backend.iteration(self.s, self.board, spec, source)
         self.nodes += out.nodes
         self.expanded += out.expanded
         self.most = max(self.most, out.threads)
         if out.status != "done":
-            self.began = (self.nodes - out.nodes, self.began[1])  # the iteration searched again from its root
+            self.began = (self.nodes - out.nodes, self.began[1])  # (an iteration from its root)
             return self.result(out.moves, thresh), None
         self.last = (out.counts, out.nodes)
         return None, out.next_threshold
 
     def frontier_iteration(self, thresh: int):
-        """The iteration at ``thresh`` below the A* part's open nodes; (the result where
-        it ended the search, the next threshold)."""
+        """The iteration at ``thresh`` below the A* part's open nodes."""
         self.began = (self.nodes, time.perf_counter())
-        left = None if self.node_limit is None else self.node_limit - self.nodes
-        status, moves, n, e, nxt = self.front.iteration(thresh, self.s.bpmx, self.deadline, left, self.nodes)
-        self.nodes, self.expanded = self.nodes + n, self.expanded + e
-        if status != "done":
-            return self.result(moves, thresh), None
-        self.last = (None, n)
-        return None, nxt
+        return self.on_backend(thresh, self.front)
 
     def frontier_next(self, iteration: int, nxt: int) -> bool:
         """Whether the iterations after one of ``iteration`` nodes go on by A*+IDA* (the
@@ -253,10 +251,8 @@ class Drive:
         from .frontier import FrontierRun
 
         left = None if self.node_limit is None else self.node_limit - self.nodes
-        count = self.workers.count if self.workers is not None else self.threads.granted
-        run = FrontierRun(
-            self.s, self.board, size, self.max_depth, self.deadline, left, self.ceiling, self.workers, count
-        )
+        count = self.backend.count
+        run = FrontierRun(self.s, self.board, size, self.max_depth, self.deadline, left, self.ceiling)
         fr = run.fr
         self.nodes, self.expanded, self.most = self.nodes + fr.nodes, self.expanded + fr.expanded, max(self.most, count)
         self.part = (run.kept(), fr.nodes, len(fr.done) if from_root else 0)

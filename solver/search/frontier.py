@@ -38,15 +38,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pdb_builder.cores import share_of
-
 from ..tuning import tuning
 from .limits import raise_if_stopping
+from .sources import WINDOWS_EACH, Deal, IterationSpec, Windows
 from .state import new_stack, new_state, path_moves, slots, start_iteration
 from .threads import Pool, Worker
 
 ROWS_PER_NODE = 2  # buffer rows per frontier node kept: duplicates are written before they are removed
 CHUNK = 64  # frontier nodes a thread takes at a time
+FRONTIER_WINDOW = 4096  # frontier nodes a worker process's window holds at most
 DEADLINE_SLICE = 200_000  # nodes between looks at the clock under a time limit (a few hundredths of a second)
 
 
@@ -79,6 +79,10 @@ class Frontier:
         least f of those it leaves (``inf`` where it admits them all)."""
         hi = int(np.searchsorted(self.f, thresh, side="right"))
         return hi, int(self.f[hi]) if hi < len(self.f) else inf
+
+    def fingerprint(self) -> tuple:
+        """What tells two builds apart: the size, the bound and every node's f and path."""
+        return (len(self), self.bound, int(self.f.sum()), hash(self.paths.tobytes()))
 
 
 def root_top(board, st, fsm_root: int) -> np.ndarray:
@@ -207,23 +211,22 @@ class FrontierIteration(Pool):
     (:class:`solver.search.threads.Pool`): a window is :data:`CHUNK` open nodes in the
     frontier's order, the f of those past the threshold bounding the next one."""
 
-    def __init__(self, search: FrontierSearch, thresh: int, bpmx: bool, deadline, node_limit, before: int):
+    def __init__(self, run: FrontierRun, searcher, board, share, spec: IterationSpec):
         from .kernel import INF
 
-        self.search, self.fr = search, search.fr
-        self.hi, left_f = self.fr.upto(thresh, INF)
-        self.taken = 0  # the next open node nobody has taken
-        s, board, fsm = search.s, search.board, search.s.automaton
-        most = None if node_limit is None else before + node_limit  # (the pool counts from the search's start)
-        depth = search.max_depth
-        super().__init__(s, board, share_of(search.threads), thresh, 100, bpmx, deadline, most, before, fsm, depth)
+        self.run_, self.fr = run, run.fr
+        hi, left_f = self.fr.upto(spec.thresh, INF)
+        self.windows = Windows(CHUNK, hi)
+        thresh, _, bpmx, deadline, limit, before, _, depth, fsm = spec
+        super().__init__(searcher, board, share, thresh, 100, bpmx, deadline, limit, before, fsm, depth)
         self.next = left_f
         self.top = root_top(board, self.workers[0].st, self.fsm_root)  # (read only: every thread's root alike)
 
     def worker(self, me: int) -> Worker:
-        while len(self.search.workers) <= me:  # (kept from one threshold to the next)
-            self.search.workers.append(Worker(self.s, self.board, self.search.max_depth, self.K, self.fsm_root))
-        return self.search.workers[me]
+        arrays = self.run_.arrays  # (kept from one threshold to the next)
+        while len(arrays) <= me:
+            arrays.append(Worker(self.s, self.board, self.max_depth, self.K, self.fsm_root))
+        return arrays[me]
 
     def begin(self, w: Worker, me: int) -> bool:
         w.state[:] = 0
@@ -235,71 +238,44 @@ class FrontierIteration(Pool):
 
     def _take(self, w: Worker, finished: bool = False, me: int = 0) -> bool:
         with self.cond:
-            lo = self.taken
-            if self.stop or lo >= self.hi:
+            got = None if self.stop else self.windows.take()
+            if got is None:
                 return False
-            self.taken = w.end = min(self.hi, lo + CHUNK)
+            lo, w.end = got
         v = slots(w.state)
         v.front, v.inside = lo, 0
         return True
 
     def slice(self, w: Worker, nodes: int) -> int:
-        fr = self.fr
-        return self.K.frontier_slice(
-            w.root,
-            self.tables,
-            w.stack,
-            w.state,
-            nodes,
-            self.bpmx,
-            w.goal,
-            100,
-            fr.paths,
-            fr.plen,
-            fr.share,
-            w.end,
-            self.top,
-        )
+        return frontier_slice(self.fr, w, self.tables, nodes, self.bpmx, w.end, self.top)
 
     def slice_nodes(self) -> int:
         return tuning().slice_nodes if self.deadline is None else DEADLINE_SLICE
 
 
-class FrontierSearch:
-    """IDA* over a :class:`Frontier`: :meth:`iteration` searches one threshold on
-    ``threads`` threads (:class:`FrontierIteration`)."""
+def frontier_slice(fr: Frontier, w, tables, nodes: int, bpmx: bool, end: int, top) -> int:
+    """The kernel on ``w``'s walk (a :class:`~solver.search.threads.Worker`'s arrays) below
+    the open nodes of ``fr`` up to number ``end``, for at most ``nodes`` nodes: its status."""
+    from . import kernel as K
 
-    def __init__(self, searcher, board, frontier: Frontier, max_depth: int, threads: int = 1):
-        self.s = searcher
-        self.board = board
-        self.fr = frontier
-        self.max_depth = max_depth
-        self.threads = max(1, int(threads))
-        self.workers: list = []  # each thread's arrays (solver.search.threads.Worker), kept between thresholds
-
-    def iteration(self, thresh: int, bpmx: bool, deadline=None, node_limit=None, before: int = 0) -> tuple:
-        """Every frontier node with f <= ``thresh`` searched to it: (status, moves, nodes,
-        expanded, next threshold); status ``done``, ``found`` or ``limit`` (``node_limit``:
-        the nodes this iteration may generate; each slice's are reserved first, so the
-        threads never pass it).  ``before``: the search's nodes so far, for its live line."""
-        end = FrontierIteration(self, thresh, bpmx, deadline, node_limit, before).run()
-        return end.status, end.moves, end.nodes, end.expanded, end.next_threshold
+    return K.frontier_slice(
+        w.root, tables, w.stack, w.state, nodes, bpmx, w.goal, 100, fr.paths, fr.plen, fr.share, end, top
+    )
 
 
 class FrontierRun:
-    """A*+IDA* as a source of the searcher's iterations: the A* part built once
+    """A*+IDA* as a work source of the driver's iterations: the A* part built once
     (:func:`build_frontier`, with a known answer's length as its ``ceiling``), then each
-    threshold IDA* below its open nodes (:meth:`iteration`) on this process's threads
-    (:class:`FrontierSearch`) or on worker processes (``workers``, which build the same
-    frontier once).  The searcher's one threshold loop drives it
-    (:meth:`solver.search.searcher.Searcher._solve`): the same proof as IDA*'s."""
+    threshold IDA* below its open nodes, on this process's threads (:meth:`on_threads`) or
+    in windows on worker processes (:meth:`on_workers`; each builds the same frontier once,
+    from :attr:`key`).  The driver's one threshold loop drives it
+    (:class:`solver.search.driver.Drive`): the same proof as IDA*'s."""
 
-    def __init__(self, searcher, board, size: int, max_depth: int, deadline, node_limit, ceiling, workers, threads):
+    def __init__(self, searcher, board, size: int, max_depth: int, deadline, node_limit, ceiling):
         built = searcher.automaton  # (what the workers build their frontier with: the key)
         self.fr = build_frontier(searcher, board, size, max_depth, deadline, node_limit, ceiling)
-        self.searcher, self.board, self.workers = searcher, board, workers
         self.key = (size, built.depth, max_depth, ceiling)
-        self.search = FrontierSearch(searcher, board, self.fr, max_depth, 1 if workers is not None else threads)
+        self.arrays: list = []  # each thread's arrays (solver.search.threads.Worker), kept between thresholds
 
     def kept(self) -> int:
         """Open nodes kept (0: the A* part found the answer itself)."""
@@ -316,9 +292,10 @@ class FrontierRun:
         (the next one keeps the estimate's parity), or ``floor``."""
         return max(floor, self.fr.done[-1][0] + 2 if self.fr.done else h0)
 
-    def iteration(self, thresh: int, bpmx: bool, deadline, node_limit, before: int) -> tuple:
-        """One threshold below the open nodes: (status, moves, nodes, expanded, next
-        threshold), as :meth:`FrontierSearch.iteration` gives it."""
-        if self.workers is None:
-            return self.search.iteration(thresh, bpmx, deadline, node_limit, before)
-        return self.workers.run_frontier(self.searcher, self.board, self.fr, self.key, thresh, deadline, node_limit)
+    def on_threads(self, searcher, board, share, spec: IterationSpec) -> FrontierIteration:
+        return FrontierIteration(self, searcher, board, share, spec)
+
+    def on_workers(self, count: int, spec: IterationSpec, inf: int) -> Deal:
+        hi, left_f = self.fr.upto(spec.thresh, inf)
+        width = max(1, min(FRONTIER_WINDOW, -(-hi // (count * WINDOWS_EACH))))
+        return Deal(Windows(width, hi), 0, self.key, self.fr.fingerprint(), left_f)

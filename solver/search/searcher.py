@@ -22,7 +22,7 @@ from functools import cached_property
 import numpy as np
 
 from pdb_builder.board import Board
-from pdb_builder.cores import Share, share_of
+from pdb_builder.cores import Share
 from pdb_builder.entries import bits_at, root_value
 from pdb_builder.solvability import decide
 
@@ -40,6 +40,7 @@ from .heuristic import (
     manhattan_heuristic,
 )
 from .state import Backend, Root, SearchResult, private
+from .threads import Threads
 
 MAX_DEPTH = 1000  # deepest path the kernel keeps; longer thresholds stop as a limit
 
@@ -69,7 +70,7 @@ class Searcher:
         # ``prune``, or (None) deeper as this searcher's searches grow long (``searched``: the
         # nodes they generated)
         self.prune = prune
-        # how a dask worker opens the same tables (solver.search.processes.Recipe), where
+        # how a dask worker opens the same tables (solver.search.remote.Recipe), where
         # they come from files; None: a cluster cannot share this searcher's iterations
         self.recipe = None
         self.automaton = undo_only(self.shape) if prune is None else automaton_for(self.shape, prune)
@@ -297,17 +298,18 @@ class Searcher:
         self.reads.wait()
         return result
 
-    def where(self, threads) -> tuple:
-        """Where a search of this searcher runs: (worker processes or None, the threads
-        of this process).  ``threads``: a thread count, a :class:`~pdb_builder.cores.Share`
-        or None (every core), or :class:`~solver.search.processes.Workers` (which imports
-        this module); a cluster's workers that could not open this searcher's tables (it
-        has no recipe) give way to this process's threads."""
+    def where(self, threads) -> Backend:
+        """Where a search of this searcher runs its large iterations (a
+        :class:`~solver.search.state.Backend`).  ``threads``: a thread count, a
+        :class:`~pdb_builder.cores.Share` or None (every core): this process's threads; or a
+        backend (:class:`~solver.search.processes.Workers`, which imports this module); a
+        cluster's workers that could not open this searcher's tables (it has no recipe) give
+        way to this process's threads."""
         if not isinstance(threads, Backend):
-            return None, share_of(threads)
+            return Threads(threads)
         if threads.recipe and self.recipe is None:
-            return None, share_of(None)
-        return threads, share_of(1)
+            return Threads(None)
+        return threads
 
     @property
     def names(self) -> list[str]:

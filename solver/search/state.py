@@ -42,13 +42,21 @@ class SearchResult:
 
 
 class Backend:
-    """Where a large iteration's windows run when not on this process's threads: worker
-    processes or a dask cluster (:class:`solver.search.processes.Workers`).  Here, below
-    the searcher and the workers alike, so that a search tells a backend from a thread
-    count by its type."""
+    """Where a search's large iterations run: this process's threads
+    (:class:`solver.search.threads.Threads`), or worker processes of this machine or of a
+    dask cluster (:class:`solver.search.processes.Workers`).  One operation: search an
+    iteration from a work source (the root's split depth, or the A* part's open nodes:
+    ``source.on_threads`` / ``source.on_workers``) and say how it ended
+    (:class:`~solver.search.threads.IterationEnd`).  Here, below the searcher and every
+    backend, so that the driver holds one without knowing which."""
 
     count: int = 1  # windows it searches at once
     recipe: bool = False  # whether a window must say how to open the tables
+    alone: bool = False  # one thread, ever: the driver never splits an iteration
+    grows: bool = False  # threads may join while an iteration runs
+
+    def iteration(self, searcher, board, spec, source=None):
+        raise NotImplementedError
 
 
 @dataclass

@@ -1,31 +1,13 @@
-"""One IDA* iteration searched by several threads (``solve --threads N``).
+"""The backend of this process's threads (:class:`Threads`, ``solve --threads N``).
 
 A search starts on one thread; when an iteration outgrows
-:data:`solver.search.driver.PARALLEL_AFTER` nodes, :func:`run_iteration` searches it again
-from the root, and every later one, on ``threads`` threads.  Each thread runs the
-compiled kernel without the GIL (:func:`solver.search.kernel.search_slice`) with arrays of
-its own: no lock and no allocation per node.
-
-The work is shared at a split depth (:func:`plan`, chosen from the nodes the last
-iteration visited at each depth).  Every thread walks the tree above it alike, and
-the nodes at the split depth are numbered in the order the serial search meets
-them.  A thread searches the subtrees of the nodes numbered in its window and skips
-the others; when it reaches the end of its window it takes the next one, the next
-:func:`plan`-sized run of numbers nobody has taken.  So the threads move through
-an iteration together in the serial search's order: the last iteration meets its
-goal after about the nodes the serial search needs to reach it, shared between the
-threads, and a thread never waits for work while there is any left.  Taking a
-window costs one return to Python, every few hundred thousand nodes.
-
-Every node within the threshold is still visited: each node at the split depth is
-in exactly one window, and above it every thread walks the same nodes, because BPMX
-raises no estimate there from below (a raise learnt in one thread's subtree would
-prune what another thread still counts).  Every pruned node's f still bounds the
-next threshold, so each iteration is as complete as the serial one, and the first
-solution a thread finds within the threshold is optimal by the same argument: every
-earlier threshold was completed.  The other threads stop at their next slice
-boundary.  Node counts are summed over the threads, with the nodes above the split
-depth counted once.
+:data:`solver.search.driver.PARALLEL_AFTER` nodes, it is searched again from the root,
+and every later one, on the threads (:class:`Pool`).  Each thread runs the compiled kernel
+without the GIL with arrays of its own (:class:`Worker`): no lock and no allocation per
+node.  A thread takes the next window of numbers nobody has taken when its own ends (in the
+serial order, which is the proof: :mod:`solver.search.sources`), so it never waits for work
+while there is any left; taking a window costs one return to Python.  The first solution a
+thread finds within the threshold stops the others at their next slice.
 
 A node at the split depth whose subtree is large holds its thread while the others
 take later windows; in the last iteration, when the goal lies under it, they search
@@ -53,8 +35,6 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
@@ -62,48 +42,13 @@ from pdb_builder.cores import Share, share_of, usable_cores
 
 from ..tuning import tuning
 from .limits import raise_if_stopping
-from .state import new_stack, new_state, path_moves, private_copy, slots, start_iteration
-
-SPLIT_PARTS = 4_000  # the split depth holds at least this share (1/N) of the last iteration's nodes
-# (the other numbers that cut an iteration up: solver.tuning)
-GROWTH = 4  # how much larger an iteration is planned to be than the last
+from .sources import GROWTH, WINDOWS_EACH, Deal, IterationEnd, IterationSpec, Windows, merged_counts, once, plan
+from .state import Backend, new_stack, new_state, path_moves, private_copy, slots, start_iteration
 
 
 def default_threads() -> int:
     """Threads for one board: the cores this process may use."""
     return usable_cores()
-
-
-def plan(counts, nodes: int, threads: int, window_nodes: int | None = None) -> tuple[int, int, int]:
-    """(split depth, window length, second split depth) for an iteration after one
-    that visited ``counts[d]`` nodes at depth ``d`` and ``nodes`` in all: the
-    shallowest depth with enough nodes to share out finely, windows of about
-    ``window_nodes`` nodes (default: the tuning's), and the shallowest depth below it
-    with ``split2_factor`` times as many nodes (0: none, and below ``share_threads``
-    threads; :class:`~solver.tuning.Tuning`)."""
-    t = tuning()
-    window_nodes = t.window_nodes if window_nodes is None else window_nodes
-    want = max(t.split_min * threads, nodes // SPLIT_PARTS, 1)
-    depths = [d for d in range(1, len(counts)) if counts[d] >= want]
-    split = depths[0] if depths else max(range(1, len(counts)), key=lambda d: (counts[d], -d))
-    below = max(nodes / max(int(counts[split]), 1), 1.0)  # nodes under a node at the split depth
-    deeper = [d for d in range(split + 1, len(counts)) if counts[d] >= t.split2_factor * max(int(counts[split]), 1)]
-    split2 = deeper[0] if deeper and threads >= t.share_threads else 0
-    return split, max(int(window_nodes / (below * GROWTH)), 1), split2
-
-
-@dataclass
-class IterationEnd:
-    """How one iteration of the split search ended (a board's outcome is
-    :class:`solver.outcome.Outcome`)."""
-
-    status: str  # "done" (iteration complete), "found" or "limit"
-    nodes: int  # generated in this iteration (the nodes above the split depth once)
-    expanded: int  # and expanded
-    next_threshold: int  # smallest f over the threshold, when done
-    counts: np.ndarray  # nodes visited at each depth (for the next iteration's plan)
-    moves: str | None = None
-    threads: int = 1  # the most that searched at once
 
 
 class Worker:
@@ -354,8 +299,8 @@ class Iteration(Pool):
     def __init__(self, searcher, board, share: Share, spec: IterationSpec):
         thresh, weight, bpmx, deadline, node_limit, before, last, max_depth, fsm = spec
         self.threads = share.granted  # at the start: the plan's
-        self.split, self.window, self.split2 = plan(last[0], last[1], self.threads)
-        self.taken = 0  # windows start here: numbers below it are some thread's
+        self.split, window, self.split2 = plan(last[0], last[1], self.threads)
+        self.windows = Windows(window)  # numbers below its next window are some thread's
         self.shared: list[_Shared] = []  # nodes at the split depth shared out, in the serial order
         super().__init__(searcher, board, share, thresh, weight, bpmx, deadline, node_limit, before, fsm, max_depth)
 
@@ -410,9 +355,7 @@ class Iteration(Pool):
             if leaving:  # every number it took is searched: what it pruned bounds the next threshold
                 self.next = min(self.next, v.next)
                 return False
-            v.lo = self.taken
-            self.taken += self.window
-            v.hi = self.taken
+            v.lo, v.hi = self.windows.take()
             return True
 
     def _restart_cost(self, w: Worker) -> int:
@@ -451,45 +394,47 @@ class Iteration(Pool):
         return merged_counts(np.stack([w.stack.cnt for w in workers]), self.split) + sum(w.cnt_before for w in workers)
 
 
-def merged_counts(cnt: np.ndarray, split: int) -> np.ndarray:
-    """Nodes visited at each depth by walks of one iteration (a row each): above the
-    split depth every walk meets the same nodes (the longest counts), at it and below
-    their parts add up."""
-    out = cnt.sum(axis=0)
-    out[:split] = cnt[:, :split].max(axis=0)
-    return out
-
-
-def once(total: int, uppers) -> int:
-    """``total``, the walks' sum, with their nodes above the split depth (``uppers``, one
-    a walk), which each of them walked, counted once."""
-    return total - sum(uppers) + max(uppers, default=0)
-
-
 def _once(workers, field: str, i: int) -> int:
     """Sum of the workers' ``field`` with the nodes above the split depth (``upper[i]``) counted once."""
     return once(sum(getattr(w, field) for w in workers), [w.upper[i] for w in workers])
 
 
-class IterationSpec(NamedTuple):
-    """One IDA* iteration of a board: its threshold, the estimate's weight and BPMX, the
-    deadline (``time.perf_counter()``) and node limit, the nodes generated before it,
-    ``last``: the last iteration's (nodes visited per depth, nodes generated), from
-    which the split is planned, the stack's depth, and ``fsm``: the pruning automaton
-    every thread follows (:mod:`solver.search.automaton`)."""
+class RootSplit:
+    """The work source of an iteration from the root: the nodes at a split depth, numbered
+    in the serial order (:func:`plan`, from the last iteration's counts)."""
 
-    thresh: int
-    weight: int
-    bpmx: bool
-    deadline: float | None
-    node_limit: int | None
-    nodes_before: int
-    last: tuple
-    max_depth: int
-    fsm: object
+    def on_threads(self, searcher, board, share: Share, spec: IterationSpec) -> Pool:
+        return Iteration(searcher, board, share, spec)
+
+    def on_workers(self, count: int, spec: IterationSpec, inf: int) -> Deal:
+        t, (counts, nodes) = tuning(), spec.last
+        window_nodes = min(t.window_max_nodes, max(t.window_min_nodes, int(nodes * GROWTH / (count * WINDOWS_EACH))))
+        split, width, _ = plan(counts, nodes, count, window_nodes)
+        return Deal(Windows(width), split, None, (), inf)
 
 
-def run_iteration(searcher, board, threads, spec: IterationSpec):
-    """One iteration of ``board``'s search (``spec``) from its root on ``threads``
-    threads (a count, or a :class:`~pdb_builder.cores.Share` followed while it runs)."""
-    return Iteration(searcher, board, share_of(threads), spec).run()
+ROOT = RootSplit()
+
+
+class Threads(Backend):
+    """The backend of this process's threads: ``threads`` (a count, or a
+    :class:`~pdb_builder.cores.Share` followed while an iteration runs), each with its own
+    arrays, over the windows of a source (:class:`Pool`)."""
+
+    def __init__(self, threads):
+        self.share = share_of(threads)
+
+    @property
+    def count(self) -> int:
+        return self.share.granted
+
+    @property
+    def alone(self) -> bool:
+        return self.share.fixed and self.share.granted == 1
+
+    @property
+    def grows(self) -> bool:
+        return not self.share.fixed
+
+    def iteration(self, searcher, board, spec: IterationSpec, source=ROOT) -> IterationEnd:
+        return source.on_threads(searcher, board, self.share, spec).run()
