@@ -51,7 +51,7 @@ RING_PROOF = 0.25  # ... and for an answer where the fallback found none before 
 # the fallback has the rest (on DevQuiz's ring boards its wider beams and staged search need 1-2 s each)
 RETRY_SHARE = 0.25  # of its time limit, the least a board searches again after a table it read failed
 
-_POOLS: dict = {}  # (db_dir, use_db) -> SolverPool: tables loaded and kernels compiled once a process
+_POOLS: dict = {}  # (db_dir, use_db, frontier) -> SolverPool: tables loaded and kernels compiled once a process
 
 
 def missing_db_dir(db_dir) -> str | None:
@@ -174,14 +174,13 @@ def solve(
     if sum(x is not None for x in (threads, processes, scheduler)) > 1:
         raise OptionsError("threads, processes, scheduler: give at most one")
     rec = _record(board, goal)
-    key = (str(db_dir) if db_dir is not None else None, use_db)
+    key = (str(db_dir) if db_dir is not None else None, use_db, frontier)  # (a pool's settings are its own)
     pool = _POOLS.get(key)
     if pool is None:
         missing = missing_db_dir(db_dir) if use_db else None
-        if missing:
+        if missing and not any(k[:2] == key[:2] for k in _POOLS):
             warnings.warn(missing, UserWarning, stacklevel=2)
-        pool = _POOLS[key] = SolverPool(db_dir, use_db)
-    pool.frontier = frontier
+        pool = _POOLS[key] = SolverPool(db_dir, use_db, frontier=frontier)
     if processes is not None or scheduler is not None:
         from .search.processes import board_workers
 
@@ -269,7 +268,6 @@ class SolverPool:
         key = board.shape
         if key in self._searchers:
             self._searchers.move_to_end(key)
-            self._searchers[key].frontier = self.frontier
             return self._searchers[key]
         from .search.remote import Recipe  # (how a dask worker opens the same tables)
 
