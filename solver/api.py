@@ -12,7 +12,6 @@ import os
 import time
 import warnings
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from pdb_builder import __version__
@@ -29,8 +28,8 @@ from .fallback import SHORTER
 from .outcome import (
     Known,
     Outcome,
+    Result,
     certificate,
-    exit_code,
     internal_error,
     search_cost,
     settle_by_bound,
@@ -69,56 +68,6 @@ def missing_db_dir(db_dir) -> str | None:
         )
     via = "" if db_dir is not None else " ($SLIDEPDB_DB_DIR)"
     return f"warning: database folder {asked}{via} does not exist: solving without databases"
-
-
-@dataclass
-class Result:
-    """One board's answer: the fields of ``slidepdb solve --json``.
-
-    ``status`` is ``solved``, ``unsolvable``, ``limit`` (stopped before any answer),
-    ``invalid`` or ``error``; ``optimal`` is True only for a proof (an admissible
-    estimate and a completed IDA* iteration at ``length``); otherwise ``lower_bound``
-    is what the search proved and ``fallback`` how the answer was found."""
-
-    board: str
-    status: str
-    moves: str | None = None
-    length: int | None = None
-    optimal: bool = False
-    lower_bound: int | None = None
-    nodes: int = 0
-    seconds: float = 0.0
-    heuristic: list[str] = field(default_factory=list)
-    fallback: str | None = None
-    error: str | None = None
-    certificate: dict | None = None
-    tables: dict = field(default_factory=dict)
-    contradiction: str | None = None  # a benchmark line's stated length that disagrees with the search
-
-    @property
-    def exit_code(self) -> int:
-        """The code ``slidepdb solve`` exits with for this board."""
-        return exit_code(self.status, self.contradiction)
-
-    @classmethod
-    def of(cls, o: Outcome) -> Result:
-        """The public view of a board's record."""
-        return cls(
-            board=o.board,
-            status=o.status,
-            moves=o.moves,
-            length=o.length,
-            optimal=o.proven,
-            lower_bound=o.lower_bound,
-            nodes=int(o.nodes or 0),
-            seconds=float(o.seconds or 0.0),
-            heuristic=list(o.heuristic or []),
-            fallback=o.fallback,
-            error=o.error,
-            certificate=o.certificate,
-            tables=dict(o.tables or {}),
-            contradiction=o.contradiction,
-        )
 
 
 def _record(board: str | Board, goal: str) -> Record:

@@ -1,6 +1,7 @@
-"""What happened to one board (:class:`Outcome`, the ``--json`` record and its exit code)
-and what two answers for the same board say together: the better of them
-(:func:`better`), a contradiction between them, the certificate of a proof.
+"""What happened to one board (:class:`Outcome`, the ``--json`` record and its exit code;
+:class:`Result`, its public view, ``solve()``'s answer) and what two answers for the same
+board say together: the better of them (:func:`better`), a contradiction between them, the
+certificate of a proof.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def exit_code(status: str, contradiction: str | None = None) -> int:
 class Outcome:
     """What happened to one board: the one record of it, from the search's result to
     the journal, the report and ``--json`` (:meth:`as_json` / :meth:`from_json`, the
-    only places its fields meet their JSON keys); :class:`solver.api.Result` is its
+    only places its fields meet their JSON keys); :class:`Result` is its
     public view.  A field is None where it does not apply (a check has no nodes, a
     board not yet answered no moves).  Its parts:
 
@@ -328,3 +329,53 @@ def contradiction(claim: Outcome, length: int | None) -> str | None:
         return None
     tables = "; ".join(claim.heuristic or []) or "Manhattan distance"
     return f"contradiction on board {claim.board}: {what} (that claim's tables: {tables}); its optimal claim withdrawn"
+
+
+@dataclass
+class Result:
+    """One board's answer: the fields of ``slidepdb solve --json``.
+
+    ``status`` is ``solved``, ``unsolvable``, ``limit`` (stopped before any answer),
+    ``invalid`` or ``error``; ``optimal`` is True only for a proof (an admissible
+    estimate and a completed IDA* iteration at ``length``); otherwise ``lower_bound``
+    is what the search proved and ``fallback`` how the answer was found."""
+
+    board: str
+    status: str
+    moves: str | None = None
+    length: int | None = None
+    optimal: bool = False
+    lower_bound: int | None = None
+    nodes: int = 0
+    seconds: float = 0.0
+    heuristic: list[str] = field(default_factory=list)
+    fallback: str | None = None
+    error: str | None = None
+    certificate: dict | None = None
+    tables: dict = field(default_factory=dict)
+    contradiction: str | None = None  # a benchmark line's stated length that disagrees with the search
+
+    @property
+    def exit_code(self) -> int:
+        """The code ``slidepdb solve`` exits with for this board."""
+        return exit_code(self.status, self.contradiction)
+
+    @classmethod
+    def of(cls, o: Outcome) -> Result:
+        """The public view of a board's record."""
+        return cls(
+            board=o.board,
+            status=o.status,
+            moves=o.moves,
+            length=o.length,
+            optimal=o.proven,
+            lower_bound=o.lower_bound,
+            nodes=int(o.nodes or 0),
+            seconds=float(o.seconds or 0.0),
+            heuristic=list(o.heuristic or []),
+            fallback=o.fallback,
+            error=o.error,
+            certificate=o.certificate,
+            tables=dict(o.tables or {}),
+            contradiction=o.contradiction,
+        )
