@@ -417,12 +417,12 @@ def test_the_last_rounds_boards_each_get_what_is_left_as_they_start():
     from solver.run.planning import UntilEnd
 
     clock = FakeClock(1000.0)
-    limit = UntilEnd(1300.0, 1.5, clock)
-    assert limit(Rec(index=7)) == 200.0
+    limit = UntilEnd(1300.0, 1.5)
+    assert limit(Rec(index=7), clock.now()) == 200.0
     clock.advance(150.0)  # the first board ended after 150 s: the next gets the 150 s left over 1.5
-    assert limit(Rec(index=8)) == 100.0
+    assert limit(Rec(index=8), clock.now()) == 100.0
     clock.advance(250.0)  # past the end: a token limit, never a negative one
-    assert limit(Rec(index=9)) == 0.01 and limit.given == {7: 200.0, 8: 100.0, 9: 0.01}
+    assert limit(Rec(index=9), clock.now()) == 0.01 and limit.given == {7: 200.0, 8: 100.0, 9: 0.01}
 
 
 def test_the_timeline_never_counts_a_board_down_for_a_later_try_that_found_less(devquiz_slice, tmp_path):

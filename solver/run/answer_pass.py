@@ -64,8 +64,9 @@ class AnswerLimit:
     limit follows what the last :data:`RECENT` boards took (:meth:`ended`): scaled by
     the seconds a board has over the seconds they took (at most halved or doubled at
     once), between ``floor`` and ``high``.  ``fixed``: boards whose limit is given
-    (index -> seconds).  ``given``: each board's limit (index -> seconds).  ``clock``:
-    what the time is read on (the run's :class:`~solver.run.clock.Clock`)."""
+    (index -> seconds).  ``given``: each board's limit (index -> seconds).  The
+    ``now`` as each board starts is the executor's (:func:`solver.run.drive.limit_of`): the
+    limit reads no clock."""
 
     def __init__(
         self,
@@ -77,10 +78,7 @@ class AnswerLimit:
         hard_end: float,
         floor: float | None = None,
         fixed: dict | None = None,
-        *,
-        clock,
     ):
-        self.clock = clock
         self.fixed = fixed or {}  # index -> a board's own limit (a later step's: what it had, grown)
         self.ends_at, self.left, self.slots = ends_at, boards, max(slots, 1)
         self.low, self.high, self.hard_end = low, high, hard_end
@@ -89,8 +87,7 @@ class AnswerLimit:
         self.recent: list[float] = []  # seconds of the last boards ended
         self.limit: float | None = None  # the last limit given
 
-    def __call__(self, rec) -> float:
-        now = self.clock.now()
+    def __call__(self, rec, now: float) -> float:
         if rec.index in self.fixed:
             limit = min(self.fixed[rec.index], max((self.hard_end - now) / BOARD_SPAN, 0.01))
             self.left -= 1
@@ -242,11 +239,11 @@ def answer_order(records) -> list:
     return sorted(records, key=lambda r: (len(r.board.shape.free_cells) if r.board else 0, r.index))
 
 
-def answer_step(number: int, todo, grown: dict, share: float, best: dict, budget, now: float, slots: int, clock, nodes):
+def answer_step(number: int, todo, grown: dict, share: float, best: dict, budget, now: float, slots: int, nodes):
     """Answer step ``number`` (1 the first) at ``now``, under ``budget``
     (:class:`~solver.run.planning.Budget`): every board of ``todo`` a short optimal search
     on the tables there are and then the fallback, each board's limit decided as it
-    starts (:class:`AnswerLimit` on ``clock``, ``share`` of the time left for the step,
+    starts (:class:`AnswerLimit`, ``share`` of the time left for the step,
     ``slots`` boards at once; ``grown``: index -> the limit a board left unanswered has
     now, grown from its last); a later step retries its boards from what they proved and
     found (``best``: each board's best outcome so far).  None where no board of it would
@@ -257,9 +254,7 @@ def answer_step(number: int, todo, grown: dict, share: float, best: dict, budget
     )
     if least is None:
         return None
-    limit = AnswerLimit(
-        now + share * (end - now), len(todo), slots, ANSWER_MIN, ANSWER_MAX, end, ANSWER_FLOOR, grown, clock=clock
-    )
+    limit = AnswerLimit(now + share * (end - now), len(todo), slots, ANSWER_MIN, ANSWER_MAX, end, ANSWER_FLOOR, grown)
     again = number > 1
     return Step(
         "answer",

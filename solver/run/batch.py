@@ -71,7 +71,7 @@ def run_batch(records, options: BatchOptions | None = None, /, **changes) -> Bat
     of it to change, ``run_batch(recs, db_dir=d)`` for short); ``on_outcome(outcome)``
     is called as each board finishes.
     ``time_limit``: seconds a board, or a callable that decides each board's as it
-    starts (``time_limit(record)``, with a ``given`` dict and ``ended(seconds)`` told as each
+    starts (``time_limit(record, now)``, with a ``given`` dict and ``ended(seconds)`` told as each
     ends: :class:`solver.run.answer_pass.AnswerLimit`).
 
     With ``out_path``, finished boards go to a journal beside it at once (so a kill loses

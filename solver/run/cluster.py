@@ -277,7 +277,7 @@ def _on_cluster(client, feed: Feed, pools: Pools, time_limit, node_limit, fallba
             _dask_solve,
             rec,
             pools=pools,
-            time_limit=limit_of(time_limit, rec),
+            time_limit=limit_of(time_limit, rec, feed.clock.now()),
             node_limit=node_limit,
             fallback=fallback,
             known=known.get(rec.index),

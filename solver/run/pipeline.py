@@ -403,10 +403,8 @@ class Run:
         todo, share, grown = order, ANSWER_SHARE, {}
         began, steps = self.clock.tick(), 0
         for number in range(1, ANSWER_STEPS + 1):
-            step = answer_step(
-                number, todo, grown, share, self.best, self.budget, self.clock.now(), self.slots, self.clock,
-                o.node_limit,
-            )  # fmt: skip
+            now = self.clock.now()
+            step = answer_step(number, todo, grown, share, self.best, self.budget, now, self.slots, o.node_limit)
             if step is None:
                 break
             yield step
@@ -498,10 +496,10 @@ class Run:
         k = 0
         while self.budget.deadline is not None and not res.interrupted:
             k += 1
+            now = self.clock.now()
             step, waiting = round_step(
-                k, self.rest, self.final, res.full_limit, self.budget, self.clock.now(), self.clock,
-                o.fallback, o.node_limit,
-            )  # fmt: skip
+                k, self.rest, self.final, res.full_limit, self.budget, now, o.fallback, o.node_limit
+            )
             if step is None:
                 break
             log.warning(

@@ -123,16 +123,16 @@ def round_limit(
 class UntilEnd:
     """The budget's last round's time limit, decided as each board starts (a callable
     for :func:`solver.run.batch.run_batch`): what the budget has left to ``end`` (wall
-    clock, read on ``clock``), a board lasting ``span`` limits at most.  A board that
+    clock, at the ``now`` the executor hands it), a board lasting ``span`` limits at most.  A board that
     ends early hands its slot to the next board with what is left, instead of leaving it
     idle to the end.  ``given``: each board's limit (index -> seconds)."""
 
-    def __init__(self, end: float, span: float, clock):
-        self.end, self.span, self.clock = end, span, clock
+    def __init__(self, end: float, span: float):
+        self.end, self.span = end, span
         self.given: dict[int, float] = {}
 
-    def __call__(self, rec) -> float:
-        limit = max((self.end - self.clock.now()) / self.span, 0.01)
+    def __call__(self, rec, now: float) -> float:
+        limit = max((self.end - now) / self.span, 0.01)
         self.given[rec.index] = round(limit, 3)
         return limit
 
@@ -253,14 +253,13 @@ def round_step(
     full_limit: float,
     budget: Budget,
     now: float,
-    clock,
     fallback: bool,
     nodes,
 ) -> tuple[Step | None, int]:
     """Round ``k`` (1 the first) at ``now``: the unproven boards of ``rest`` (records
     with an outcome in ``final``) again at 2^k times ``full_limit``, or, where the budget
     has less left, what it has (the last round: each board what is left as it starts,
-    :class:`UntilEnd` on ``clock``, and a later last start where the boards had more
+    :class:`UntilEnd`, and a later last start where the boards had more
     before); a board with an answer searches for the proof alone (the ``fallback`` only
     while a board has none).  Returns the step (no builds planned yet: ``plans`` empty;
     None when no board is unproven) and how many boards wait for a longer limit than
@@ -279,7 +278,7 @@ def round_step(
     time_limit, last_start = limit, budget.last_start(limit, span)  # one started later might outlast the budget
     if last and todo:  # each board what is left as it starts, while that is more than any of them had
         floor = max(full_limit, min(tried_limit(final[r.index]) for r in todo) * ROUND_GROWTH)
-        time_limit = UntilEnd(budget.end(), span, clock)
+        time_limit = UntilEnd(budget.end(), span)
         last_start = max(last_start, budget.last_start(floor, span))
     step = Step(
         "round",

@@ -134,7 +134,7 @@ def local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, w
                     out = solve_record(
                         item,
                         pool,
-                        time_limit=limit_of(time_limit, item),
+                        time_limit=limit_of(time_limit, item, feed.clock.now()),
                         node_limit=node_limit,
                         fallback=fallback,
                         known=known.get(item.index),
@@ -155,7 +155,13 @@ def local_outcomes(feed: Feed, pools: Pools, time_limit, node_limit, fallback, w
         stopped = yield from drive(
             feed,
             lambda rec, lane: ex.submit(
-                _worker_solve, rec, limit_of(time_limit, rec), node_limit, fallback, known.get(rec.index), lane
+                _worker_solve,
+                rec,
+                limit_of(time_limit, rec, feed.clock.now()),
+                node_limit,
+                fallback,
+                known.get(rec.index),
+                lane,
             ),
             lambda job, lane: ex.submit(_worker_job, job.fn, job.args, lane),
             lambda pending: wait(pending, timeout=0.2, return_when=FIRST_COMPLETED).done,
