@@ -130,7 +130,7 @@ def solve(
     (``optimal: false``, with the proven lower bound) unless --no-fallback.
     Ctrl-C keeps every finished answer (rerun with --resume).
     """
-    from ..run.batch import run_batch
+    from ..run.batch import BatchOptions, run_batch
 
     refuse_clobbering(
         [("--out", out_path), ("--report", report_path)],
@@ -144,9 +144,59 @@ def solve(
     if not no_db:
         warn_missing_db_dir(db_dir)
     warn_cold_kernels()
+    threads, workers, scheduler, over, grow = _where(threads, workers, scheduler, split, len(boards.records))
+    shown = progressive(boards, as_json, human_solved(boards))
+    # the batch's settings, built once here and handed whole to it
+    options = BatchOptions(
+        db_dir=db_dir,
+        use_db=not no_db,
+        time_limit=time_limit,
+        node_limit=node_limit,
+        workers=workers,
+        threads=threads,
+        grow=grow,
+        out_path=out_path,
+        resume=resume,
+        on_outcome=shown,
+        fallback=not no_fallback,
+        scheduler=scheduler,
+        limits=boards.limits,
+        search_progress=shown.search,
+        frontier=frontier,
+    )
+    with over if over is not None else nullcontext():  # (its processes stopped at the end)
+        result = run_batch(boards.records, options)
+    shown.close()
+    where_ = f"on {scheduler}" if scheduler else over.where if over is not None else f"with {plural(workers, 'worker')}"
+    sys.exit(
+        finish_run(
+            boards,
+            result.outcomes,
+            Outputs(report_path, tuple(compare_paths), as_json, out_path),
+            head=_head(result, len(boards.records), where_),
+            left_out=result.left_out,
+            interrupted=result.interrupted,
+            failed_outputs=result.failed_outputs,
+        )
+    )
+
+
+def _head(result, n: int, where_: str) -> str:
+    """The batch's first line: boards done, seconds, where they ran, what an earlier run left."""
+    resumed = f", {result.resumed} from an earlier run" if result.resumed else ""
+    if result.reopened:
+        resumed += f"; {reopened_text(result.reopened)}"
+    return f"{len(result.outcomes)}/{plural(n, 'board')} in {result.seconds:.1f} s {where_}{resumed}"
+
+
+def _where(threads, workers, scheduler, split: bool, n: int) -> tuple:
+    """Where ``n`` boards run, from the options as given: (threads a board, worker
+    processes, the scheduler, the workers of one board's split search or None, whether a
+    board's threads grow as workers idle).  A usage error or OptionsError (exit 2) for
+    options that do not go together or a cluster that cannot be reached."""
     from ..search.threads import default_threads
 
-    cores, n = default_threads(), len(boards.records)
+    cores = default_threads()
     threads = capped("--threads", threads, cores, f"the {plural(cores, 'core')} this process may use")
     over = None  # --split: the processes each board's iterations are split over
     if split:
@@ -166,39 +216,4 @@ def solve(
     grow = threads is None  # several boards: one thread each, more as workers idle
     if threads is None:
         threads = cores if n == 1 else 1
-    with over if over is not None else nullcontext():  # (its processes stopped at the end)
-        result = run_batch(
-            boards.records,
-            db_dir=db_dir,
-            use_db=not no_db,
-            time_limit=time_limit,
-            node_limit=node_limit,
-            workers=workers,
-            threads=threads,
-            grow=grow,
-            out_path=out_path,
-            resume=resume,
-            on_outcome=(shown := progressive(boards, as_json, human_solved(boards))),
-            fallback=not no_fallback,
-            scheduler=scheduler,
-            limits=boards.limits,
-            search_progress=shown.search,
-            frontier=frontier,
-        )
-    shown.close()
-    resumed = f", {result.resumed} from an earlier run" if result.resumed else ""
-    if result.reopened:
-        resumed += f"; {reopened_text(result.reopened)}"
-    where_ = f"on {scheduler}" if scheduler else over.where if over is not None else f"with {plural(workers, 'worker')}"
-    head = f"{len(result.outcomes)}/{plural(len(boards.records), 'board')} in {result.seconds:.1f} s {where_}{resumed}"
-    sys.exit(
-        finish_run(
-            boards,
-            result.outcomes,
-            Outputs(report_path, tuple(compare_paths), as_json, out_path),
-            head=head,
-            left_out=result.left_out,
-            interrupted=result.interrupted,
-            failed_outputs=result.failed_outputs,
-        )
-    )
+    return threads, workers, scheduler, over, grow
