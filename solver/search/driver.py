@@ -8,7 +8,6 @@ it goes to a backend (:class:`~solver.search.state.Backend`: this process's thre
 (:class:`solver.search.frontier.FrontierRun`, from the root with ``Searcher.frontier``, or
 once the search has grown where it was measured to pay: :func:`frontier_pays`).  Every
 pair goes through one call, ``backend.iteration(searcher, board, spec, source)``.  The
-The
 driver alone keeps the thresholds (of the estimate's parity, from a proven floor, below a
 known answer's length), the node and time limits, the iterations completed and the
 result: optimal only where an iteration at the answer's length completed every one below
@@ -94,8 +93,6 @@ class Drive:
         self.fsm = searcher.automaton  # this iteration's pruning: every thread of it follows the same one
         self.bpmx = searcher.bpmx and weight == 100
         self.parallel = False  # once an iteration outgrew a slice, every later one runs on the backend
-        self.alone = self.backend.alone  # one thread, ever
-        self.grows = self.backend.grows  # a grant that may change: threads join while an iteration runs
         self.last = None  # the last iteration's (nodes visited per depth, nodes): where the next one splits
 
     def result(self, moves, thresh) -> SearchResult:
@@ -169,7 +166,7 @@ class Drive:
         root = st.arrays()
         while not self.parallel:
             most = tuning().slice_nodes
-            slice_nodes = most if self.alone or self.grows else min(most, PARALLEL_AFTER)
+            slice_nodes = most if self.backend.alone or self.backend.grows else min(most, PARALLEL_AFTER)
             if deadline is not None:  # a short limit is looked at often enough to hold
                 now = time.perf_counter()
                 slice_nodes = min(slice_nodes, slice_within(self.nodes, now - self.t0, deadline - now))
@@ -192,8 +189,8 @@ class Drive:
                 deadline is not None and time.perf_counter() >= deadline
             ):
                 return self.result(None, thresh), None
-            if not self.grows:
-                self.parallel = not self.alone
+            if not self.backend.grows:  # (threads that may join while it runs: solver.search.state.Backend)
+                self.parallel = not self.backend.alone
             elif self.backend.count > 1:  # more threads granted mid-iteration: this one again on them?
                 left = None if deadline is None else deadline - time.perf_counter()
                 spent = time.perf_counter() - self.began[1]
@@ -203,13 +200,9 @@ class Drive:
         if not self.parallel:
             # the next iterations on the split search once they are large, even on one thread:
             # the threads granted while one runs join it
-            self.parallel = self.grows and self.nodes - started > PARALLEL_AFTER
+            self.parallel = self.backend.grows and self.nodes - started > PARALLEL_AFTER
             return None, v.next
-        return self.split_iteration(thresh)
-
-    def split_iteration(self, thresh: int):
-        """The iteration at ``thresh`` again from the root on the backend."""
-        return self.on_backend(thresh, ROOT)
+        return self.on_backend(thresh, ROOT)  # again from the root, on the backend
 
     def on_backend(self, thresh: int, source):
         """The iteration at ``thresh`` from ``source`` (the root's split depth, the A* part's

@@ -214,7 +214,7 @@ class FrontierIteration(Pool):
     def __init__(self, run: FrontierRun, searcher, board, share, spec: IterationSpec):
         from .kernel import INF
 
-        self.run_, self.fr = run, run.fr
+        self.source, self.fr = run, run.fr
         hi, left_f = self.fr.upto(spec.thresh, INF)
         self.windows = Windows(CHUNK, hi)
         thresh, _, bpmx, deadline, limit, before, _, depth, fsm = spec
@@ -223,7 +223,7 @@ class FrontierIteration(Pool):
         self.top = root_top(board, self.workers[0].st, self.fsm_root)  # (read only: every thread's root alike)
 
     def worker(self, me: int) -> Worker:
-        arrays = self.run_.arrays  # (kept from one threshold to the next)
+        arrays = self.source.arrays  # (kept from one threshold to the next)
         while len(arrays) <= me:
             arrays.append(Worker(self.s, self.board, self.max_depth, self.K, self.fsm_root))
         return arrays[me]

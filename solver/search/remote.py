@@ -173,7 +173,7 @@ class _Walk:
         w = Worker(s, board, window.max_depth, K, int(fsm.roots[board.blank]))
         h0 = w.st.h0 if window.weight == 100 else (w.st.h0 * window.weight) // 100
         w.start(h0, window.thresh, window.split, 0)
-        self.w, self.stack, self.state = w, w.stack, w.state
+        self.w = w
         self.fingerprint = fingerprint(s, fsm, w.st.h0)
         self.frontier = None
         if window.frontier is not None:
@@ -181,7 +181,7 @@ class _Walk:
             from .frontier import root_top
 
             self.top = root_top(board, w.st, int(fsm.roots[board.blank]))
-            self.fingerprint += frontierfingerprint(self.frontier)
+            self.fingerprint += self.frontier.fingerprint()
         self.id = f"{os.getpid()}.{threading.get_ident()}.{next(_walks)}"
 
     def _slice(self, window: Window) -> int:
@@ -194,7 +194,7 @@ class _Walk:
         return K.WINDOW if status == K.ITERATION_DONE else status  # its window done; the walk goes on
 
     def search(self, window: Window) -> WindowEnd:
-        K, v = self.K, slots(self.state)
+        K, v = self.K, slots(self.w.state)
         nodes, expanded = v.nodes, v.expanded
         v.lo, v.hi = window.lo, window.hi
         if self.frontier is not None:
@@ -206,7 +206,7 @@ class _Walk:
             if _ended(window.stop):  # nobody waits for the rest: its worker goes on to the next window
                 status = STOPPED
                 break
-        moves = path_moves(self.searcher.letters, self.stack, v.depth) if status == K.FOUND else None
+        moves = path_moves(self.searcher.letters, self.w.stack, v.depth) if status == K.FOUND else None
         return WindowEnd(
             int(status),
             self.id,
@@ -214,14 +214,14 @@ class _Walk:
             v.expanded - expanded,
             (v.upper_nodes, v.upper_expanded),
             v.next,
-            self.stack.cnt[: window.max_depth + 1].copy(),
+            self.w.stack.cnt[: window.max_depth + 1].copy(),
             moves,
             v.seen,
             self.fingerprint,
         )
 
 
-_frontiers: dict = {}  # (searcher, board, FrontierKey) -> the frontier this process built
+_frontiers: dict = {}  # (searcher, board, FrontierRun.key) -> the frontier this process built
 
 
 def _frontier_of(searcher, board, key: tuple):
@@ -236,11 +236,6 @@ def _frontier_of(searcher, board, key: tuple):
             fsm = _automaton(searcher, prune)
             _frontiers[k] = build_frontier(searcher, board, size, max_depth, ceiling=ceiling, fsm=fsm)
         return _frontiers[k]
-
-
-def frontierfingerprint(fr) -> tuple:
-    """What tells two builds of a frontier apart: its size, bound and every node's f and path."""
-    return (len(fr), fr.bound, int(fr.f.sum()), hash(fr.paths.tobytes()))
 
 
 def _ended(stop: tuple) -> bool:
@@ -261,7 +256,7 @@ def search_window(window: Window, fsm=None) -> WindowEnd:
     (``fsm``: the parent's automaton, sent to a cluster's workers so that none learns it again)."""
     t0 = time.perf_counter()
     walk = getattr(_local, "walk", None)
-    if walk is None or walk.iteration != window.iteration or slots(walk.state).seen > window.lo:
+    if walk is None or walk.iteration != window.iteration or slots(walk.w.state).seen > window.lo:
         walk = _local.walk = None  # (the old walk's arrays freed before the new one's are made)
         walk = _local.walk = _Walk(window, fsm)
     end = walk.search(window)
