@@ -73,9 +73,9 @@ def main() -> int:
     from solver.cli import stop_on_sigterm
     from solver.run.answer_file import COMPARISON_HEADERS, compare, comparison_rows, totals
     from solver.run.batch import SUMMARY_HEADERS, answers_of, summary_rows
-    from solver.run.builds import LAYOUT_MEMORY
     from solver.run.files import RunFiles
     from solver.run.pipeline import journalled_outcomes, run_pipeline
+    from solver.run.plans import LAYOUT_MEMORY
 
     stop_on_sigterm()  # kill -TERM stops it cleanly, its time logged
 

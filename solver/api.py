@@ -177,7 +177,7 @@ def check_record(rec: Record, moves: str | None = None, group: bool = True) -> O
 class SolverPool:
     """Prepared searchers by board shape (tables loaded once, kernels compiled once),
     the tuning's ``searchers`` most recently used kept: a batch over hundreds of layouts
-    holds the tables of a few at a time (see also :class:`pdb_builder.storage.DatabaseCache`).
+    holds the tables of a few at a time (see also :class:`pdb_builder.db_cache.DatabaseCache`).
 
     ``db_dir=None`` looks in the default database folder; ``use_db=False`` solves
     without files (:func:`optimal_search`); ``threads``: threads for each

@@ -17,10 +17,11 @@ from pdb_builder.moves import check_moves
 from solver.cli import main
 from solver.outcome import Outcome
 from solver.run.answer_pass import AnswerLimit, machine_share, plans_within, shrunk_plans
-from solver.run.builds import BEHIND, LATE, Plan
+from solver.run.builds import BEHIND, LATE
 from solver.run.clock import SYSTEM, FakeClock
 from solver.run.feed import Feed, Job
 from solver.run.pipeline import run_pipeline
+from solver.run.plans import Plan
 
 from .conftest import data_file, slow_build, walk_cells
 
@@ -191,14 +192,14 @@ def test_an_answer_limit_shares_what_is_left_among_the_boards_not_started():
     boards that ended early leave more to the later ones; never past the hard end."""
     clock = FakeClock(1000.0)
     now = clock.now()
-    lim = AnswerLimit(now + 32, 10, 2, low=0.05, high=1.5, hard_end=now + 100)
+    lim = AnswerLimit(now + 32, 10, 2, low=0.05, high=1.5, hard_end=now + 100).start()
     assert lim(_Rec(0), clock.now()) == 1.5
-    lim = AnswerLimit(now + 16, 10, 2, low=0.05, high=5, hard_end=now + 100)
+    lim = AnswerLimit(now + 16, 10, 2, low=0.05, high=5, hard_end=now + 100).start()
     assert lim(_Rec(0), clock.now()) == 1.0  # 16 * 2 / (10 * 3.2)
     lim.left = 1  # the others ended at once: the last board gets the rest
     clock.advance(1.0)  # a second later: 15 s left for it, 5 at most
     assert lim(_Rec(1), clock.now()) == 5 and lim.given == {0: 1.0, 1: 5}
-    short = AnswerLimit(now + 16, 1, 2, low=1.0, high=5, hard_end=clock.now() + 0.32)
+    short = AnswerLimit(now + 16, 1, 2, low=1.0, high=5, hard_end=clock.now() + 0.32).start()
     assert short(_Rec(0), clock.now()) == pytest.approx(0.1)  # a board started now ends by the hard end: 0.32 / 3.2
 
 

@@ -352,6 +352,7 @@ def test_a_rounds_builds_add_the_filled_cut_of_a_layout_whose_even_cuts_stay_sma
     from pdb_builder.board import Board, Shape
     from pdb_builder.formats import read_lines
     from pdb_builder.make.building import layout_partitions
+    from solver.run.next_step import round_builds
     from solver.run.options import RunOptions
     from solver.run.pipeline import Run
     from solver.run.steps import Step
@@ -363,11 +364,11 @@ def test_a_rounds_builds_add_the_filled_cut_of_a_layout_whose_even_cuts_stay_sma
     far = max(dist, key=lambda c: dist[c])
     recs = read_lines([Board(shape, far).to_devquiz()], "b.txt").records
     opts = RunOptions(db_dir=tmp_path / "db", memory_limit=1 << 20, layout_memory=8 << 10, workers=1)
-    run = Run(recs, RunFiles(tmp_path / "a.txt"), opts)
+    state = Run(recs, RunFiles(tmp_path / "a.txt"), opts).state()
 
     def planned(limit, over=True):
         step = Step("round", recs, limit, number=3, limit=limit, over=[recs[0].index] if over else [])
-        return [q.name for p in run.round_builds(step) for q in p.partitions]
+        return [q.name for p in round_builds(state, step, {}) for q in p.partitions]
 
     even = [p.name for p in layout_partitions(shape, 64 << 10, 1 + 3)]  # (--layout-partitions 1, round 3)
     assert len(even) == 4 and {n.split(".")[0] for n in even} == {"4-4"}
@@ -417,7 +418,7 @@ def test_the_last_rounds_boards_each_get_what_is_left_as_they_start():
     from solver.run.planning import UntilEnd
 
     clock = FakeClock(1000.0)
-    limit = UntilEnd(1300.0, 1.5)
+    limit = UntilEnd(1300.0, 1.5).start()
     assert limit(Rec(index=7), clock.now()) == 200.0
     clock.advance(150.0)  # the first board ended after 150 s: the next gets the 150 s left over 1.5
     assert limit(Rec(index=8), clock.now()) == 100.0
@@ -469,13 +470,13 @@ def test_a_board_no_pass_started_is_still_counted_unanswered(devquiz_slice, tmp_
 def test_a_spent_budget_plans_no_builds(devquiz_slice, tmp_path, monkeypatch):
     """Where the time left is shorter than a build's start, no pass plans a build
     (planning a file's layouts takes seconds of a budget that is over)."""
-    from solver.run import pipeline
+    from solver.run import next_step
 
     def planned(*args, **kwargs):
         raise AssertionError("a build planned with no time left")
 
     for name in ("plan_first", "plan_layouts", "plan_wall_free_cuts"):
-        monkeypatch.setattr(pipeline, name, planned)
+        monkeypatch.setattr(next_step, name, planned)
     recs = read_file(str(devquiz_slice)).records
     kw = dict(db_dir=tmp_path / "db", memory_limit=8 << 20, layout_memory=8 << 20, workers=1, node_limit=300)
     res = run_pipeline(recs, tmp_path / "a.txt", budget=1, quick_node_limit=1, answers_first=False, **kw)

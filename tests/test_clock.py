@@ -9,12 +9,13 @@ import pytest
 
 from pdb_builder.board import Shape
 from pdb_builder.cores import BuildStopped
-from solver.run.builds import BEHIND, LATE, Builds, Plan
+from solver.run.builds import BEHIND, LATE, Builds
 from solver.run.clock import FakeClock
 from solver.run.feed import Feed, Job
 from solver.run.files import RunFiles
 from solver.run.options import RunResult
 from solver.run.planning import MIN_TIME_LIMIT, full_pass_limit, round_limit
+from solver.run.plans import Plan
 from solver.run.sittings import Sittings
 
 RUN = Path(__file__).resolve().parents[1] / "solver" / "run"

@@ -43,7 +43,7 @@ def test_dask_cluster_runs_the_builds_too(devquiz_slice, tmp_path, monkeypatch):
     limit is planned for the cluster's threads."""
     distributed = pytest.importorskip("distributed")
     import solver.run.builds as builds
-    import solver.run.pipeline as pipeline
+    import solver.run.next_step as next_step
 
     recs = [r for r in read_file(str(devquiz_slice)).records if r.board.shape.size_text == "3x3"]
     real, threads = builds.build_pdb, []
@@ -55,7 +55,7 @@ def test_dask_cluster_runs_the_builds_too(devquiz_slice, tmp_path, monkeypatch):
     monkeypatch.setattr(builds, "build_pdb", noted)
     planned = []
     monkeypatch.setattr(
-        pipeline, "full_pass_limit", lambda d, todo, slots, now, building=0.0, **kw: planned.append(slots) or 30.0
+        next_step, "full_pass_limit", lambda d, todo, slots, now, building=0.0, **kw: planned.append(slots) or 30.0
     )
     cluster_args = dict(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
     with distributed.LocalCluster(**cluster_args) as cluster, distributed.Client(cluster) as client:

@@ -8,11 +8,12 @@ import pytest
 
 from pdb_builder.formats import read_file
 from pdb_builder.moves import check_moves
-from solver.run.builds import Builds, Plan, disk_used
+from solver.run.builds import Builds, disk_used
 from solver.run.clock import SYSTEM
 from solver.run.files import RunFiles
 from solver.run.options import RunResult
 from solver.run.pipeline import run_pipeline
+from solver.run.plans import Plan
 
 
 class _Sittings:
@@ -113,7 +114,7 @@ def test_a_cache_lets_go_of_a_removed_file_as_the_next_one_opens(tmp_path):
     """A worker's open tables hold their files' space: one whose file was removed is
     dropped when the cache opens the next, the others kept."""
     from pdb_builder import build
-    from pdb_builder.storage import DatabaseCache
+    from pdb_builder.db_cache import DatabaseCache
 
     db = tmp_path / "db"
     paths = build("3x3", goal="devquiz", db_dir=db, partition=["4-4", "8"])

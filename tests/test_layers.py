@@ -23,7 +23,7 @@ def test_the_values_and_the_planners_import_no_executor():
     graph = depth.imports(RUN)
     assert graph["steps"] == set() and graph["clock"] == set() and graph["feed"] == set() and graph["lanes"] == set()
     executors = {"batch", "slots", "cluster", "drive", "pipeline"}
-    for planner in ("planning", "answer_pass", "options"):
+    for planner in ("next_step", "plans", "planning", "answer_pass", "options"):
         reached, todo = set(), [planner]
         while todo:  # every module the planner imports, directly or not
             for dep in graph[todo.pop()] - reached:

@@ -88,7 +88,7 @@ def test_a_size_of_walled_boards_waits_on_its_layouts_not_a_wall_free_stand_in(d
     databases when they hold no more entries than the wall-free one would, and proves
     the boards on them; where they would hold more, the wall-free database as before."""
     from pdb_builder.patterns import num_placements
-    from solver.run.builds import plan_first
+    from solver.run.plans import plan_first
 
     recs = [
         r for r in read_file(str(devquiz_slice)).records if r.board.shape.size_text == "3x3" and r.board.shape.walls
@@ -97,15 +97,15 @@ def test_a_size_of_walled_boards_waits_on_its_layouts_not_a_wall_free_stand_in(d
     # 3x3 wall-free at 8M: one 8-tile pattern, 9!/1! entries; each layout (7 tiles on 8 cells) 8!/1!
     layouts = sum(num_placements(len(r.board.shape.free_cells), len(r.board.shape.tiles)) for r in recs)
     assert layouts < num_placements(9, 8)
-    assert {p.role for p in plan_first(recs, tmp_path / "db", 8 << 20, 8 << 20)} == {"layout"}
+    assert {p.role for p in plan_first(recs, frozenset(), 8 << 20, 8 << 20)} == {"layout"}
     # with layouts of 64K patterns, the size's wall-free cut of those sizes comes with them (6,048 entries)
-    small = plan_first(recs, tmp_path / "db", 8 << 20, 64 << 10)
+    small = plan_first(recs, frozenset(), 8 << 20, 64 << 10)
     assert [(p.role, p.entries, len(p.records)) for p in small if p.role == "wall-free"] == [
         ("wall-free", 6048, len(recs))
     ]
     assert sum(p.role == "layout" for p in small) == len(recs)
     # at 64K the wall-free table is two 4-tile patterns (6,048 entries): cheaper than the layouts
-    assert [p.role for p in plan_first(recs, tmp_path / "db", 64 << 10, 8 << 20)] == ["wall-free"]
+    assert [p.role for p in plan_first(recs, frozenset(), 64 << 10, 8 << 20)] == ["wall-free"]
     built = []
     res = run_pipeline(recs, tmp_path / "a.txt", db_dir=tmp_path / "db", memory_limit=8 << 20, on_build=built.append)
     assert {p.role for p in built if hasattr(p, "role")} == {"layout"}
@@ -343,7 +343,8 @@ def test_the_full_pass_builds_wall_free_cuts_for_the_sizes_of_its_walled_boards(
     cuts of the layout's pattern sizes (the quick pass built the first), and the boards
     are proven reading them; a size whose folder holds another wall-free table gets none."""
     from pdb_builder.make.building import layout_partitions
-    from solver.run.builds import plan_wall_free_cuts
+    from solver.run.builds import folder_names
+    from solver.run.plans import plan_wall_free_cuts
 
     recs = read_file(str(devquiz_slice)).records
     walled = [r for r in recs if r.board.shape.walls]
@@ -362,13 +363,16 @@ def test_the_full_pass_builds_wall_free_cuts_for_the_sizes_of_its_walled_boards(
         if rec.board.shape.walls and res.full and rec.index in res.full.outcomes:
             for part in cuts[rec.board.shape.wall_free().key]:  # the solver reads every cut
                 assert any(f"wall-free {part.name} (" in name for name in o.heuristic)
-    assert plan_wall_free_cuts(walled, tmp_path / "db", 8 << 20, 2) == []  # all there
-    assert plan_wall_free_cuts(walled, tmp_path / "db", 8 << 20, 0) == []
+    assert plan_wall_free_cuts(walled, folder_names(tmp_path / "db"), 8 << 20, 2) == []  # all there
+    assert plan_wall_free_cuts(walled, folder_names(tmp_path / "db"), 8 << 20, 0) == []
     other = tmp_path / "other"
     other.mkdir()
     key = next(k for k, c in cuts.items() if len(c) == 2)
     (other / f"{key}.pdb.5-5.h5").touch()  # another wall-free table of that size (by its name)
-    planned = {p.shape.key: [q.name for q in p.partitions] for p in plan_wall_free_cuts(walled, other, 8 << 20, 2)}
+    planned = {
+        p.shape.key: [q.name for q in p.partitions]
+        for p in plan_wall_free_cuts(walled, folder_names(other), 8 << 20, 2)
+    }
     assert key not in planned and planned == {k: [p.name for p in c] for k, c in cuts.items() if k != key}
 
 

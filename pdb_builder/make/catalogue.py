@@ -19,10 +19,11 @@ from pathlib import Path
 import numpy as np
 
 from ..board import Board, Shape
+from ..db_cache import DatabaseCache
 from ..errors import DatabaseError
 from ..lookup import evaluate, group_lookups
 from ..patterns import BUILD_RATE, num_placements, too_large
-from ..storage import DatabaseCache, database_files, open_database
+from ..storage import database_files, open_database
 
 log = logging.getLogger("slidepdb.inspect")
 

@@ -3,7 +3,7 @@ budget in seconds before it builds anything (:func:`answer_step`, :func:`shorten
 pure: the pipeline runs them), and how it sizes its builds to the time left and to the
 speed it measures.
 
-The answer pass (:meth:`solver.run.pipeline.Run.answer_steps_planned`) gives every board a
+The answer pass (:func:`solver.run.next_step.next_step`) gives every board a
 short optimal search on the tables already there, then the fallback (a valid answer
 when the search does not end), smallest boards first.  Each board's time limit is
 decided as it starts (:class:`AnswerLimit`): what lets the boards not yet started
@@ -24,13 +24,14 @@ running :data:`~solver.run.builds.BEHIND` times longer than its forecast is give
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass, field
 
 from pdb_builder.errors import BoardError
 
 from ..fallback import SHORTER
 from ..outcome import Known
 from .answer_file import excess_over, totals
-from .steps import BOARD_SPAN, Step
+from .steps import BOARD_SPAN, Deciding, Step
 
 ANSWER_SHARE = 0.15  # of the time left at the answer pass's start: what its first step may take
 ANSWER_MIN = 0.05  # seconds: the first step's limit at least, before the boards show what they take
@@ -55,59 +56,59 @@ SHORTEN_SHARE = 0.25  # of the time left: what one shortening step may take
 SHORTEN_STEPS = 3  # shortening steps at most (each takes the next boards)
 
 
+@dataclass(frozen=True)
 class AnswerLimit:
-    """A time limit decided as each board starts (a callable for
-    :func:`solver.run.batch.run_batch`): what lets the ``boards`` not yet started
-    share ``slots`` until ``ends_at`` (wall clock), and never more than lets a board end
-    by ``hard_end``.  Until ``slots`` boards have ended, each is counted at
+    """A time limit decided as each board starts (a rule: its executor applies it,
+    :meth:`start`): what lets the ``boards`` not yet started share ``slots`` until
+    ``ends_at`` (wall clock), and never more than lets a board end by ``hard_end``.
+    Until ``slots`` boards have ended, each is counted at
     :data:`~solver.run.steps.BOARD_SPAN` limits, between ``low`` and ``high``; then the
-    limit follows what the last :data:`RECENT` boards took (:meth:`ended`): scaled by
-    the seconds a board has over the seconds they took (at most halved or doubled at
-    once), between ``floor`` and ``high``.  ``fixed``: boards whose limit is given
-    (index -> seconds).  ``given``: each board's limit (index -> seconds).  The
-    ``now`` as each board starts is the executor's (:func:`solver.run.drive.limit_of`): the
-    limit reads no clock."""
+    limit follows what the last :data:`RECENT` boards took (told as each ends): scaled
+    by the seconds a board has over the seconds they took (at most halved or doubled at
+    once), between ``floor`` (``low`` where None) and ``high``.  ``fixed``: boards whose
+    limit is given (index -> seconds).  The ``now`` as each board starts is the
+    executor's (:func:`solver.run.drive.limit_of`): the rule reads no clock."""
 
-    def __init__(
-        self,
-        ends_at: float,
-        boards: int,
-        slots: int,
-        low: float,
-        high: float,
-        hard_end: float,
-        floor: float | None = None,
-        fixed: dict | None = None,
-    ):
-        self.fixed = fixed or {}  # index -> a board's own limit (a later step's: what it had, grown)
-        self.ends_at, self.left, self.slots = ends_at, boards, max(slots, 1)
-        self.low, self.high, self.hard_end = low, high, hard_end
-        self.floor = low if floor is None else floor
-        self.given: dict[int, float] = {}
+    ends_at: float
+    boards: int
+    slots: int
+    low: float
+    high: float
+    hard_end: float
+    floor: float | None = None
+    fixed: dict = field(default_factory=dict)  # index -> a board's own limit (a later step's: what it had, grown)
+
+    def start(self) -> Deciding:
+        return _Answering(self)
+
+
+class _Answering(Deciding):
+    """:class:`AnswerLimit` as its step runs: the boards not started yet, the seconds
+    the last boards took, the last limit given."""
+
+    def __init__(self, rule: AnswerLimit):
+        super().__init__()
+        self.rule, self.left = rule, rule.boards
         self.recent: list[float] = []  # seconds of the last boards ended
         self.limit: float | None = None  # the last limit given
 
-    def __call__(self, rec, now: float) -> float:
-        if rec.index in self.fixed:
-            limit = min(self.fixed[rec.index], max((self.hard_end - now) / BOARD_SPAN, 0.01))
-            self.left -= 1
-            self.given[rec.index] = round(limit, 3)
-            return limit
-        each = (self.ends_at - now) * self.slots / max(self.left, 1)  # seconds a board not started has
-        if len(self.recent) < self.slots or self.limit is None:
-            limit = min(self.high, max(self.low, each / BOARD_SPAN))
+    def decide(self, rec, now: float) -> float:
+        r = self.rule
+        slots, floor = max(r.slots, 1), r.low if r.floor is None else r.floor
+        self.left -= 1
+        latest = max((r.hard_end - now) / BOARD_SPAN, 0.01)  # a board started now ends by the hard end
+        if rec.index in r.fixed:
+            return min(r.fixed[rec.index], latest)
+        each = (r.ends_at - now) * slots / max(self.left + 1, 1)  # seconds a board not started has
+        if len(self.recent) < slots or self.limit is None:
+            limit = min(r.high, max(r.low, each / BOARD_SPAN))
         else:
             took = max(sum(self.recent) / len(self.recent), 1e-3)
-            scale = min(2.0, max(0.5, each / took))
-            limit = min(self.high, max(self.floor, self.limit * scale))
+            limit = min(r.high, max(floor, self.limit * min(2.0, max(0.5, each / took))))
         self.limit = limit
-        limit = min(limit, max((self.hard_end - now) / BOARD_SPAN, 0.01))
-        self.left -= 1
-        self.given[rec.index] = round(limit, 3)
-        return limit
+        return min(limit, latest)
 
     def ended(self, seconds: float | None) -> None:
-        """A board ended after ``seconds`` (its record's ``seconds``)."""
         self.recent = [*self.recent, seconds or 0.0][-RECENT:]
 
 
@@ -254,7 +255,8 @@ def answer_step(number: int, todo, grown: dict, share: float, best: dict, budget
     )
     if least is None:
         return None
-    limit = AnswerLimit(now + share * (end - now), len(todo), slots, ANSWER_MIN, ANSWER_MAX, end, ANSWER_FLOOR, grown)
+    ends_at = now + share * (end - now)
+    limit = AnswerLimit(ends_at, len(todo), slots, ANSWER_MIN, ANSWER_MAX, end, ANSWER_FLOOR, dict(grown))
     again = number > 1
     return Step(
         "answer",

@@ -70,9 +70,10 @@ def run_batch(records, options: BatchOptions | None = None, /, **changes) -> Bat
     """Solve every record as ``options`` say (:class:`BatchOptions`; ``changes``: fields
     of it to change, ``run_batch(recs, db_dir=d)`` for short); ``on_outcome(outcome)``
     is called as each board finishes.
-    ``time_limit``: seconds a board, or a callable that decides each board's as it
-    starts (``time_limit(record, now)``, with a ``given`` dict and ``ended(seconds)`` told as each
-    ends: :class:`solver.run.answer_pass.AnswerLimit`).
+    ``time_limit``: seconds a board, or a rule that decides each board's as it starts
+    (:class:`solver.run.answer_pass.AnswerLimit`, :class:`solver.run.planning.UntilEnd`:
+    ``time_limit.start()`` makes what applies it, :class:`~solver.run.steps.Deciding`;
+    the result's ``given`` says what each board had).
 
     With ``out_path``, finished boards go to a journal beside it at once (so a kill loses
     nothing, and ``resume`` skips them), and the answer file is written atomically at the
@@ -129,32 +130,33 @@ def _run_batch(records, o: BatchOptions) -> BatchResult:
         if o.on_outcome:
             o.on_outcome(out)
     todo = [r for r in records if r.index not in done]
-    given = getattr(o.time_limit, "given", None)  # a limit decided as each board starts: what each had
+    fixed = o.time_limit is None or isinstance(o.time_limit, int | float)
+    limit = o.time_limit if fixed else o.time_limit.start()  # else a rule that decides each board's as it starts
+    if not fixed:
+        result.given = limit.given
     feed = Feed(
         todo,
         o.jobs,
         o.last_start,
         o.job_memory,
-        board_seconds=None if given is not None else o.time_limit,
+        board_seconds=o.time_limit if fixed else None,
         patient=o.patient,
         clock=o.clock,
     )
     pools = Pools(o.db_dir, o.use_db, o.threads, o.go_on, o.grow, o.frontier)
     if o.scheduler is not None:
-        outcomes = dask_outcomes(feed, pools, o.time_limit, o.node_limit, o.fallback, o.scheduler, o.known)
+        outcomes = dask_outcomes(feed, pools, limit, o.node_limit, o.fallback, o.scheduler, o.known)
     else:
-        outcomes = local_outcomes(
-            feed, pools, o.time_limit, o.node_limit, o.fallback, o.workers, o.search_progress, o.known
-        )
+        outcomes = local_outcomes(feed, pools, limit, o.node_limit, o.fallback, o.workers, o.search_progress, o.known)
     jf = open(journal, "a", encoding="utf-8") if journal is not None else None
     if jf is not None and jf.tell() == 0:  # a new journal: the input it is written for first
         jf.write(json.dumps(o.input or input_key(records)) + "\n")
     try:
         for out in outcomes:
             tried = o.time_limit
-            if given is not None:
-                tried = given.get(out.index, 0.0)
-                o.time_limit.ended(out.seconds)
+            if not fixed:
+                tried = limit.given.get(out.index, 0.0)
+                limit.ended(out.seconds)
             # the earlier outcome of a board solved again, or this batch's own (a board
             # handed out twice; the journalled boards are never handed out): the better one stands
             before = earlier.pop(out.index, None) or result.outcomes.get(out.index)

@@ -63,8 +63,8 @@ def solve_in_worker(rec, pool: SolverPool, clock, time_limit, node_limit, fallba
 def limit_of(time_limit, rec, now: float):
     """A board's time limit: ``time_limit``, or what it says for ``rec`` starting at ``now``
     (the executor's clock) when it decides each board's as it starts
-    (:class:`solver.run.answer_pass.AnswerLimit`, :class:`solver.run.planning.UntilEnd`:
-    values that read no clock)."""
+    (:class:`~solver.run.steps.Deciding`, which a step's limit rule makes as the step
+    starts: the rules read no clock)."""
     return time_limit(rec, now) if callable(time_limit) else time_limit
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from pdb_builder.words import plural, seconds_text
 
 from ..outcome import Outcome
-from .builds import LAYOUT_MEMORY, Plan
+from .plans import LAYOUT_MEMORY, Plan
 from .settings import Settings
 from .steps import BatchResult
 

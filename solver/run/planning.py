@@ -15,7 +15,7 @@ from pdb_builder.words import plural, seconds_text
 from ..outcome import Known, Outcome
 from ..tuning import tuning
 from .forecast import proof_seconds, typical_growth
-from .steps import BOARD_SPAN, QUICK_SPAN, Step
+from .steps import BOARD_SPAN, QUICK_SPAN, Deciding, Step
 
 # --budget: the seconds kept back to write the answer file (a board's worst wall time in
 # time limits: solver.run.steps.BOARD_SPAN), the tuning's reserve (solver.tuning); under a
@@ -120,24 +120,28 @@ def round_limit(
     return (full, False) if full <= left else (left, True)
 
 
+@dataclass(frozen=True)
 class UntilEnd:
-    """The budget's last round's time limit, decided as each board starts (a callable
-    for :func:`solver.run.batch.run_batch`): what the budget has left to ``end`` (wall
-    clock, at the ``now`` the executor hands it), a board lasting ``span`` limits at most.  A board that
-    ends early hands its slot to the next board with what is left, instead of leaving it
-    idle to the end.  ``given``: each board's limit (index -> seconds)."""
+    """The budget's last round's time limit, decided as each board starts (a rule: its
+    executor applies it, :meth:`start`): what the budget has left to ``end`` (wall
+    clock, at the ``now`` the executor hands it), a board lasting ``span`` limits at
+    most.  A board that ends early hands its slot to the next board with what is left,
+    instead of leaving it idle to the end."""
 
-    def __init__(self, end: float, span: float):
-        self.end, self.span = end, span
-        self.given: dict[int, float] = {}
+    end: float
+    span: float
 
-    def __call__(self, rec, now: float) -> float:
-        limit = max((self.end - now) / self.span, 0.01)
-        self.given[rec.index] = round(limit, 3)
-        return limit
+    def start(self) -> Deciding:
+        return _Until(self)
 
-    def ended(self, seconds: float | None) -> None:
-        """A board ended (the limit does not learn from it)."""
+
+class _Until(Deciding):
+    def __init__(self, rule: UntilEnd):
+        super().__init__()
+        self.rule = rule
+
+    def decide(self, rec, now: float) -> float:
+        return max((self.rule.end - now) / self.rule.span, 0.01)
 
 
 def round_boards(unproven, final: dict[int, Outcome], forecast: dict, limit: float, last: bool) -> list:

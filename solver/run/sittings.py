@@ -15,6 +15,27 @@ from pdb_builder.atomic import write_text_atomic
 from .clock import SYSTEM, Clock
 
 
+def _holding(spans, t: float) -> int:
+    """The sitting of ``spans`` that wall-clock time ``t`` falls in: the last one begun
+    by then (the first for a time before it)."""
+    return max((k for k, (a, _) in enumerate(spans) if a <= t), default=0)
+
+
+def running_time(spans, t: float) -> float:
+    """Running time at wall-clock time ``t`` of a run whose sittings are ``spans``
+    ((start, end) pairs; 0 with none on record)."""
+    if not spans:
+        return 0.0
+    k = _holding(spans, t)
+    return sum(b - a for a, b in spans[:k]) + max(t - spans[k][0], 0.0)
+
+
+def deadline_of(spans, budget: float) -> float:
+    """The wall-clock time at which the running time of a run whose sittings are
+    ``spans`` reaches ``budget`` (its last sitting going on)."""
+    return spans[-1][0] + budget - sum(b - a for a, b in spans[:-1])
+
+
 class Sittings:
     """The sittings of one run (``ANSWERS.sittings``, lines of ``start end``) and the
     figures the run planned once and keeps across them (:attr:`marks`, lines of
@@ -62,27 +83,24 @@ class Sittings:
         """Seconds the sittings before the last one spent."""
         return sum(b - a for a, b in self.spans[:-1])
 
+    def frozen(self) -> tuple:
+        """The sittings' spans as a value ((start, end) pairs: :func:`running_time`)."""
+        with self._lock:
+            return tuple((a, b) for a, b in self.spans)
+
     def deadline(self, budget: float) -> float:
         """The wall-clock time at which the run's running time reaches ``budget``."""
-        return self.spans[-1][0] + budget - self.spent_before
-
-    def _holding(self, t: float) -> int:
-        """The sitting wall-clock time ``t`` falls in: the last one begun by then (the
-        first for a time before it)."""
-        return max((k for k, (a, _) in enumerate(self.spans) if a <= t), default=0)
+        return deadline_of(self.spans, budget)
 
     def running(self, t: float) -> float:
         """Running time of the run at wall-clock time ``t`` (0 with no sitting on record)."""
-        if not self.spans:
-            return 0.0
-        k = self._holding(t)
-        return sum(b - a for a, b in self.spans[:k]) + max(t - self.spans[k][0], 0.0)
+        return running_time(self.spans, t)
 
     def cover(self, times) -> None:
         """Stretch each sitting's end over the moments of ``times`` within it (a board
         journalled after the sitting's last write)."""
         for t in times if self.spans else ():
-            span = self.spans[self._holding(t)]
+            span = self.spans[_holding(self.spans, t)]
             span[1] = max(span[1], t)
 
     def mark(self, name: str, value: float) -> float:

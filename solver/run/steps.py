@@ -34,7 +34,13 @@ class Step:
     ``last``: the budget's last round (its limit is what is left); ``limit``: the
     seconds a board where ``time_limit`` decides each as it starts (the last round's:
     what the budget had left as it was planned); ``over``: a round's boards whose
-    forecast proof on the tables there are is longer than ``limit`` (or unknown)."""
+    forecast proof on the tables there are is longer than ``limit`` (or unknown).
+
+    What the loop that runs it keeps or tells (:meth:`solver.run.pipeline.Run.steps`):
+    ``rate``: the entries a build makes a thread-second that its plans were sized at;
+    ``marks``: (name, value) pairs kept for the sittings to come
+    (:meth:`solver.run.sittings.Sittings.mark`); ``faults``: (size, why) pairs, the
+    sizes that no table can serve; ``notes``: lines for the log."""
 
     kind: str
     boards: list
@@ -49,6 +55,10 @@ class Step:
     last: bool = False
     limit: float | None = None
     over: list = field(default_factory=list)
+    rate: float | None = None
+    marks: tuple = ()
+    faults: tuple = ()
+    notes: tuple = ()
 
     @property
     def tag(self) -> str:
@@ -67,13 +77,37 @@ class Step:
             raise ValueError(f"step kind {self.kind!r}: expected one of {', '.join(KINDS)}")
 
 
+class Deciding:
+    """A step's time limit as its executor applies it (made by the step's limit rule,
+    ``time_limit.start()``, as the step starts: :class:`~solver.run.answer_pass.AnswerLimit`,
+    :class:`~solver.run.planning.UntilEnd`): called with each board and the ``now`` it
+    starts at (the executor's clock: a rule reads none), told each board's seconds as it
+    ends (:meth:`ended`); ``given``: the limit each board had (index -> seconds)."""
+
+    def __init__(self):
+        self.given: dict[int, float] = {}
+
+    def __call__(self, rec, now: float) -> float:
+        limit = self.decide(rec, now)
+        self.given[rec.index] = round(limit, 3)
+        return limit
+
+    def decide(self, rec, now: float) -> float:
+        raise NotImplementedError
+
+    def ended(self, seconds: float | None) -> None:
+        """A board ended after ``seconds`` (the limit does not learn from it here)."""
+
+
 @dataclass
 class BatchResult:
     """What one step (one batch of boards) gave: each board's outcome (index ->
     :class:`~solver.outcome.Outcome`), whether it was interrupted, how many outcomes
     came from its journal (``resumed``), its seconds, the answers the move limits kept
     out of the answer file, the journalled proofs solved again because their tables
-    changed (``reopened``), the outputs not written, and when it began."""
+    changed (``reopened``), the outputs not written, when it began, and the limit each
+    board was given as it started where the step decides them so (``given``: index ->
+    seconds)."""
 
     outcomes: dict[int, Outcome]
     interrupted: bool = False
@@ -83,3 +117,4 @@ class BatchResult:
     reopened: int = 0  # journalled proofs whose tables changed since: solved again
     failed_outputs: list = field(default_factory=list)  # OutputFailure of the answer file (solver.run.outputs)
     began: float = 0.0  # wall clock (clock.now()) as the step began: a board ended since was started by it
+    given: dict[int, float] = field(default_factory=dict)

@@ -9,7 +9,7 @@ For a shape, every one of these is admissible, so the solver takes their max:
   partition read a second time through the reflection (Korf & Felner 2002):
   tile u on cell c reads as tile T'(u) on cell T(c).
 
-Loaded files are cached per process (:class:`pdb_builder.storage.DatabaseCache`: the
+Loaded files are cached per process (:class:`pdb_builder.db_cache.DatabaseCache`: the
 least recently used closed once the open-file limit would be at risk), so a batch
 maps each file once while its layouts fit.
 """
@@ -20,9 +20,10 @@ import logging
 from pathlib import Path
 
 from pdb_builder.board import Shape
+from pdb_builder.db_cache import DatabaseCache
 from pdb_builder.errors import DatabaseError, DatabaseGone
 from pdb_builder.lookup import group_lookups, serves
-from pdb_builder.storage import CHECKSUM_DIGITS, Database, DatabaseCache, default_db_dir
+from pdb_builder.storage import CHECKSUM_DIGITS, Database, default_db_dir
 
 from .heuristic import Heuristic, manhattan_tables
 
