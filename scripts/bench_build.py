@@ -59,7 +59,7 @@ def measured(args):
         return os.waitstatus_to_exitcode(status), wall, usage, log.read().decode()
 
 
-def main() -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", nargs="*", help="case names to run (default: all)")
     ap.add_argument("--db-dir", default=None, help="where to build (default: a temporary folder)")
@@ -71,7 +71,11 @@ def main() -> int:
     ap.add_argument("--independent", type=int, nargs="+", help="counts of one-thread BFS processes run at once")
     ap.add_argument("--seconds", type=float, default=30.0, help="how long the lone BFS runs (--independent)")
     ap.add_argument("--bfs-worker", nargs=2, help=argparse.SUPPRESS)  # CASE STOP: one process of --independent
-    a = ap.parse_args()
+    return ap
+
+
+def main() -> int:
+    a = _parser().parse_args()
     if a.bfs_worker:
         return bfs_worker(*a.bfs_worker)
     if a.independent:  # (no folder: nothing is written)

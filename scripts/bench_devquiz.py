@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "devquiz2011"
 
 
-def main() -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, help="answer file")
     ap.add_argument("--db-dir", default=None)
@@ -64,92 +64,108 @@ def main() -> int:
         help="optimal search only (a retry keeps the answers it has; a raised bound can prove them)",
     )
     ap.add_argument("--summary-only", action="store_true")
-    a = ap.parse_args()
-    sys.path.insert(0, str(ROOT))
-    import os
+    return ap
 
-    from pdb_builder.cli.shared import format_table, parse_bytes
+
+def main() -> int:
+    a = _parser().parse_args()
+    sys.path.insert(0, str(ROOT))
     from pdb_builder.formats import read_file
     from solver.cli import stop_on_sigterm
-    from solver.run.answer_file import COMPARISON_HEADERS, compare, comparison_rows, totals
-    from solver.run.batch import SUMMARY_HEADERS, answers_of, summary_rows
-    from solver.run.files import RunFiles
-    from solver.run.pipeline import journalled_outcomes, run_pipeline
-    from solver.run.plans import LAYOUT_MEMORY
 
     stop_on_sigterm()  # kill -TERM stops it cleanly, its time logged
-
     boards = read_file(a.problems)
-    recs = boards.records
     out = Path(a.out)
     log = out.with_name(out.name + ".bench.jsonl")
     if not a.summary_only:
-        start = time.time()
-        with log.open("a") as f:
-            f.write(
-                json.dumps(
-                    {
-                        "start": start,
-                        "time_limit": a.time_limit,
-                        "quick_limit": a.quick_limit,
-                        "retry": a.retry,
-                        "fallback": not a.no_fallback,
-                        "layout_partitions": a.layout_partitions,
-                        "wall_free_partitions": a.wall_free_partitions,
-                        "layout_memory": a.layout_memory,
-                    }
-                )
-                + "\n"
+        _run(a, boards, out, log)
+    _summary(boards, out, log)
+    return 0
+
+
+def _run(a, boards, out: Path, log: Path) -> None:
+    """``slidepdb run`` over the file as ``a`` says, its start and end logged to ``log``."""
+    import os
+
+    from pdb_builder.cli.shared import parse_bytes
+    from solver.run.pipeline import run_pipeline
+    from solver.run.plans import LAYOUT_MEMORY
+
+    start = time.time()
+    with log.open("a") as f:
+        f.write(
+            json.dumps(
+                {
+                    "start": start,
+                    "time_limit": a.time_limit,
+                    "quick_limit": a.quick_limit,
+                    "retry": a.retry,
+                    "fallback": not a.no_fallback,
+                    "layout_partitions": a.layout_partitions,
+                    "wall_free_partitions": a.wall_free_partitions,
+                    "layout_memory": a.layout_memory,
+                }
             )
-
-        def progress(o):
-            print(
-                f"{o.index}: {o.status} {o.size} length {o.length} optimal {o.optimal} "
-                f"lower bound {o.lower_bound} {o.seconds or 0:.1f} s",
-                file=sys.stderr,
-                flush=True,
-            )
-
-        def built(item):
-            if hasattr(item, "status"):
-                print(
-                    f"  built {item.shape} {item.name}: {item.status} {item.seconds:.1f} s", file=sys.stderr, flush=True
-                )
-
-        res = run_pipeline(
-            recs,
-            out,
-            db_dir=a.db_dir,
-            limits=boards.limits,
-            time_limit=a.time_limit,
-            quick_limit=a.quick_limit,
-            disk_limit=parse_bytes(a.disk_limit),
-            layout_count=a.layout_partitions,
-            wall_free_count=a.wall_free_partitions,
-            layout_memory=parse_bytes(a.layout_memory) if a.layout_memory else LAYOUT_MEMORY,
-            workers=a.workers or os.cpu_count() or 1,
-            resume=True,
-            on_outcome=progress,
-            on_build=built,
-            retry=a.retry,
-            fallback=not a.no_fallback,
+            + "\n"
         )
-        with log.open("a") as f:
-            f.write(
-                json.dumps(
-                    {
-                        "end": time.time(),
-                        "start": start,
-                        "builds": res.build_seconds,
-                        "quick": res.quick.seconds if res.quick else 0.0,
-                        "full": res.full.seconds if res.full else 0.0,
-                        "interrupted": res.interrupted,
-                        "new_builds": sum(1 for b in res.builds if b.status != "skipped"),
-                    }
-                )
-                + "\n"
+
+    def progress(o):
+        print(
+            f"{o.index}: {o.status} {o.size} length {o.length} optimal {o.optimal} "
+            f"lower bound {o.lower_bound} {o.seconds or 0:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def built(item):
+        if hasattr(item, "status"):
+            print(f"  built {item.shape} {item.name}: {item.status} {item.seconds:.1f} s", file=sys.stderr, flush=True)
+
+    res = run_pipeline(
+        boards.records,
+        out,
+        db_dir=a.db_dir,
+        limits=boards.limits,
+        time_limit=a.time_limit,
+        quick_limit=a.quick_limit,
+        disk_limit=parse_bytes(a.disk_limit),
+        layout_count=a.layout_partitions,
+        wall_free_count=a.wall_free_partitions,
+        layout_memory=parse_bytes(a.layout_memory) if a.layout_memory else LAYOUT_MEMORY,
+        workers=a.workers or os.cpu_count() or 1,
+        resume=True,
+        on_outcome=progress,
+        on_build=built,
+        retry=a.retry,
+        fallback=not a.no_fallback,
+    )
+    with log.open("a") as f:
+        f.write(
+            json.dumps(
+                {
+                    "end": time.time(),
+                    "start": start,
+                    "builds": res.build_seconds,
+                    "quick": res.quick.seconds if res.quick else 0.0,
+                    "full": res.full.seconds if res.full else 0.0,
+                    "interrupted": res.interrupted,
+                    "new_builds": sum(1 for b in res.builds if b.status != "skipped"),
+                }
             )
-    # what is finished: the final answers when the run is complete, else the journals
+            + "\n"
+        )
+
+
+def _summary(boards, out: Path, log: Path) -> None:
+    """What is finished (the final answers when the run is complete, else the
+    journals) against the targets, and beside the peers' answer files."""
+    from pdb_builder.cli.shared import format_table
+    from solver.run.answer_file import COMPARISON_HEADERS, compare, comparison_rows, totals
+    from solver.run.batch import SUMMARY_HEADERS, answers_of, summary_rows
+    from solver.run.files import RunFiles
+    from solver.run.pipeline import journalled_outcomes
+
+    recs = boards.records
     outcomes = journalled_outcomes(recs, RunFiles(out))
     if not outcomes and out.exists():
         lines = out.read_text().split("\n")
@@ -185,7 +201,6 @@ def main() -> int:
     if peers:
         comps = [compare(p, recs, answers) for p in peers]
         print(format_table(comparison_rows(comps), COMPARISON_HEADERS))
-    return 0
 
 
 if __name__ == "__main__":

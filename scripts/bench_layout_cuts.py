@@ -58,18 +58,25 @@ def main() -> int:
     a = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from pdb_builder.formats import read_file
-    from pdb_builder.make.building import build_pdb, layout_partitions
-    from pdb_builder.moves import check_moves
     from pdb_builder.options import byte_count
-    from pdb_builder.patterns import greedy_sizes, named_partition
-    from solver.search.searcher import Searcher
-    from solver.search.tables import heuristic_for
 
     by_line = {r.index: r for r in read_file(a.problems).records if r.board is not None}
     recs = [by_line[i] for i in a.lines]
     root = Path(a.dir)
     small_dir, large_dir = root / "small", root / "large"
     small_mem, large_mem = byte_count("memory", a.small), byte_count("memory", a.large)
+    built = build_both(a, recs, small_dir, large_dir, small_mem, large_mem)
+    rows = search_both(a, recs, small_dir, large_dir)
+    print_tables(a, built, rows)
+    return 0
+
+
+def build_both(a, recs, small_dir: Path, large_dir: Path, small_mem: int, large_mem: int) -> dict:
+    """Each layout's run's cut into ``small_dir`` and its larger cut into ``large_dir``
+    (which links the run's cut too): layout -> what each build took."""
+    from pdb_builder.make.building import build_pdb, layout_partitions
+    from pdb_builder.patterns import greedy_sizes, named_partition
+
     built = {}
     for rec in recs:
         shape = rec.board.shape
@@ -91,6 +98,16 @@ def main() -> int:
             if side == "small":
                 _link_into(large_dir, [Path(rep.path)])
         built[shape.key] = row
+
+    return built
+
+
+def search_both(a, recs, small_dir: Path, large_dir: Path) -> list:
+    """Each board searched on both sides' tables, alternating which goes first; the
+    proven lengths must agree, and every answer reach the goal."""
+    from pdb_builder.moves import check_moves
+    from solver.search.searcher import Searcher
+    from solver.search.tables import heuristic_for
 
     rows = []
     for i, rec in enumerate(recs):
@@ -123,6 +140,11 @@ def main() -> int:
             flush=True,
         )
 
+    return rows
+
+
+def print_tables(a, built: dict, rows: list) -> None:
+    """The builds' table and the boards' table (nodes of the last iteration both completed)."""
     print(f"\n{a.problems}: {len(rows)} boards, one thread, node limit {a.node_limit:,}\n")
     print("| layout | free cells | run's cut | build s | larger cut | build s |")
     print("|---|---:|---|---:|---|---:|")
@@ -156,7 +178,6 @@ def main() -> int:
 
         mean = exp(sum(map(log, ratios)) / len(ratios))
         print(f"\ngeometric mean of the ratio over {len(ratios)} boards: {mean:.3f}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -133,7 +133,7 @@ def summary(name, rows, heuristic):
     )
 
 
-def main() -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--db-dir", default=None)
     ap.add_argument(
@@ -175,12 +175,21 @@ def main() -> int:
         help="A*+IDA*'s open nodes from the root (0: IDA* alone), or auto (the solver's default: on a "
         "wall-free 5x5, from an iteration of 20 million nodes on)",
     )
-    a = ap.parse_args()
+    return ap
+
+
+FIFTEEN = {  # set -> (file, label)
+    "korf100": ("korf100.txt", "Korf's 100"),
+    "depth80": ("depth80_15puzzle.txt", "17 at depth 80"),
+    "manhattan": ("korf100.txt", "Korf's 100, first 10"),
+    "manhattan-only": ("korf100.txt", "Korf's 100, first 10"),
+}
+
+
+def main() -> int:
+    a = _parser().parse_args()
     sys.path.insert(0, str(ROOT))
-    from pdb_builder.formats import read_file
-    from solver.search.heuristic import manhattan_heuristic
     from solver.search.searcher import Searcher
-    from solver.search.tables import heuristic_for
 
     def make(h):
         s = Searcher(h, packed=not a.full_tables, prune=None if a.prune == "auto" else int(a.prune))
@@ -189,83 +198,105 @@ def main() -> int:
 
     out = []
     for name in a.sets:
-        if name in ("korf100", "depth80", "manhattan", "manhattan-only"):
-            fname = "depth80_15puzzle.txt" if name == "depth80" else "korf100.txt"
-            recs = read_file(str(DATA / fname)).records
-            shape = recs[0].board.shape
-            if name in ("manhattan", "manhattan-only"):
-                h = manhattan_heuristic(shape, use_lc=name == "manhattan")
-                recs = recs[:10]
-            else:
-                h = heuristic_for(shape, a.db_dir)
-                if not h.lookups:
-                    print(f"{name}: no 4x4 database in {a.db_dir}; build it first", file=sys.stderr)
-                    return 1
-            searcher = make(h)
-            searcher.solve(recs[8].board if len(recs) > 8 else recs[0].board, node_limit=10_000)  # warm-up
-            print(f"{name}: {', '.join(h.names) or ('manhattan+lc' if h.use_lc else 'manhattan')}", file=sys.stderr)
-            rows = solve_set(recs, lambda _: searcher, a.time_limit, node_limit=a.node_limit, threads=a.threads)
-            label = {
-                "korf100": "Korf's 100",
-                "depth80": "17 at depth 80",
-                "manhattan": "Korf's 100, first 10",
-                "manhattan-only": "Korf's 100, first 10",
-            }[name]
-            plain = "Manhattan + LC" if h.use_lc else "Manhattan only"
-            out.append(summary(label, rows, " + ".join(h.names) if h.names else plain))
+        if name in FIFTEEN:
+            row = fifteen(name, a, make)
         elif name == "korf24":
-            recs = read_file(str(DATA / "korf24.txt")).records
-            h = heuristic_for(recs[0].board.shape, a.db_dir)
-            if not h.lookups:
-                print(f"korf24: no 5x5 database in {a.db_dir}; build it first", file=sys.stderr)
-                return 1
-            searcher = make(h)
-            h0 = {r.index: searcher.initial_h(r.board) for r in recs}
-            recs.sort(
-                key=lambda r: (
-                    (r.expected_length - h0[r.index], r.expected_length)
-                    if a.korf24_order == "gap"
-                    else r.expected_length
-                )
-            )
-            if a.korf24_ids:
-                recs = [r for i in a.korf24_ids for r in recs if r.ident == i]
-            else:
-                recs = recs[: a.korf24_count]
-            print(f"korf24: {', '.join(h.names)}", file=sys.stderr)
-            rows = list(korf24_rows(recs, searcher, a))
-            korf24_table(rows, h0, a.threads)
-            which = (
-                f"#{', #'.join(a.korf24_ids)}"
-                if a.korf24_ids
-                else f"{a.korf24_count} {'shortest' if a.korf24_order == 'length' else 'smallest gap to h0'}"
-            )
-            out.append(summary(f"Korf's 24-puzzles, {which}", rows, " + ".join(h.names)))
+            row = korf24(a, make)
         elif name == "devquiz-6x6":
-            recs = read_file(str(DATA / "devquiz2011" / "problems.txt")).records
-            six = [r for r in recs if (r.board.shape.width, r.board.shape.height) == (6, 6)]
-            searchers = {}
-
-            def searcher_for(shape):
-                if shape not in searchers:
-                    searchers[shape] = make(heuristic_for(shape, a.db_dir))
-                return searchers[shape]
-
-            for label, group in (
-                ("wall-free", [r for r in six if not r.board.shape.walls][:4]),
-                ("walled", [r for r in six if r.board.shape.walls][:4]),
-            ):
-                for r in group:  # map the tables and compile before timing
-                    searcher_for(r.board.shape).solve(r.board, node_limit=1000)
-                print(f"devquiz-6x6 {label}: lines {', '.join(str(r.index) for r in group)}", file=sys.stderr)
-                rows = solve_set(group, searcher_for, a.time_limit, node_limit=a.node_limit, threads=a.threads)
-                names = sorted({n for r in group for n in searcher_for(r.board.shape).h.names})
-                out.append(summary(f"DevQuiz 6x6, first 4 {label}", rows, "; ".join(names) or "Manhattan + LC"))
+            out += devquiz_6x6(a, make)
+            continue
+        else:
+            print(f"{name}: no such set (korf100 depth80 manhattan manhattan-only korf24 devquiz-6x6)", file=sys.stderr)
+            return 2
+        if row is None:
+            return 1
+        out.append(row)
     print("| set | heuristic | proven optimal | at published length | total s | worst s | avg nodes | M nodes/s |")
     print("|---|---|---|---|---|---|---|---|")
     for r in out:
         print("| " + " | ".join(r) + " |")
     return 0
+
+
+def fifteen(name: str, a, make):
+    """The summary row of a 15-puzzle set (None: its tables are not built)."""
+    from pdb_builder.formats import read_file
+    from solver.search.heuristic import manhattan_heuristic
+    from solver.search.tables import heuristic_for
+
+    fname, label = FIFTEEN[name]
+    recs = read_file(str(DATA / fname)).records
+    shape = recs[0].board.shape
+    if name in ("manhattan", "manhattan-only"):
+        h = manhattan_heuristic(shape, use_lc=name == "manhattan")
+        recs = recs[:10]
+    else:
+        h = heuristic_for(shape, a.db_dir)
+        if not h.lookups:
+            print(f"{name}: no 4x4 database in {a.db_dir}; build it first", file=sys.stderr)
+            return None
+    searcher = make(h)
+    searcher.solve(recs[8].board if len(recs) > 8 else recs[0].board, node_limit=10_000)  # warm-up
+    print(f"{name}: {', '.join(h.names) or ('manhattan+lc' if h.use_lc else 'manhattan')}", file=sys.stderr)
+    rows = solve_set(recs, lambda _: searcher, a.time_limit, node_limit=a.node_limit, threads=a.threads)
+    plain = "Manhattan + LC" if h.use_lc else "Manhattan only"
+    return summary(label, rows, " + ".join(h.names) if h.names else plain)
+
+
+def korf24(a, make):
+    """The 24-puzzles' table and summary row (None: their tables are not built)."""
+    from pdb_builder.formats import read_file
+    from solver.search.tables import heuristic_for
+
+    recs = read_file(str(DATA / "korf24.txt")).records
+    h = heuristic_for(recs[0].board.shape, a.db_dir)
+    if not h.lookups:
+        print(f"korf24: no 5x5 database in {a.db_dir}; build it first", file=sys.stderr)
+        return None
+    searcher = make(h)
+    h0 = {r.index: searcher.initial_h(r.board) for r in recs}
+    gap = a.korf24_order == "gap"
+    recs.sort(key=lambda r: (r.expected_length - h0[r.index], r.expected_length) if gap else r.expected_length)
+    if a.korf24_ids:
+        recs = [r for i in a.korf24_ids for r in recs if r.ident == i]
+    else:
+        recs = recs[: a.korf24_count]
+    print(f"korf24: {', '.join(h.names)}", file=sys.stderr)
+    rows = list(korf24_rows(recs, searcher, a))
+    korf24_table(rows, h0, a.threads)
+    which = (
+        f"#{', #'.join(a.korf24_ids)}"
+        if a.korf24_ids
+        else f"{a.korf24_count} {'smallest gap to h0' if gap else 'shortest'}"
+    )
+    return summary(f"Korf's 24-puzzles, {which}", rows, " + ".join(h.names))
+
+
+def devquiz_6x6(a, make) -> list:
+    """The summary rows of the DevQuiz file's first four wall-free and four walled 6x6 boards."""
+    from pdb_builder.formats import read_file
+    from solver.search.tables import heuristic_for
+
+    recs = read_file(str(DATA / "devquiz2011" / "problems.txt")).records
+    six = [r for r in recs if (r.board.shape.width, r.board.shape.height) == (6, 6)]
+    searchers, out = {}, []
+
+    def searcher_for(shape):
+        if shape not in searchers:
+            searchers[shape] = make(heuristic_for(shape, a.db_dir))
+        return searchers[shape]
+
+    for label, group in (
+        ("wall-free", [r for r in six if not r.board.shape.walls][:4]),
+        ("walled", [r for r in six if r.board.shape.walls][:4]),
+    ):
+        for r in group:  # map the tables and compile before timing
+            searcher_for(r.board.shape).solve(r.board, node_limit=1000)
+        print(f"devquiz-6x6 {label}: lines {', '.join(str(r.index) for r in group)}", file=sys.stderr)
+        rows = solve_set(group, searcher_for, a.time_limit, node_limit=a.node_limit, threads=a.threads)
+        names = sorted({n for r in group for n in searcher_for(r.board.shape).h.names})
+        out.append(summary(f"DevQuiz 6x6, first 4 {label}", rows, "; ".join(names) or "Manhattan + LC"))
+    return out
 
 
 if __name__ == "__main__":

@@ -66,13 +66,32 @@ def main() -> int:
             w.close()
 
 
-def compare(a) -> int:
+def warm_searchers(work, db_dir, counts) -> dict | None:
+    """A searcher for each shape of ``work`` on ``db_dir``'s tables, compiled, its tables
+    mapped and its threads started for every count of ``counts`` (None: a shape has no tables)."""
     from pathlib import Path
 
-    from pdb_builder.formats import read_file
     from solver.search.remote import Recipe
     from solver.search.searcher import Searcher
     from solver.search.tables import heuristic_for
+
+    searchers = {}
+    for _, rec in work:
+        shape = rec.board.shape
+        if shape not in searchers:
+            h = heuristic_for(shape, db_dir)
+            if not h.lookups:
+                print(f"no {shape.size_text} database in {db_dir}; build it first", file=sys.stderr)
+                return None
+            searchers[shape] = Searcher(h)
+            searchers[shape].recipe = Recipe(shape, str(Path(db_dir).resolve()))  # (for dask workers)
+            for t in sorted(set(counts)):  # compile, map the tables, start the threads once
+                searchers[shape].solve(rec.board, node_limit=3_000_000, threads=threads_of(t))
+    return searchers
+
+
+def compare(a) -> int:
+    from pdb_builder.formats import read_file
 
     work = []
     if "korf24" in a.sets:
@@ -80,18 +99,9 @@ def compare(a) -> int:
         work += [(f"24-puzzle #{i}", recs[i]) for i in a.korf24]
     if "depth80" in a.sets:
         work += [(f"depth 80 #{r.ident or r.index}", r) for r in read_file(str(DATA / "depth80_15puzzle.txt")).records]
-    searchers = {}
-    for _, rec in work:
-        shape = rec.board.shape
-        if shape not in searchers:
-            h = heuristic_for(shape, a.db_dir)
-            if not h.lookups:
-                print(f"no {shape.size_text} database in {a.db_dir}; build it first", file=sys.stderr)
-                return 1
-            searchers[shape] = Searcher(h)
-            searchers[shape].recipe = Recipe(shape, str(Path(a.db_dir).resolve()))  # (for dask workers)
-            for t in sorted(set(a.threads)):  # compile, map the tables, start the threads once
-                searchers[shape].solve(rec.board, node_limit=3_000_000, threads=threads_of(t))
+    searchers = warm_searchers(work, a.db_dir, a.threads)
+    if searchers is None:
+        return 1
     if a.independent:
         return independent(work, searchers, a.independent)
     base = a.threads[0]

@@ -73,11 +73,7 @@ def main() -> int:
     a = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from pdb_builder.formats import read_file
-    from pdb_builder.moves import check_moves
     from pdb_builder.options import byte_count
-    from solver.search.heuristic import ZeroArrays
-    from solver.search.searcher import Searcher
-    from solver.search.tables import heuristic_for
 
     path = a.problems or str(DATA / "korf100.txt")
     recs = [r for r in read_file(path, goal=a.goal or "korf").records[: a.first] if r.board is not None]
@@ -85,6 +81,20 @@ def main() -> int:
         by_line = {r.index: r for r in recs}
         recs = [by_line[i] for i in a.lines]
     built = build_layouts(recs, a.plain, a.zero, byte_count("memory", a.memory_limit)) if a.build_layouts else []
+    rows = compare(a, recs)
+    print_tables(a, path, built, rows)
+    return 0
+
+
+def compare(a, recs) -> list:
+    """Each board searched on both sides' tables (``--rounds`` times, alternating which
+    goes first, the least seconds kept); the proven lengths must agree, and every
+    answer reach the goal."""
+    from pdb_builder.moves import check_moves
+    from solver.search.heuristic import ZeroArrays
+    from solver.search.searcher import Searcher
+    from solver.search.tables import heuristic_for
+
     prune = None if a.prune == "auto" else int(a.prune)
     searchers = {}
 
@@ -134,6 +144,11 @@ def main() -> int:
             file=sys.stderr,
             flush=True,
         )
+    return rows
+
+
+def print_tables(a, path, built: list, rows: list) -> None:
+    """The builds' table (with ``--build-layouts``), the two sides' table, and the rows as JSON (``--results``)."""
     both = [r for r in rows if r["plain"]["proven"] and r["zero"]["proven"]]
     print(f"\n{path}, {len(rows)} boards; node limit {a.node_limit}, time limit {a.time_limit}, prune {a.prune}\n")
     if built:
@@ -160,7 +175,6 @@ def main() -> int:
         )
     if a.results:
         Path(a.results).write_text(json.dumps({"args": vars(a), "built": built, "rows": rows}, indent=1))
-    return 0
 
 
 if __name__ == "__main__":

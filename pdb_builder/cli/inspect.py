@@ -55,9 +55,6 @@ def inspect(db, db_dir, problems, suggest, size, goal, plot_png, no_verify, as_j
     slidepdb inspect --automaton TARGET   the duplicate-path pruning automata of its shapes
     """
 
-    from ..make import catalogue as insp
-    from ..storage import default_db_dir
-
     if automaton is not None:
         if db or problems:
             raise click.UsageError("give DB, --problems or --automaton, one of them")
@@ -72,95 +69,115 @@ def inspect(db, db_dir, problems, suggest, size, goal, plot_png, no_verify, as_j
     if suggest and not problems:
         raise click.UsageError("--suggest goes with --problems")
     if db:
-        info = insp.describe(db)
-        if plot_png:
-            insp.plot_histograms(db, plot_png)
-            click.echo(f"wrote {plot_png}", err=True)
-        if as_json:
-            click.echo(json.dumps(info))
-            return
-        click.echo(f"{info['file']}: {info['kind']} for {info['shape-description']} ({info['shape']})")
-        a = info["attributes"]
-        click.echo(
-            f"  created {a['created']} by {a['generator']}, built in {a['build-seconds']:.1f} s, "
-            f"layout {a.get('layout')}, format v{a['format-version']}"
-        )
-        if info["kind"] == "pdb":
-            click.echo(f"  partition {a['partition-name']}, ranking {a['ranking-name']} v{a['ranking-version']}")
-            col = info["metadata"].get("collection")
-            if col:
-                click.echo(f"  collection {col['id']} ({col['created']}): {' + '.join(col['members'])}")
-                click.echo(f"    sample: {len(col['sample']['boards'])} boards, {col['sample']['drawn']}")
-                for fig in col["figures"]:
-                    click.echo(f"    {' + '.join(fig['set'])}: {fig['nodes']:,} nodes, {fig['seconds']:.2f} s")
-            for i, t in enumerate(info["tables"]):
-                click.echo(
-                    f"  table {i}: tiles {','.join(map(str, t['tiles']))}; {t['entries']:,} entries, "
-                    f"mean {t['mean']:.3f}, max {t['max']}, unreachable {t['unreachable']:,}, "
-                    f"{t['seconds']:.1f} s"
-                )
-                click.echo("    histogram: " + " ".join(f"{v}:{c}" for v, c in t["histogram"].items()))
-                click.echo("    BFS layers: " + " ".join(map(str, t["layers"])))
-                z = t["zero-aware"]
-                if z is not None:
-                    click.echo(
-                        f"    zero-aware: {z['placements with costs by region']:,} placements with costs by "
-                        f"region of the blank, in steps of {z['step']}"
-                    )
-        else:
-            click.echo(f"  {info['states']:,} states to depth {info['depth']}")
-            click.echo("    layers: " + " ".join(map(str, info["layers"])))
-        return
-    if problems:
-        from ..formats import read_file
+        _show_one(db, plot_png, as_json)
+    elif problems:
+        _show_coverage(problems, size, goal, db_dir, suggest, as_json)
+    else:
+        _list_folder(db_dir, no_verify, as_json)
 
-        boards = read_file(problems, size, goal)
-        for r in boards.records:
-            if r.error:
-                click.echo(f"invalid: {boards.source}:{r.index}: {r.error}", err=True)
-        covs = insp.coverage(boards.records, db_dir)
-        summary = insp.coverage_summary(covs)
-        if as_json:
-            for c in covs:
-                click.echo(json.dumps(c.as_json()))
-            click.echo(json.dumps({"summary": summary}))
-        else:
-            rows = [
-                (
-                    s["size"],
-                    s["boards"],
-                    s["exact"],
-                    s["wall-free"],
-                    s["goal-table"],
-                    s["none"],
-                    f"{100 * s['covered']:.1f}%",
-                    f"{s['mean-manhattan']:.2f}",
-                    f"{s['mean-h0']:.2f}",
-                    f"{s['mean-gain']:+.2f}",
-                )
-                for s in summary
-            ]
-            click.echo(
-                format_table(
-                    rows,
-                    [
-                        "size",
-                        "boards",
-                        "exact PDB",
-                        "wall-free PDB",
-                        "goal table",
-                        "none",
-                        "covered",
-                        "mean manhattan",
-                        "mean h0",
-                        "mean gain",
-                    ],
-                )
-            )
-        if suggest:
-            cmds = insp.suggest(covs, boards.records, db_dir)
-            click.echo("\n".join(cmds) if cmds else "# every board is served by a database", err=as_json)
+
+def _show_one(db, plot_png, as_json) -> None:
+    """One database in detail: its attributes, each table's histogram and BFS layers."""
+    from ..make import catalogue as insp
+
+    info = insp.describe(db)
+    if plot_png:
+        insp.plot_histograms(db, plot_png)
+        click.echo(f"wrote {plot_png}", err=True)
+    if as_json:
+        click.echo(json.dumps(info))
         return
+    click.echo(f"{info['file']}: {info['kind']} for {info['shape-description']} ({info['shape']})")
+    a = info["attributes"]
+    click.echo(
+        f"  created {a['created']} by {a['generator']}, built in {a['build-seconds']:.1f} s, "
+        f"layout {a.get('layout')}, format v{a['format-version']}"
+    )
+    if info["kind"] == "pdb":
+        click.echo(f"  partition {a['partition-name']}, ranking {a['ranking-name']} v{a['ranking-version']}")
+        col = info["metadata"].get("collection")
+        if col:
+            click.echo(f"  collection {col['id']} ({col['created']}): {' + '.join(col['members'])}")
+            click.echo(f"    sample: {len(col['sample']['boards'])} boards, {col['sample']['drawn']}")
+            for fig in col["figures"]:
+                click.echo(f"    {' + '.join(fig['set'])}: {fig['nodes']:,} nodes, {fig['seconds']:.2f} s")
+        for i, t in enumerate(info["tables"]):
+            click.echo(
+                f"  table {i}: tiles {','.join(map(str, t['tiles']))}; {t['entries']:,} entries, "
+                f"mean {t['mean']:.3f}, max {t['max']}, unreachable {t['unreachable']:,}, "
+                f"{t['seconds']:.1f} s"
+            )
+            click.echo("    histogram: " + " ".join(f"{v}:{c}" for v, c in t["histogram"].items()))
+            click.echo("    BFS layers: " + " ".join(map(str, t["layers"])))
+            z = t["zero-aware"]
+            if z is not None:
+                click.echo(
+                    f"    zero-aware: {z['placements with costs by region']:,} placements with costs by "
+                    f"region of the blank, in steps of {z['step']}"
+                )
+    else:
+        click.echo(f"  {info['states']:,} states to depth {info['depth']}")
+        click.echo("    layers: " + " ".join(map(str, info["layers"])))
+
+
+def _show_coverage(problems, size, goal, db_dir, suggest, as_json) -> None:
+    """Which tables serve each board of ``problems``, by size, and the gain over Manhattan distance."""
+    from ..formats import read_file
+    from ..make import catalogue as insp
+
+    boards = read_file(problems, size, goal)
+    for r in boards.records:
+        if r.error:
+            click.echo(f"invalid: {boards.source}:{r.index}: {r.error}", err=True)
+    covs = insp.coverage(boards.records, db_dir)
+    summary = insp.coverage_summary(covs)
+    if as_json:
+        for c in covs:
+            click.echo(json.dumps(c.as_json()))
+        click.echo(json.dumps({"summary": summary}))
+    else:
+        rows = [
+            (
+                s["size"],
+                s["boards"],
+                s["exact"],
+                s["wall-free"],
+                s["goal-table"],
+                s["none"],
+                f"{100 * s['covered']:.1f}%",
+                f"{s['mean-manhattan']:.2f}",
+                f"{s['mean-h0']:.2f}",
+                f"{s['mean-gain']:+.2f}",
+            )
+            for s in summary
+        ]
+        click.echo(
+            format_table(
+                rows,
+                [
+                    "size",
+                    "boards",
+                    "exact PDB",
+                    "wall-free PDB",
+                    "goal table",
+                    "none",
+                    "covered",
+                    "mean manhattan",
+                    "mean h0",
+                    "mean gain",
+                ],
+            )
+        )
+    if suggest:
+        cmds = insp.suggest(covs, boards.records, db_dir)
+        click.echo("\n".join(cmds) if cmds else "# every board is served by a database", err=as_json)
+
+
+def _list_folder(db_dir, no_verify, as_json) -> None:
+    """One row per database of the folder, its builds not published yet, and exit 1 where one is damaged."""
+    from ..make import catalogue as insp
+    from ..storage import default_db_dir
+
     rows = insp.list_databases(db_dir, verify=not no_verify)
     damaged = [r for r in rows if r.checksum.startswith("BAD")]
     if as_json:

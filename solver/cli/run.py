@@ -160,7 +160,6 @@ def run(problems, size, goal, out_path, plot_png, as_json, resume, fresh, report
     ANSWERS.sittings holds each sitting's start and end (--budget covers them all);
     ANSWERS.built, the databases the run built (those it may remove for room).
     """
-    from ..run.options import RunOptions
     from ..run.pipeline import run_pipeline
     from ..run.planning import NOT_STARTED, not_started_text
 
@@ -179,31 +178,10 @@ def run(problems, size, goal, out_path, plot_png, as_json, resume, fresh, report
         warn_missing_db_dir(db_dir)
     else:
         check_db_dir_writable(db_dir)
-    workers = given["workers"]
-    if scheduler is None:
-        from ..search.threads import default_threads
-
-        cores = default_threads()
-        workers = capped("--workers", workers, cores, f"the {plural(cores, 'core')} this process may use")
-    if workers is None:
-        workers = os.cpu_count() or 1
+    workers = _workers(given["workers"], scheduler)
     warn_cold_kernels()
-    human = human_solved(boards)
-
-    # the run's settings, built once here and handed whole to the run
-    same = ("db_dir", "time_limit", "quick_limit", "node_limit", "memory_limit", "layout_memory", "layout_count")
-    same += ("wall_free_count", "disk_limit", "scheduler", "retry", "budget")
-    options = RunOptions(
-        **{name: given[name] for name in same},
-        limits=boards.limits,
-        workers=workers,
-        resume=resume,
-        fallback=not given["no_fallback"],
-        build=not given["no_build"],
-        answers_first=not given["proofs_first"],
-        on_build=tell_build,
-        on_outcome=(shown := progressive(boards, as_json, human)),
-    )
+    shown = progressive(boards, as_json, human_solved(boards))
+    options = _run_options(given, boards, workers, resume, shown)
     t0 = time.perf_counter()
     res = run_pipeline(boards.records, out_path, options)
     shown.close()
@@ -232,4 +210,35 @@ def run(problems, size, goal, out_path, plot_png, as_json, resume, fresh, report
             extra_tables=extra,
             failed_outputs=failed,
         )
+    )
+
+
+def _workers(workers: int | None, scheduler) -> int:
+    """The run's worker processes: ``--workers`` (capped at the cores this process may
+    use where the boards run here), else one a core; on a cluster, as given."""
+    if scheduler is None:
+        from ..search.threads import default_threads
+
+        cores = default_threads()
+        workers = capped("--workers", workers, cores, f"the {plural(cores, 'core')} this process may use")
+    return workers if workers is not None else os.cpu_count() or 1
+
+
+def _run_options(given: dict, boards, workers: int, resume: bool, on_outcome):
+    """The run's settings (:class:`~solver.run.options.RunOptions`), built once here
+    from the command's options and handed whole to the run."""
+    from ..run.options import RunOptions
+
+    same = ("db_dir", "time_limit", "quick_limit", "node_limit", "memory_limit", "layout_memory", "layout_count")
+    same += ("wall_free_count", "disk_limit", "scheduler", "retry", "budget")
+    return RunOptions(
+        **{name: given[name] for name in same},
+        limits=boards.limits,
+        workers=workers,
+        resume=resume,
+        fallback=not given["no_fallback"],
+        build=not given["no_build"],
+        answers_first=not given["proofs_first"],
+        on_build=tell_build,
+        on_outcome=on_outcome,
     )

@@ -108,21 +108,28 @@ def run_batch(records, options: BatchOptions | None = None, /, **changes) -> Bat
         return _run_batch(records, o)
 
 
-def _run_batch(records, o: BatchOptions) -> BatchResult:
-    t0, began = o.clock.tick(), o.clock.now()
+def _journalled(records, o: BatchOptions) -> tuple[Path | None, dict[int, Outcome]]:
+    """The batch's journal (None: none) and what it holds of ``records`` already (this
+    step's pass's lines), once the journal and the answer file are known to be this
+    input's and resumed (else refused)."""
     journal = o.journal
     if journal is None and o.out_path:
         journal = RunFiles(o.out_path).journal
-    journal = Path(journal) if journal is not None else None
-    done: dict[int, Outcome] = {}
-    if journal is not None:
-        refuse_unless_resume(journal, o.resume)
-        if o.out_path:
-            refuse_foreign_answers(o.out_path, [journal] if journal.exists() else [], records)
-        if o.resume and o.input is None:
-            refuse_other_input([journal], records, answers=Path(o.out_path) if o.out_path else None)
-        now = current_checksums(o.db_dir) if o.use_db else None
-        done = read_journal(journal, records, now, of=None if o.step is None else pass_of(o.step))
+    if journal is None:
+        return None, {}
+    journal = Path(journal)
+    refuse_unless_resume(journal, o.resume)
+    if o.out_path:
+        refuse_foreign_answers(o.out_path, [journal] if journal.exists() else [], records)
+    if o.resume and o.input is None:
+        refuse_other_input([journal], records, answers=Path(o.out_path) if o.out_path else None)
+    now = current_checksums(o.db_dir) if o.use_db else None
+    return journal, read_journal(journal, records, now, of=None if o.step is None else pass_of(o.step))
+
+
+def _run_batch(records, o: BatchOptions) -> BatchResult:
+    t0, began = o.clock.tick(), o.clock.now()
+    journal, done = _journalled(records, o)
     stale = [i for i, x in done.items() if x.reopened]
     earlier = {i: done.pop(i) for i in set(o.retry) | set(stale) if i in done}
     result = BatchResult(dict(done), resumed=len(done), reopened=len(stale), began=began)

@@ -7,9 +7,10 @@ The kernel is not recursive (a cached recursive kernel segfaults when reloaded: 
 
 Its public face is :data:`__all__` (``tests/test_kernel_face.py`` holds every module to it):
 the slices of IDA* (:func:`search_slice`; over a list of frontier nodes,
-:func:`frontier_slice`) and the root's set-up (:func:`init_root`), the reads the beam shares
-(:func:`load_byte`, :func:`region_value`, :func:`parity_up`, :func:`lc_total`,
-:func:`goal_distance`), a slice's statuses (:data:`FOUND`, :data:`ITERATION_DONE`,
+:func:`frontier_slice`), which update a board's estimate move by move, and, from
+:mod:`solver.search.estimate` (the estimate computed whole), the root's set-up
+(:func:`init_root`) and the reads the beam shares (:func:`load_byte`,
+:func:`region_value`, :func:`parity_up`, :func:`lc_total`, :func:`goal_distance`), a slice's statuses (:data:`FOUND`, :data:`ITERATION_DONE`,
 :data:`SLICE_SPENT`, :data:`WINDOW`, :data:`WINDOW2`, :data:`FULL`), its infinity
 (:data:`INF`). The state vector's slots (``S_*``) are the kernel's own numbering: every
 other module reads and writes them through :class:`solver.search.state.Slots`. Names with a
@@ -20,15 +21,20 @@ from __future__ import annotations
 
 import numba as nb
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.extending import intrinsic
 
-from pdb_builder.goal_table import find_key
 from pdb_builder.jitload import load_cached
 from pdb_builder.packed import bits_at, decode
-from pdb_builder.ranking import pdep, popcount, rank_delta, rank_kernel
-from pdb_builder.region_kernels import REGIONS, region_number
+from pdb_builder.ranking import rank_delta
+
+from .estimate import (
+    goal_distance,
+    init_root,
+    lc_total,
+    line_conflicts,
+    load_byte,
+    parity_up,
+    region_value,
+)
 
 __all__ = [
     "search_slice",
@@ -105,159 +111,6 @@ STATE_SIZE = 24
 
 
 @nb.njit(cache=True, inline="always")
-def _line_conflicts(cells, keytab, start, step, length, buf):
-    m = 0
-    for j in range(length):
-        c = start + j * step
-        t = cells[c]
-        if t > 0:
-            key = keytab[t, c]
-            if key >= 0:
-                buf[m] = key
-                m += 1
-    if m < 2:
-        return 0
-    # longest increasing run (subsequence) of goal keys: O(m^2), m <= line length
-    best = 0
-    for i in range(m):
-        v = 1
-        for j in range(i):
-            if buf[j] < buf[i] and buf[m + j] + 1 > v:
-                v = buf[m + j] + 1
-        buf[m + i] = v
-        if v > best:
-            best = v
-    return 2 * (m - best)
-
-
-@nb.njit(cache=True, nogil=True)
-def lc_total(cells, rowkey, colkey, width, height, lc_lines, buf):
-    total = 0
-    for r in range(height):
-        v = _line_conflicts(cells, rowkey, r * width, 1, width, buf)
-        lc_lines[r] = v
-        total += v
-    for c in range(width):
-        v = _line_conflicts(cells, colkey, c, width, height, buf)
-        lc_lines[height + c] = v
-        total += v
-    return total
-
-
-@nb.njit(cache=True, inline="always")
-def _placement(i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, place):
-    """Lookup ``i``'s table cell per slot into ``place[:k]``; returns ``k``."""
-    k = lk_k[i]
-    for j in range(k):
-        f = lk_fixed[i, j]
-        if f >= 0:
-            place[j] = f
-        else:
-            place[j] = lk_cellmap[i, pos[lk_slots[i, j]]]
-    return k
-
-
-@nb.njit(cache=True, nogil=True)
-def _init_ranks(pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, nlookups, lk_rank, lk_used, lk_slotof, place):
-    """Each lookup's rank, mask of taken table cells and slot per taken cell: the
-    state the kernel keeps up to date move by move (``rank_delta``)."""
-    for i in range(nlookups):
-        k = _placement(i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, place)
-        lk_used[i] = 0
-        for j in range(k):
-            lk_used[i] |= np.uint64(1) << np.uint64(place[j])
-            lk_slotof[i, place[j]] = j
-        lk_rank[i] = rank_kernel(place, k, lk_w[i])
-
-
-@nb.njit(cache=True, inline="always")
-def goal_distance(cells, gt_keys, gt_dist, gt_bits, gt_per, gt_codes, gt_cells, key):
-    """Exact distance of the arrangement from the goal table, or -1 when absent."""
-    for w in range(key.shape[0]):
-        key[w] = 0
-    for j in range(gt_cells.shape[0]):
-        t = cells[gt_cells[j]]
-        key[j // gt_per] |= np.uint64(gt_codes[t]) << np.uint64((j % gt_per) * gt_bits)
-    r = find_key(gt_keys, key)
-    return -1 if r < 0 else np.int64(gt_dist[r])
-
-
-@nb.njit(cache=True, inline="always")
-def parity_up(h, parity):
-    """``h`` rounded up to ``parity``: every solution length has the parity of the
-    blank's distance from its goal cell (the grid is bipartite), so this stays admissible."""
-    return h + ((h ^ parity) & 1)
-
-
-@intrinsic
-def load_byte(typingctx, addr):
-    """The unsigned byte at address ``addr`` (an int64 taken from a live array's
-    ``ctypes.data`` plus an index inside it).  Reading the tables through their base
-    addresses spares the kernel a switch over a tuple of arrays on every read."""
-    sig = types.int64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        ptr = builder.inttoptr(args[0], ir.PointerType(ir.IntType(8)))
-        return builder.zext(builder.load(ptr), ir.IntType(64))
-
-    return sig, codegen
-
-
-@intrinsic
-def load_word(typingctx, addr):
-    """The 64-bit word at address ``addr`` (as :func:`load_byte`)."""
-    sig = types.uint64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.load(builder.inttoptr(args[0], ir.PointerType(ir.IntType(64))))
-
-    return sig, codegen
-
-
-@nb.njit(cache=True, inline="always")
-def region_value(zero, i, code, used, blank, least):
-    """Lookup ``i``'s zero-aware value (:mod:`pdb_builder.regions`) from its ``code``
-    byte, the pattern's table cells ``used`` and the blank on table cell ``blank``:
-    the least plus its region's two bits times the step.  The region's number is one
-    read of the shape's labels where it has them, else a flood."""
-    _, step, zfree, zwidth, znc0, znl, zlabel = zero
-    all_free = np.uint64(zfree[i])
-    if zlabel[i] != 0:
-        mask = (np.uint64(1) << np.uint64(popcount(all_free))) - np.uint64(1)
-        word = load_word(zlabel[i] + 8 * np.int64(~used & mask))
-        j = np.int64((word >> np.uint64(4 * blank)) & np.uint64(15))
-    else:
-        free = all_free & ~pdep(used, all_free)
-        j = region_number(pdep(np.uint64(1) << np.uint64(blank), all_free), free, zwidth[i], znc0[i], znl[i])
-    if j >= REGIONS:
-        return least
-    return least + step[i] * ((code >> (2 * j)) & 3)
-
-
-@nb.njit(cache=True, nogil=True)
-def init_groups(lk_full, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups, lk_val, group_sum, place):
-    """Each lookup's value (from its one-byte table, at base address ``lk_full[i]``)
-    into ``lk_val`` and each group's sum into ``group_sum``."""
-    group_sum[:] = 0
-    for i in range(nlookups):
-        k = _placement(i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, place)
-        v = load_byte(lk_full[i] + rank_kernel(place, k, lk_w[i]))
-        lk_val[i] = v
-        group_sum[lk_group[i]] += v
-
-
-@nb.njit(cache=True, nogil=True)
-def init_root(
-    lk_full, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups, lk_rank, lk_used, lk_slotof, lk_val,
-    group_sum, place
-):  # fmt: skip
-    """:func:`_init_ranks` and :func:`init_groups` at a search's root: one kernel for
-    a process to load, not two."""
-    _init_ranks(pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, nlookups, lk_rank, lk_used, lk_slotof, place)
-    init_groups(lk_full, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups, lk_val, group_sum, place)
-
-
-@nb.njit(cache=True, inline="always")
 def _child_values(root, tables, b, d, u, only, stk_ci, stk_cv):
     """Table index and value of every child of the node at depth ``d`` (blank on
     ``b``) that the pruning automaton in state ``u`` keeps (only the ``only``-th where it
@@ -308,13 +161,13 @@ def _lc_delta(cells, b, c, rowkey, colkey, width, height, lc_lines, buf):
     if c // width == b // width:  # horizontal move: the columns of b and c change
         l1 = height + b % width
         l2 = height + c % width
-        v1 = _line_conflicts(cells, colkey, b % width, width, height, buf)
-        v2 = _line_conflicts(cells, colkey, c % width, width, height, buf)
+        v1 = line_conflicts(cells, colkey, b % width, width, height, buf)
+        v2 = line_conflicts(cells, colkey, c % width, width, height, buf)
     else:  # vertical move: the rows of b and c change
         l1 = b // width
         l2 = c // width
-        v1 = _line_conflicts(cells, rowkey, l1 * width, 1, width, buf)
-        v2 = _line_conflicts(cells, rowkey, l2 * width, 1, width, buf)
+        v1 = line_conflicts(cells, rowkey, l1 * width, 1, width, buf)
+        v2 = line_conflicts(cells, rowkey, l2 * width, 1, width, buf)
     return l1, v1, l2, v2
 
 
