@@ -73,15 +73,13 @@ def main() -> int:
             s.python_first = False
             s.solve(r.board, node_limit=1000)  # the kernel loaded before anything is timed
         s = searchers[key]
-        s.frontier = 0
-        base = s.solve(r.board, threads=a.threads)
+        base = s.solve(r.board, threads=a.threads, frontier=0)
         assert base.optimal and check_moves(r.board, base.moves).ok
         b_before, b_last = _split(base)
         row = [r.index, base.length, base.nodes, round(base.seconds, 2)]
         for n in a.frontier:
-            s.frontier = n
             t0 = time.perf_counter()
-            x = s.solve(r.board, threads=a.threads)
+            x = s.solve(r.board, threads=a.threads, frontier=n)
             sec = time.perf_counter() - t0
             assert x.optimal and check_moves(r.board, x.moves).ok and x.length == base.length, (r.index, n)
             before, last = _split(x)
@@ -94,7 +92,6 @@ def main() -> int:
                 round(sec, 2),
                 round(sec / max(base.seconds, 1e-9), 2),
             ]
-        s.frontier = 0
         rows.append(row)
         print("| " + " | ".join(str(v) for v in row) + " |", flush=True)
     if a.results:

@@ -192,9 +192,8 @@ def main() -> int:
     from solver.search.searcher import Searcher
 
     def make(h):
-        s = Searcher(h, packed=not a.full_tables, prune=None if a.prune == "auto" else int(a.prune))
-        s.frontier = None if a.frontier == "auto" else int(a.frontier)
-        return s
+        prune, frontier = (None if x == "auto" else int(x) for x in (a.prune, a.frontier))
+        return Searcher(h, packed=not a.full_tables, prune=prune, frontier=frontier)
 
     out = []
     for name in a.sets:

@@ -231,11 +231,10 @@ class SolverPool:
             recipe = Recipe(board.shape, db, True, self.verify, gone)
         else:
             h, recipe = manhattan_heuristic(board.shape), Recipe(board.shape, use_db=False)
-        self._searchers[key] = Searcher(h)
+        self._searchers[key] = Searcher(h, frontier=self.frontier)
         self._searchers[key].recipe = recipe
         self._searchers[key].python_first = self.python_first
         self._searchers[key].progress = self.progress
-        self._searchers[key].frontier = self.frontier
         while len(self._searchers) > tuning().searchers:
             self._searchers.popitem(last=False)
         return self._searchers[key]

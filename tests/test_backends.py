@@ -98,9 +98,8 @@ def windows(split, tune):
 @pytest.mark.parametrize("backend", ["caller", "threads", "processes", "shuffled"])
 def test_every_source_on_every_backend_proves_the_bfs_length(windows, request, shape, source, backend):
     dist, states = sample_states(shape, 6, seed=len(backend))
-    s = Searcher(manhattan_heuristic(shape))
+    s = Searcher(manhattan_heuristic(shape), frontier=SOURCES[source])
     s.python_first = False  # every board through the kernel
-    s.frontier = SOURCES[source]
     where = {"caller": lambda: 1, "threads": lambda: Threads(2), "shuffled": lambda: shuffled(shape.n)}
     on = request.getfixturevalue("processes") if backend == "processes" else where[backend]()
     went = False

@@ -27,9 +27,8 @@ SHAPES = [
 
 
 def _searcher(shape, tmp_path, depth, size):
-    s = Searcher(heuristic_for(shape, tmp_path), prune=depth)
+    s = Searcher(heuristic_for(shape, tmp_path), prune=depth, frontier=size)
     s.python_first = False  # every board through the kernel
-    s.frontier = size
     return s
 
 
@@ -45,9 +44,8 @@ def test_a_star_above_ida_finds_the_optimal_length(shape, depth, tmp_path):
             fr = build_frontier(s, board, size, MAX_DEPTH)
             assert len(fr) <= size
             filled += fr.nodes > sum(n for _, n, _ in fr.done)  # a bound tried past the last that fit
-            s.frontier = size
             for threads in (1, 2):
-                r = s.solve(board, threads=threads)
+                r = s.solve(board, threads=threads, frontier=size)
                 assert r.optimal and check_moves(board, r.moves).ok, (seed, size, threads)
                 assert len(r.moves) == optimal, (seed, size, threads)
     assert filled  # some frontier's next bound filled its buffer, or outgrew the size, mid-level
@@ -65,9 +63,8 @@ def test_a_star_above_ida_finds_the_optimal_length_on_3x4(tmp_path):
             board = Board(shape, tuple(walk_cells(shape, 300, seed)))
             optimal = distance(shape, board.cells)
             for size in (8, 400, 5000):
-                s.frontier = size
                 for threads in (1, 2, workers):
-                    r = s.solve(board, threads=threads)
+                    r = s.solve(board, threads=threads, frontier=size)
                     assert r.optimal and check_moves(board, r.moves).ok and len(r.moves) == optimal, (seed, size)
 
 
@@ -85,8 +82,7 @@ def test_a_star_above_ida_with_a_goal_table_on_two_threads(tmp_path):
     for seed in range(4):
         board = Board(shape, tuple(walk_cells(shape, 300, seed)))
         for size in (1, 8, 60):
-            s.frontier = size
-            r = s.solve(board, threads=2)
+            r = s.solve(board, threads=2, frontier=size)
             assert r.optimal and check_moves(board, r.moves).ok and len(r.moves) == distance(shape, board.cells)
 
 
@@ -97,8 +93,7 @@ def test_the_root_alone_is_ida_star(tmp_path):
     fr = build_frontier(s, board, 1, MAX_DEPTH)
     assert fr.bound is None and len(fr) == 1 and fr.plen[0] == 0
     plain = s.solve(board)
-    s.frontier = 1
-    one = s.solve(board)
+    one = s.solve(board, frontier=1)
     assert one.moves and len(one.moves) == plain.length == distance(shape, board.cells)
 
 
@@ -195,5 +190,4 @@ def test_a_long_search_of_a_wall_free_5x5_goes_on_by_a_star_above_ida(tmp_path, 
             assert thresholds == sorted(set(thresholds)) and thresholds[-1] < optimal
             went_on += r.frontier is not None
         assert went_on == (3 if switches else 0)
-        s.frontier = 0
-        assert s.solve(board).frontier is None
+        assert s.solve(board, frontier=0).frontier is None

@@ -5,7 +5,7 @@ it goes to a backend (:class:`~solver.search.state.Backend`: this process's thre
 :class:`solver.search.threads.Threads`, or worker processes,
 :class:`solver.search.processes.Workers`) with a work source: the root's split depth
 (:data:`solver.search.threads.ROOT`) or the A* part's open nodes
-(:class:`solver.search.frontier.FrontierRun`, from the root with ``Searcher.frontier``, or
+(:class:`solver.search.frontier.FrontierRun`, from the root with the search's ``frontier``, or
 once the search has grown where it was measured to pay: :func:`frontier_pays`).  Every
 pair goes through one call, ``backend.iteration(searcher, board, spec, source)``.  The
 driver alone keeps the thresholds (of the estimate's parity, from a proven floor, below a
@@ -72,10 +72,13 @@ class Drive:
     """One search of ``board`` on ``searcher`` (:meth:`run`): what
     :meth:`solver.search.searcher.Searcher.solve` asks for, after its first nodes."""
 
-    def __init__(self, searcher, board, time_limit, node_limit, max_depth: int, weight: int, threads, known):
+    def __init__(
+        self, searcher, board, time_limit, node_limit, max_depth: int, weight: int, threads, known, frontier=None
+    ):
         from . import kernel as K
 
         self.K, self.s, self.board = K, searcher, board
+        self.frontier = frontier  # A*+IDA*'s open nodes from the root (0: IDA* alone; None: the default policy)
         self.node_limit, self.max_depth, self.weight = node_limit, max_depth, weight
         self.backend = searcher.where(threads)  # this process's threads, or worker processes
         self.t0 = time.perf_counter()
@@ -122,8 +125,8 @@ class Drive:
         self.tables = s.kernel_tables(self.fsm)
         # thresholds keep the parity of the estimate (every f of a board has it)
         thresh = max(self.h0, self.floor - (self.floor - self.h0) % 2)
-        if s.frontier and self.weight == 100:  # A*+IDA* from the root
-            ended = self.by_frontier(s.frontier, self.floor, from_root=True)
+        if self.frontier and self.weight == 100:  # A*+IDA* from the root
+            ended = self.by_frontier(self.frontier, self.floor, from_root=True)
             if ended is not None:
                 return ended
             thresh = self.front.start(self.floor)
@@ -230,7 +233,7 @@ class Drive:
         """Whether the iterations after one of ``iteration`` nodes go on by A*+IDA* (the
         default policy, ``frontier_after`` of :class:`~solver.tuning.Tuning`)."""
         return (
-            self.s.frontier is None
+            self.frontier is None
             and self.weight == 100
             and iteration >= tuning().frontier_after
             and (self.ceiling is None or nxt < self.ceiling)

@@ -9,12 +9,12 @@ Its public face is :data:`__all__` (``tests/test_kernel_face.py`` holds every mo
 the slices of IDA* (:func:`search_slice`; over a list of frontier nodes,
 :func:`frontier_slice`), which update a board's estimate move by move, and, from
 :mod:`solver.search.estimate` (the estimate computed whole), the root's set-up
-(:func:`init_root`) and the reads the beam shares (:func:`load_byte`,
-:func:`region_value`, :func:`parity_up`, :func:`lc_total`, :func:`goal_distance`), a slice's statuses (:data:`FOUND`, :data:`ITERATION_DONE`,
-:data:`SLICE_SPENT`, :data:`WINDOW`, :data:`WINDOW2`, :data:`FULL`), its infinity
-(:data:`INF`). The state vector's slots (``S_*``) are the kernel's own numbering: every
-other module reads and writes them through :class:`solver.search.state.Slots`. Names with a
-leading underscore are its own.
+(:func:`init_root`) and the reads the beam shares (:func:`load_byte`, :func:`region_value`,
+:func:`parity_up`, :func:`lc_total`, :func:`goal_distance`), a slice's statuses
+(:data:`FOUND`, :data:`ITERATION_DONE`, :data:`SLICE_SPENT`, :data:`WINDOW`,
+:data:`WINDOW2`, :data:`FULL`), its infinity (:data:`INF`). The state vector's slots
+(``S_*``) are the kernel's own numbering: every other module reads and writes them through
+:class:`solver.search.state.Slots`. Names with a leading underscore are its own.
 """
 
 from __future__ import annotations

@@ -55,7 +55,14 @@ def _kernel():
 class Searcher:
     """Prepared arrays for one shape and heuristic; solves many boards of that shape."""
 
-    def __init__(self, heuristic: Heuristic, bpmx: bool = True, packed: bool = True, prune: int | None = None):
+    def __init__(
+        self,
+        heuristic: Heuristic,
+        bpmx: bool = True,
+        packed: bool = True,
+        prune: int | None = None,
+        frontier: int | None = None,
+    ):
         self.h = heuristic
         self.bpmx = bpmx
         # until the compiled kernel is loaded, a search first runs a few nodes in plain
@@ -75,9 +82,10 @@ class Searcher:
         self.recipe = None
         self.automaton = undo_only(self.shape) if prune is None else automaton_for(self.shape, prune)
         self.searched = 0
-        # A*+IDA* (solver.search.frontier): the open nodes the A* part keeps, at most; 0: IDA*
-        # alone; None: IDA* alone until a long search of a shape where it pays (frontier_pays)
-        self.frontier: int | None = None
+        # A*+IDA* (solver.search.frontier) in its searches unless one says otherwise (solve's
+        # ``frontier``): the open nodes the A* part keeps, at most; 0: IDA* alone; None: IDA*
+        # alone until a long search of a shape where it pays (frontier_pays)
+        self.frontier = frontier
         (
             self.tables,
             self.lk_k,
@@ -243,6 +251,7 @@ class Searcher:
         threads: int | Share = 1,
         floor: int = 0,
         ceiling: int | None = None,
+        frontier=...,
     ) -> SearchResult:
         """IDA* for ``board``.  ``weight`` (percent, >= 100) inflates the estimate for
         a faster, bounded-suboptimal search (weighted IDA*: at most weight/100 times
@@ -268,7 +277,11 @@ class Searcher:
         solution.  ``ceiling``: the length of an answer known already: the search ends
         as soon as its next iteration would reach that length, the result a limit whose
         lower bound is then that length (the known answer is optimal; the caller merges
-        the two, :func:`solver.outcome.better`).  Both apply to optimal searches only."""
+        the two, :func:`solver.outcome.better`).  Both apply to optimal searches only.
+
+        ``frontier``: A*+IDA* in this search (:mod:`solver.search.frontier`): the open
+        nodes the A* part keeps from the root, at most (0: IDA* alone; None: from a long
+        iteration on, where it pays); by default the searcher's own (``Searcher(frontier=)``)."""
         if weight < 100:
             raise ValueError("weight must be at least 100 (percent)")
         t0 = time.perf_counter()
@@ -290,6 +303,7 @@ class Searcher:
             weight,
             threads,
             (floor, ceiling),
+            self.frontier if frontier is ... else frontier,
         )
         result.nodes += spent
         result.expanded += spent_expanded
@@ -318,10 +332,11 @@ class Searcher:
         return names + ([self.h.goal_name] if self.h.goal_name else [])
 
     def _solve(
-        self, board: Board, time_limit, node_limit, max_depth: int, weight: int, threads, known=(0, None)
+        self, board: Board, time_limit, node_limit, max_depth: int, weight: int, threads, known=(0, None), frontier=...
     ) -> SearchResult:
         """The search after its first nodes: the IDA* driver (:class:`~solver.search.driver.Drive`)."""
-        return Drive(self, board, time_limit, node_limit, max_depth, weight, threads, known).run()
+        frontier = self.frontier if frontier is ... else frontier
+        return Drive(self, board, time_limit, node_limit, max_depth, weight, threads, known, frontier).run()
 
 
 def ida_star(board: Board, heuristic: Heuristic | None = None, **limits) -> SearchResult:
