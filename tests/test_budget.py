@@ -482,3 +482,24 @@ def test_a_spent_budget_plans_no_builds(devquiz_slice, tmp_path, monkeypatch):
     res = run_pipeline(recs, tmp_path / "a.txt", budget=1, quick_node_limit=1, answers_first=False, **kw)
     assert sorted(res.outcomes) == sorted(r.index for r in recs)
     assert not (tmp_path / "db").exists() or not any((tmp_path / "db").iterdir())
+
+
+def test_an_automatic_budget_is_marked_by_the_sitting_that_ends_the_full_pass(tmp_path):
+    """``--budget auto``: the running time at the end of the full pass is kept for the
+    sittings to come once the pass ends; one interrupted leaves it to the sitting that
+    ends it (a resumed sitting's rounds get twice the passes' whole time, not twice
+    the interrupted part)."""
+    from solver.run.options import RunOptions
+    from solver.run.pipeline import Run
+    from solver.run.steps import BatchResult, Step
+
+    clock = FakeClock(1000.0)
+    opts = RunOptions(db_dir=tmp_path / "db", budget="auto", clock=clock)
+    run = Run([], RunFiles(tmp_path / "a.txt"), opts)
+    full = Step("full", [], 10.0)
+    clock.advance(30.0)
+    run.record(full, BatchResult({}, interrupted=True))
+    assert "passes" not in run.sittings.marks
+    clock.advance(20.0)
+    run.record(full, BatchResult({}))
+    assert run.sittings.marks["passes"] == 50.0

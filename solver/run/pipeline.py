@@ -282,14 +282,16 @@ class Run:
         return run_batch(step.boards, run)
 
     def record(self, step: Step, result: BatchResult) -> None:
-        """What ``step`` gave, kept (each outcome was kept as it came: ``run_step``):
-        the result's rows for the summary, the final outcomes of the full pass and the
-        rounds; under ``--budget auto``, the running time at the end of the full pass (a
-        mark: the rounds' budget is twice it, in every sitting after; a retry's full pass
-        counts anew).  An interrupted answer, shortening or quick step ends the run's steps."""
+        """What ``step`` gave, kept (each outcome was kept as it came: ``run_step``): the
+        result's rows for the summary, the final outcomes of the full pass and the
+        rounds; under ``--budget auto``, the running time at the end of the full
+        pass (a mark: the rounds' budget is twice it, in every sitting after; a
+        retry's full pass counts anew; an interrupted one leaves it to the sitting
+        that ends it). An interrupted answer, shortening or quick step ends the
+        run's steps."""
         res, final = self.res, self.final
         self.ran.append((step, result))
-        if step.kind == "full" and self.opts.budget == AUTO_BUDGET:
+        if step.kind == "full" and self.opts.budget == AUTO_BUDGET and not result.interrupted:
             if "passes" not in self.sittings.marks or step.retry:
                 self.sittings.mark("passes", self.sittings.running(self.clock.now()))
         if step.kind == "quick":
