@@ -50,7 +50,7 @@ RING_PROOF = 0.25  # ... and for an answer where the fallback found none before 
 # the fallback has the rest (on DevQuiz's ring boards its wider beams and staged search need 1-2 s each)
 RETRY_SHARE = 0.25  # of its time limit, the least a board searches again after a table it read failed
 
-_POOLS: dict = {}  # (db_dir, use_db, frontier) -> SolverPool: tables loaded and kernels compiled once a process
+_POOLS: dict = {}  # (db_dir, use_db) -> SolverPool: tables loaded and kernels compiled once a process
 
 
 def missing_db_dir(db_dir) -> str | None:
@@ -123,23 +123,23 @@ def solve(
     if sum(x is not None for x in (threads, processes, scheduler)) > 1:
         raise OptionsError("threads, processes, scheduler: give at most one")
     rec = _record(board, goal)
-    key = (str(db_dir) if db_dir is not None else None, use_db, frontier)  # (a pool's settings are its own)
+    key = (str(db_dir) if db_dir is not None else None, use_db)
     pool = _POOLS.get(key)
     if pool is None:
         missing = missing_db_dir(db_dir) if use_db else None
-        if missing and not any(k[:2] == key[:2] for k in _POOLS):
+        if missing:
             warnings.warn(missing, UserWarning, stacklevel=2)
-        pool = _POOLS[key] = SolverPool(db_dir, use_db, frontier=frontier)
+        pool = _POOLS[key] = SolverPool(db_dir, use_db)
     if processes is not None or scheduler is not None:
         from .search.processes import board_workers
 
         with board_workers(processes, scheduler) as workers:
-            return Result.of(solve_record(rec, pool, time_limit, node_limit, fallback, threads=workers))
+            return Result.of(solve_record(rec, pool, time_limit, node_limit, fallback, workers, frontier=frontier))
     if threads is None:
         from .search.threads import default_threads
 
         threads = default_threads()
-    return Result.of(solve_record(rec, pool, time_limit, node_limit, fallback, threads=threads))
+    return Result.of(solve_record(rec, pool, time_limit, node_limit, fallback, threads, frontier=frontier))
 
 
 def _board_text(rec: Record) -> str:
@@ -279,6 +279,7 @@ def solve_record(
     fallback: bool | str = True,
     threads=None,
     known: Known | None = None,
+    frontier=...,
 ) -> Outcome:
     """Optimal search within the limits; when a limit stops it and ``fallback`` is on,
     :func:`solver.fallback.ladder.fallback_search` gives a valid answer within
@@ -294,7 +295,9 @@ def solve_record(
     limits, then :func:`solver.fallback.ladder.shorter_search` looks for an answer
     shorter than the known one (a ``limit`` when it finds none).  ``known.ring``: the
     optimal search gets :data:`RING_PROOF` of the limits, and the fallback, which goes to
-    the layout's tables first (:class:`~solver.outcome.Known`), its own and the rest."""
+    the layout's tables first (:class:`~solver.outcome.Known`), its own and the rest.
+    ``frontier``: A*+IDA* in the optimal search (:meth:`~solver.search.searcher.Searcher.solve`;
+    by default the pool's)."""
     checked = check_record(rec)
     if checked.status != "valid":
         return checked
@@ -305,13 +308,13 @@ def solve_record(
         elif fallback == SHORTER and (known is None or known.answer is None):
             fallback = True  # nothing to be shorter than: the fallback's own steps
         threads = pool.threads if threads is None else threads
-        return _solve_valid(rec, pool, time_limit, node_limit, fallback, threads, known)
+        return _solve_valid(rec, pool, time_limit, node_limit, fallback, threads, known, frontier)
     except DatabaseError as exc:
         if pool.leave_out(exc):  # a table failed its checksums while the board searched: again without it
             log.warning("%s; the boards go on without it", exc)
             if time_limit is not None:  # what the limit has left (a quarter of it at least, for an answer)
                 time_limit = max(time_limit - (time.perf_counter() - began), RETRY_SHARE * time_limit)
-            return solve_record(rec, pool, time_limit, node_limit, fallback, threads, known)
+            return solve_record(rec, pool, time_limit, node_limit, fallback, threads, known, frontier)
         raise  # a damaged or unreadable table: every board of its shape would fail; the run stops naming it
     except Exception as exc:  # noqa: BLE001 - one board's failure never stops a batch
         interrupt_if_stopping(exc)  # SIGTERM or Ctrl-C, which a library turned into another exception
@@ -320,21 +323,23 @@ def solve_record(
         return internal_error(rec.index, rec.board, exc)
 
 
-def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback, threads, known) -> Outcome:
+def _solve_valid(rec: Record, pool: SolverPool, time_limit, node_limit, fallback, threads, known, frontier) -> Outcome:
     board = rec.board
     t0 = time.perf_counter()
     searcher = pool.searcher(board)
     with reading(searcher.h.files):  # no table file it reads is removed meanwhile (pdb_builder.locks)
-        return _search(rec, searcher, pool, time_limit, node_limit, fallback, threads, known, t0)
+        return _search(rec, searcher, pool, time_limit, node_limit, fallback, threads, known, t0, frontier)
 
 
-def _search(rec: Record, searcher, pool: SolverPool, time_limit, node_limit, fallback, threads, known, t0) -> Outcome:
+def _search(
+    rec: Record, searcher, pool: SolverPool, time_limit, node_limit, fallback, threads, known, t0, frontier=...
+) -> Outcome:
     board = rec.board
     shorter = fallback == SHORTER
     ring = None if shorter or known is None else known.ring
     share = SHORTER_PROOF if shorter else RING_PROOF if ring is not None else 1  # of the limits, for the optimal search
     proof = _scaled_limits(time_limit, node_limit, share)
-    result, layout = optimal_search(board, searcher, pool, *proof, threads, known)
+    result, layout = optimal_search(board, searcher, pool, *proof, threads, known, frontier)
     nodes, bound = result.nodes, result.lower_bound
     moves = result.moves
     how = failed = None
@@ -391,11 +396,12 @@ def _scaled_limits(time_limit, node_limit, share: float) -> tuple:
 
 
 def optimal_search(
-    board: Board, searcher: Searcher, pool: SolverPool, time_limit, node_limit, threads=1, known=None
+    board: Board, searcher: Searcher, pool: SolverPool, time_limit, node_limit, threads=1, known=None, frontier=...
 ) -> tuple[SearchResult, Searcher | None]:
     """IDA* within the limits with ``searcher`` (the pool's for ``board``): (its
     result, the searcher of tables built in memory for it or None); ``known``
-    (:class:`~solver.outcome.Known`): where it starts and stops.
+    (:class:`~solver.outcome.Known`): where it starts and stops; ``frontier``: A*+IDA* in
+    it (:meth:`~solver.search.searcher.Searcher.solve`; by default the searcher's).
 
     A walled board that no table serves (``--no-db``, or a folder without its
     shape) is searched with Manhattan distance for :data:`LAYOUT_AFTER` seconds (or
@@ -406,6 +412,7 @@ def optimal_search(
     estimates are admissible, so the lower bound is the larger of the two searches'
     and the initial estimate the larger of their two."""
     bounds = {} if known is None else {"floor": known.lower_bound, "ceiling": known.answer}
+    bounds["frontier"] = frontier
     if not board.shape.walls or searcher.h.lookups:
         return searcher.solve(board, time_limit=time_limit, node_limit=node_limit, threads=threads, **bounds), None
     limits = Limits(time_limit, node_limit)

@@ -74,17 +74,16 @@ def test_threads_are_per_call_not_kept_in_the_shared_pool():
 
     board = "14 13 15 7 11 12 9 5 6 0 2 1 4 8 10 3"  # Korf #1, optimal 57
     two = solve(board, use_db=False, threads=2, node_limit=10**9)
-    pool = api._POOLS[(None, False, None)]
+    pool = api._POOLS[(None, False)]
     assert pool.threads == 1
     one = solve(board, use_db=False, threads=1, node_limit=10**9)
     assert two.optimal and one.optimal and two.length == one.length == 57
 
 
 def test_a_calls_search_settings_reach_its_search_and_no_other():
-    """``frontier`` is built into the pool of the calls that give it, never set on a pool
-    another call shares: the A* part's search, read back from its node count, is the
-    one each call asked for, before and after calls with other settings, and from two
-    threads at once."""
+    """``frontier`` goes with its call to its search, never onto the pool the calls
+    share: the A* part's search, read back from its node count, is the one each call
+    asked for, before and after calls with other settings, and from two threads at once."""
     from concurrent.futures import ThreadPoolExecutor
 
     from solver import api
@@ -97,4 +96,4 @@ def test_a_calls_search_settings_reach_its_search_and_no_other():
     with ThreadPoolExecutor(2) as ex:
         got = list(ex.map(lambda f: solve(board, use_db=False, frontier=f, threads=1).nodes, [0, 30] * 4))
     assert got == [alone, part] * 4
-    assert {k[2]: p.frontier for k, p in api._POOLS.items() if k[:2] == (None, False)}.get(30) == 30
+    assert api._POOLS[(None, False)].frontier is None  # one pool for both settings, its own default untouched
