@@ -65,7 +65,7 @@ def folder_names(db_dir) -> frozenset[str]:
     """The names of the files in the database folder (none where it is not made yet):
     what the run's planners read of it (:mod:`solver.run.plans`)."""
     try:
-        return frozenset(p.name for p in default_db_dir(db_dir).iterdir())
+        return frozenset(p.name for p in database_files(db_dir))
     except OSError:
         return frozenset()
 

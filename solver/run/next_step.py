@@ -89,11 +89,10 @@ class RunState:
         return [(s, r) for s, r in self.ran if s.kind in kinds]
 
 
-def answers_first(state: RunState) -> bool:
+def answers_first(opts: RunOptions, budget: Budget) -> bool:
     """Whether the run answers every board before any build: under a budget in seconds,
     with the fallback, and not ``--proofs-first``."""
-    o = state.opts
-    return state.budget.deadline is not None and bool(o.fallback) and o.answers_first
+    return budget.deadline is not None and bool(opts.fallback) and opts.answers_first
 
 
 def wants_journal(state: RunState) -> bool:
@@ -119,7 +118,7 @@ def _answer_step(state: RunState, now: float) -> Step | None:
     and then the fallback, smallest boards first; the boards left unanswered again with
     longer limits (:func:`~solver.run.answer_pass.answer_again`, from the limits each
     step gave), up to :data:`~solver.run.answer_pass.ANSWER_STEPS` steps."""
-    if not answers_first(state) or state.steps_of("shorten"):
+    if not answers_first(state.opts, state.budget) or state.steps_of("shorten"):
         return None
     done = state.steps_of("answer")
     if len(done) >= ANSWER_STEPS:
@@ -140,7 +139,7 @@ def _shorten_step(state: RunState, now: float) -> Step | None:
     lower bounds searched again for shorter ones, up to
     :data:`~solver.run.answer_pass.SHORTEN_STEPS` steps, none twice."""
     done = [s for s, _ in state.steps_of("shorten")]
-    if not answers_first(state) or len(done) >= SHORTEN_STEPS:
+    if not answers_first(state.opts, state.budget) or len(done) >= SHORTEN_STEPS:
         return None
     tried = {i for s in done for i in s.retry}
     o, order = state.opts, answer_order(state.records)
@@ -156,7 +155,7 @@ def build_rate(state: RunState) -> float:
     the answer pass's boards had (:func:`~solver.run.answer_pass.machine_share`)."""
     for s, _ in state.steps_of("quick"):
         return s.rate
-    return state.rate * machine_share(state.best.values()) if answers_first(state) else state.rate
+    return state.rate * machine_share(state.best.values()) if answers_first(state.opts, state.budget) else state.rate
 
 
 def build_room(state: RunState, now: float) -> float | None:
@@ -255,7 +254,7 @@ def _full_step(state: RunState, now: float) -> Step:
     done = {r.index: state.journal_full[r.index] for r in rest if r.index in state.journal_full}
     # each board judged by what stands of it, its earlier steps' answers and bounds with
     # the full pass's (an answer step's answer as long as the full pass's bound is proven)
-    stands = {i: better(best[i], out) if i in best and best[i] is not out else out for i, out in done.items()}
+    stands = {i: better(best[i], out) if i in best else out for i, out in done.items()}
     retry = o.retry
     again = {
         i: out
@@ -269,12 +268,12 @@ def _full_step(state: RunState, now: float) -> Step:
         rest.sort(key=lambda r: retry_order(again.get(r.index), retry == "closest", state.tries.get(r.index, 0)))
     todo = [r for r in rest if r.index not in done or r.index in again]
     plans = full_builds(state, todo, now, faults)  # the wall-free cuts first: each board's order is its layout's cost
-    time_limit, marks = o.time_limit, ()
+    rate, time_limit, marks = build_rate(state), o.time_limit, ()
     if time_limit is None:
         time_limit = state.marks.get("limit")  # planned in an earlier sitting
     budget = state.budget
     if time_limit is None and budget.deadline is not None:
-        building = sum(p.entries for p in plans) / build_rate(state)  # thread-seconds the builds take from the slots
+        building = sum(p.entries for p in plans) / rate  # thread-seconds the builds take from the slots
         time_limit = full_pass_limit(budget.deadline, todo, state.slots, now, building, reserve=budget.reserve)
         marks = (("limit", time_limit),)
     if time_limit is None:
@@ -282,7 +281,7 @@ def _full_step(state: RunState, now: float) -> Step:
     merged = {**best, **stands}
     known = {r.index: k for r in rest if (k := known_for_full_pass(merged.get(r.index))) is not None}
     step = full_step(rest, again, plans, known, budget, time_limit, o.node_limit, o.fallback)
-    return replace(step, rate=build_rate(state), marks=marks, faults=tuple(faults.items()))
+    return replace(step, rate=rate, marks=marks, faults=tuple(faults.items()))
 
 
 def _round_step(state: RunState, now: float) -> Step | None:
@@ -312,8 +311,7 @@ def _round_step(state: RunState, now: float) -> Step | None:
         if step.boards:
             faults: dict = {}
             plans = round_builds(state, step, faults)
-            rate = build_rate(state)
-            return replace(step, plans=plans, rate=rate, faults=tuple(faults.items()), notes=tuple(notes))
+            return replace(step, plans=plans, rate=build_rate(state), faults=tuple(faults.items()), notes=tuple(notes))
         if step.last:
             return None
     return None

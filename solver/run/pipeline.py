@@ -214,11 +214,11 @@ class Run:
         (no budget now, ``--no-fallback`` or ``--proofs-first``) still keeps the answers
         and proofs its journal holds."""
         o, journal = self.opts, self.files.journal
-        state = self.state()
-        if not answers_first(state) and o.resume and journal.exists():
+        first = answers_first(o, self.budget)
+        if not first and o.resume and journal.exists():
             for out in read_journal(journal, self.records, current_checksums(o.db_dir), of="answer").values():
                 self.answer_seen(out)
-        began, first = self.clock.tick(), answers_first(state)
+        began = self.clock.tick()
         while (step := next_step(self.state(), self.clock.now())) is not None:
             if step.kind == "quick" and first:  # the answer pass is over: its row, and the builds' forecast
                 self.answered(began)

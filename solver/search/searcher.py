@@ -303,7 +303,7 @@ class Searcher:
             weight,
             threads,
             (floor, ceiling),
-            self.frontier if frontier is ... else frontier,
+            frontier,
         )
         result.nodes += spent
         result.expanded += spent_expanded
