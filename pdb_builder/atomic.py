@@ -80,7 +80,7 @@ def _stale(tmp: Path, name: str) -> tuple[bool, str]:
     :data:`UNNAMED_STALE_SECONDS`), and its writer as ``HOST-PID`` ('' if unknown)."""
     writer = tmp.name[len(name) + 2 :].split(".", 1)[0]
     host, _, pid = writer.rpartition("-")
-    if host and pid.isdigit():
+    if host and pid.isdecimal():
         return host == _HOST and not _alive(int(pid)), writer
     return time.time() - tmp.stat().st_mtime > UNNAMED_STALE_SECONDS, ""
 

@@ -49,7 +49,7 @@ def _check_size(width: int, height: int) -> None:
 def parse_size(text: str) -> tuple[int, int]:
     """``"4x4"`` -> ``(4, 4)`` (width, height)."""
     parts = text.lower().replace("*", "x").split("x")
-    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+    if len(parts) != 2 or not all(p.strip().isdecimal() for p in parts):
         raise BoardError(f"size {text!r}: expected WxH, e.g. 4x4")
     w, h = int(parts[0]), int(parts[1])
     _check_size(w, h)

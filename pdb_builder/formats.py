@@ -34,7 +34,7 @@ def parse_devquiz_line(text: str) -> Board:
     if len(parts) != 3:
         raise BoardError(f"expected W,H,CELLS, got {len(parts)} comma-separated fields")
     ws, hs, body = (p.strip() for p in parts)
-    if not (ws.isdigit() and hs.isdigit()):
+    if not (ws.isdecimal() and hs.isdecimal()):
         raise BoardError(f"bad size {ws!r},{hs!r}: width and height must be whole numbers")
     w, h = int(ws), int(hs)
     if not (2 <= w <= 6 and 2 <= h <= 6):
@@ -67,7 +67,7 @@ def parse_numeric_tokens(tokens, width: int, height: int, goal_kind: str) -> Boa
     for i, tok in enumerate(tokens):
         if tok in ("=", "-1"):
             cells.append(WALL)
-        elif tok.isdigit():
+        elif tok.isdecimal():
             cells.append(int(tok))
         else:
             raise BoardError(f"unknown token {tok!r} at cell {i} (expected a tile number, 0 or =)")
@@ -113,7 +113,7 @@ def parse_numeric_line(tokens, size: tuple[int, int] | None, goal: str) -> tuple
     """Read a line of numbers as a numeric board or a benchmark line.
 
     Returns (format, board, ident, expected_length)."""
-    if not any(t.isdigit() for t in tokens):  # words, not a board (a bad token among numbers is named by cell)
+    if not any(t.isdecimal() for t in tokens):  # words, not a board (a bad token among numbers is named by cell)
         word = tokens[0]
         raise BoardError(f"{word!r} is neither W,H,CELLS nor a tile number")
     if size is not None:
@@ -137,7 +137,7 @@ def parse_numeric_line(tokens, size: tuple[int, int] | None, goal: str) -> tuple
 
 def _benchmark(tokens, w, h, goal):
     ident, length = tokens[0], tokens[1]
-    if not length.isdigit():
+    if not length.isdecimal():
         raise BoardError(f"benchmark line: optimal length {length!r} is not a whole number")
     return parse_numeric_tokens(tokens[2:], w, h, goal), ident, int(length)
 
@@ -154,7 +154,7 @@ def parse_board_text(text: str, size=None, goal: str = "korf") -> tuple[str, Boa
 
 def _is_int_line(line: str, count: int) -> bool:
     toks = line.split()
-    return len(toks) == count and all(t.isdigit() for t in toks)
+    return len(toks) == count and all(t.isdecimal() for t in toks)
 
 
 def _refuse_count_line(source: str, content) -> None:
@@ -251,7 +251,7 @@ def read_board_arg(arg: str, size=None, goal: str = "korf") -> BoardSet:
         fmt, rec.board, rec.ident, rec.expected_length = parse_board_text(arg, size, goal)
         out.formats.add(fmt)
     except BoardError as exc:
-        if "," not in arg and not any(t.isdigit() for t in arg.split()):
+        if "," not in arg and not any(t.isdecimal() for t in arg.split()):
             # neither reading fits: say both (a mistyped path is the likelier mistake)
             as_file = "a folder, not a file" if path.is_dir() else "no such file"
             raise BoardError(f"{arg}: not a file ({as_file}) and not a board ({exc})") from None

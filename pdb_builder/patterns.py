@@ -111,7 +111,7 @@ def parse_partition(text: str, shape: Shape, name: str | None = None) -> Partiti
         g = []
         for tok in part.split(","):
             tok = tok.strip().upper()
-            if tok.isdigit():
+            if tok.isdecimal():
                 g.append(int(tok))
             elif len(tok) == 1 and tok in LABELS:
                 g.append(LABELS.index(tok) + 1)
@@ -205,7 +205,7 @@ def named_partition(shape: Shape, name: str) -> Partition:
     if order and order not in GROW_ORDERS:
         raise BoardError(f"partition name {name!r}: {order!r} is not one of {', '.join(GROW_ORDERS)}")
     sizes = text.split("-")
-    if not all(s.isdigit() and int(s) > 0 for s in sizes):
+    if not all(s.isdecimal() and int(s) > 0 for s in sizes):
         raise BoardError(f"partition name {name!r}: expected sizes such as 7-8 or 6-6-3 (or 6-6-3.col)")
     sizes = [int(s) for s in sizes]
     ntiles = len(shape.tiles)

@@ -252,7 +252,7 @@ def _check_pdb_structure(name, shape: Shape, groups, f: h5py.File, packed_tables
         f"{where}/{k}"
         for where in ("tables", "zero")
         for k in f.get(where, {})
-        if not (k.isdigit() and int(k) < len(groups))
+        if not (k.isdecimal() and int(k) < len(groups))
     ]
     if extra:
         raise DatabaseError(f"{name}: datasets {', '.join(extra)} are not in the partition; {REBUILD_HINT}")

@@ -57,7 +57,7 @@ def main() -> int:
     sys.path.insert(0, str(ROOT))
     for t in a.threads:
         count, kind = t.rstrip("gpd"), t.lstrip("0123456789")
-        if not count.isdigit() or int(count) < 1 or kind not in ("", "g", "p", "d"):
+        if not count.isdecimal() or int(count) < 1 or kind not in ("", "g", "p", "d"):
             ap.error(f"--threads {t}: a count, then g (a grant that may grow), p (processes) or d (dask workers)")
     try:
         return compare(a)

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from pdb_builder.board import BLANK, WALL, Board, Shape, label
@@ -98,6 +98,7 @@ def test_a_numeric_board_reads_back_as_the_same_board(w, h, data):
     count=st.one_of(st.integers(-2, 5).map(str), BOARDISH),
     lines=st.lists(st.one_of(devquiz_boards(), BOARDISH), max_size=4),
 )
+@example(limits="0 0 0 0", count="\u00b2", lines=[])  # a digit that is no decimal: int() refuses it
 def test_any_file_of_boards_with_or_without_its_move_limits_reads_or_says_one_line(limits, count, lines):
     """A file's first lines as a DevQuiz problem file has them (the L R U D limits, the
     count), or anything, then boards or anything: records (each with its board or its

@@ -127,7 +127,7 @@ def build(
 
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     if goal_depth is not None and goal_depth != "auto":  # its range, and --no-pdb without it: build_reports
-        if not goal_depth.isdigit():
+        if not goal_depth.isdecimal():
             raise click.BadParameter(f"{goal_depth!r}: a depth from 1 to 254, or auto", param_hint="--goal-depth")
         goal_depth = int(goal_depth)
     quiet = logging.getLogger().level >= logging.ERROR

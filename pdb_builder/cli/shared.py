@@ -150,7 +150,7 @@ def format_table(rows, headers) -> str:
     lines = ["  ".join(h.ljust(w) for h, w in zip(cols[0], widths))]
 
     def numeric(c: str) -> bool:
-        return c.replace(",", "").replace(".", "").replace("%", "").lstrip("+-").isdigit()
+        return c.replace(",", "").replace(".", "").replace("%", "").lstrip("+-").isdecimal()
 
     lines += ["  ".join(c.rjust(w) if numeric(c) else c.ljust(w) for c, w in zip(r, widths)) for r in cols[1:]]
     return "\n".join(lines)

@@ -217,7 +217,7 @@ class Builds:
             path = folder / name
             if dot and name.endswith(".h5") and path.is_file():
                 st = path.stat()
-                if ino.isdigit() and st.st_ino != int(ino):
+                if ino.isdecimal() and st.st_ino != int(ino):
                     continue  # built again since by another process: its table, not the run's
                 size = st.st_size
                 own += size
