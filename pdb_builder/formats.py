@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .board import BLANK, LABELS, WALL, Board, Shape, validate_arrangement
+from .board import BLANK, LABELS, WALL, Board, Shape, parse_size, validate_arrangement
 from .errors import BoardError
 from .words import plural
 
@@ -177,7 +177,10 @@ def _refuse_count_line(source: str, content) -> None:
 
 def read_lines(lines, source: str, size=None, goal: str = "korf") -> BoardSet:
     """Parse the lines of a file of boards.  Bad lines become records with an error;
-    they never stop the good ones."""
+    they never stop the good ones.  ``size``: (width, height) or its text (``"5x5"``),
+    for numeric lines whose count alone does not say it."""
+    if isinstance(size, str):
+        size = parse_size(size)
     out = BoardSet(source)
     numbered = [(i + 1, line.rstrip("\r\n")) for i, line in enumerate(lines)]
     content = [(i, line) for i, line in numbered if line.strip() and not line.lstrip().startswith("#")]

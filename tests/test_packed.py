@@ -66,6 +66,20 @@ def test_relaxed_moves_change_values_by_one_or_three_and_decode(shape, pattern):
         assert root_value(int(full[r]), bits[r]) == relaxed[r]
 
 
+@pytest.mark.parametrize("shape, pattern", SHAPES[:3], ids=lambda x: getattr(x, "key", str(x)))
+def test_relaxed_to_a_slack_of_one_every_move_changes_a_value_by_exactly_one(shape, pattern):
+    """What one bit an entry would need (scripts/bench_one_bit.py measures its cost): the
+    abstract graph is bipartite, so a slack of 1 leaves every move changing a value by
+    exactly 1; each value stays at most the full one (admissible) and keeps its parity."""
+    full, _ = compute_pdb(shape, pattern)
+    relaxed = full.copy()
+    relax(relaxed, shape, len(pattern), slack=1)
+    seen = full != 255
+    assert np.array_equal(relaxed == 255, ~seen)
+    assert (relaxed[seen] <= full[seen]).all() and ((full[seen] - relaxed[seen]) % 2 == 0).all()
+    assert all(abs(int(relaxed[r]) - int(relaxed[r2])) == 1 for r, r2 in _edges(shape, len(pattern), full))
+
+
 def test_relax_lowers_the_far_side_of_every_large_jump_and_nothing_else_needlessly():
     shape, pattern = Shape.devquiz(3, 3), (1, 2, 3, 4)
     full, _ = compute_pdb(shape, pattern)

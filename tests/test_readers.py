@@ -328,3 +328,12 @@ def test_run_with_any_budget_text_runs_or_exits_2_in_one_line(budget):
         r = CliRunner().invoke(main, ["run", str(f), "--out", str(Path(d) / "a.txt"), "--budget", budget])
     assert r.exit_code == 2 and "--budget" in r.output
     assert r.exception is None or isinstance(r.exception, SystemExit)
+
+
+def test_a_file_of_numeric_boards_takes_its_size_as_a_pair_or_as_its_text():
+    lines = ["1 2 3 0 4 5", "1 2 3 4 0 5"]
+    as_pair = read_lines(lines, "b.txt", size=(3, 2)).records
+    as_text = read_lines(lines, "b.txt", size="3x2").records
+    assert [r.board for r in as_text] == [r.board for r in as_pair] and all(r.board for r in as_text)
+    with pytest.raises(BoardError, match="expected WxH"):
+        read_lines(lines, "b.txt", size="3y2")

@@ -30,10 +30,10 @@ from ..ranking import weights
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
-def _relax_pass(table, n, k, w, nbr, ndeg, lowered, marked):
-    """Every entry to at most its lowest neighbour + SLACK, in place; marks the
+def _relax_pass(table, n, k, w, nbr, ndeg, lowered, marked, slack):
+    """Every entry to at most its lowest neighbour + ``slack``, in place; marks the
     lowered ones in the bitmap ``lowered``, and in ``marked`` every entry that read
-    a neighbour more than SLACK above or below it (lowered or not; each chunk owns
+    a neighbour more than ``slack`` above or below it (lowered or not; each chunk owns
     whole bytes of both)."""
     size = table.shape[0]
     nchunks = 4096
@@ -58,8 +58,8 @@ def _relax_pass(table, n, k, w, nbr, ndeg, lowered, marked):
             for j in range(_moves(r, k, w, nbr, ndeg, pos, used, slot_of, out)):
                 v2 = np.int64(table[out[j]])
                 if v2 != UNSEEN:
-                    best = min(best, v2 + SLACK)
-                    far = far or v2 > v + SLACK
+                    best = min(best, v2 + slack)
+                    far = far or v2 > v + slack
             if best < v:
                 table[r] = best
                 lowered[r >> 3] |= np.uint8(1 << (r & 7))
@@ -68,9 +68,9 @@ def _relax_pass(table, n, k, w, nbr, ndeg, lowered, marked):
 
 
 @nb.njit(cache=True)
-def _relax_rest(table, n, k, w, nbr, ndeg, lowered):
+def _relax_rest(table, n, k, w, nbr, ndeg, lowered, slack):
     """Finish from the entries the pass lowered: a lowered entry can leave a
-    neighbour more than SLACK above it; lower that one too, and so on."""
+    neighbour more than ``slack`` above it; lower that one too, and so on."""
     stack = np.empty(1024, dtype=np.int64)
     top = 0
     for byte in range(lowered.shape[0]):
@@ -87,7 +87,7 @@ def _relax_rest(table, n, k, w, nbr, ndeg, lowered):
     while top > 0:
         top -= 1
         r = stack[top]
-        cap = np.int64(table[r]) + SLACK
+        cap = np.int64(table[r]) + slack
         for j in range(_neighbours(r, n, k, w, nbr, ndeg, pos, slot_of, out)):
             r2 = out[j]
             if table[r2] != UNSEEN and table[r2] > cap:
@@ -98,19 +98,21 @@ def _relax_rest(table, n, k, w, nbr, ndeg, lowered):
                 top += 1
 
 
-def relax(table: np.ndarray, shape: Shape, k: int) -> np.ndarray:
+def relax(table: np.ndarray, shape: Shape, k: int, slack: int = SLACK) -> np.ndarray:
     """Lower ``table`` (a pattern of ``k`` tiles on ``shape``) in place until every
-    abstract move changes a value by at most SLACK.  Returns the bitmap of the
-    entries whose moves :func:`check_packed_near` must look at (entry r at bit
-    ``r & 7`` of byte ``r >> 3``): those that met a neighbour more than SLACK away
-    in the parallel pass."""
+    abstract move changes a value by at most ``slack`` (the two-bit copies':
+    :data:`~pdb_builder.packed.SLACK`; ``scripts/bench_one_bit.py`` measures what 1
+    would cost).  Returns the bitmap of the entries whose moves
+    :func:`check_packed_near` must look at (entry r at bit ``r & 7`` of byte
+    ``r >> 3``): those that met a neighbour more than ``slack`` away in the parallel
+    pass."""
     nbr, ndeg = compact_neighbours(shape)
     n = len(shape.free_cells)
     w = weights(n, k)
     lowered = np.zeros((table.shape[0] + 7) // 8, dtype=np.uint8)
     marked = np.zeros_like(lowered)
-    _relax_pass(table, n, k, w, nbr, ndeg, lowered, marked)
-    _relax_rest(table, n, k, w, nbr, ndeg, lowered)
+    _relax_pass(table, n, k, w, nbr, ndeg, lowered, marked, slack)
+    _relax_rest(table, n, k, w, nbr, ndeg, lowered, slack)
     return marked
 
 

@@ -150,6 +150,53 @@ def region_value(zero, i, code, used, blank, least):
     return least + step[i] * ((code >> (2 * j)) & 3)
 
 
+@nb.njit(cache=True, inline="always")
+def dual_estimate(cells, blank, md, lk_cellmap, lk_w, zero, dual, ngroups):
+    """The tables read on the board's dual, where each could not overestimate
+    (:func:`~solver.search.heuristic.dual_arrays` has the reasoning): the tile homed on
+    cell x stands on the home of the tile on x now, the tile homed on the blank's cell
+    plays the blank, on the blank's home.  A lookup holding that tile, or whose goal
+    placement parts the blank's cell from its home, counts its other tiles' distances
+    there instead.  The largest group's sum."""
+    ndl, dl_lk, dl_k, dl_group, dl_full, dl_label, dl_home, home_cell, goal_label, joined, bcell = dual
+    zaddr, zstep = zero[0], zero[1]
+    x = goal_label[blank]  # the dual's blank tile (0: the blank is home, none)
+    best = 0
+    for g in range(ngroups):
+        total = 0
+        for j in range(ndl):
+            if dl_group[j] != g:
+                continue
+            i = dl_lk[j]
+            k = dl_k[j]
+            whole = joined[j, blank] != 0
+            for s in range(k):
+                if dl_label[j, s] == x:
+                    whole = False
+            if not whole:
+                for s in range(k):
+                    o = dl_label[j, s]
+                    if o != x:
+                        total += md[o, home_cell[cells[dl_home[j, s]]]]
+                continue
+            used = np.uint64(0)
+            r = np.int64(0)
+            for s in range(k):
+                q = np.uint64(lk_cellmap[i, home_cell[cells[dl_home[j, s]]]])
+                below = used & ((np.uint64(1) << q) - np.uint64(1))
+                r += (np.int64(q) - np.int64(popcount(below))) * lk_w[i, s]
+                used |= np.uint64(1) << q
+            v = load_byte(dl_full[j] + r)
+            if zstep[i] > 0:
+                code = load_byte(zaddr[i] + r)
+                if code != 0:
+                    v = region_value(zero, i, code, used, lk_cellmap[i, bcell], v)
+            total += v
+        if total > best:
+            best = total
+    return best
+
+
 @nb.njit(cache=True, nogil=True)
 def init_groups(lk_full, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups, lk_val, group_sum, place):
     """Each lookup's value (from its one-byte table, at base address ``lk_full[i]``)

@@ -174,6 +174,68 @@ def kernel_arrays(h: Heuristic):
     return tables, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, tile_lk, tile_slot
 
 
+def dual_arrays(h: Heuristic, tables, lk_fixed, on: bool = True) -> tuple:
+    """The lookups the kernel also reads on the board's dual
+    (:func:`~solver.search.estimate.dual_estimate`), as its arrays; none unless ``on``.
+
+    On the dual board the tile homed on cell x stands on the home of the tile that
+    stands on x now (Felner, Zahavi, Schaeffer & Holte 2005).  A path of the board is,
+    read there, a path of the same length in which the tile homed on the blank's cell
+    plays the blank and ends on its own home, not on the blank's; each move moves that
+    tile and one other.  So a pattern without that tile counts its own tiles' moves on
+    the dual board, and its table (whose goal has the blank in its home's region) bounds
+    them where that region holds the blank's cell too (``joined``); a pattern with it,
+    or without the joint, counts its other tiles' distances.  Read whole, the dual
+    overestimates (``scripts/bench_dual.py``).  Only a lookup of the board's own shape,
+    read directly (no wall standing for a tile, no reflection), is read there."""
+    shape = h.shape
+    free = shape.free_cells
+    direct = {c: j for j, c in enumerate(free)}
+    rows = []
+    if on:
+        for i, lk in enumerate(h.lookups):
+            if lk.ncells == len(free) and all(int(lk.cellmap[c]) == j for c, j in direct.items()):
+                if all(t in shape.home for t in lk.tiles) and (lk_fixed[i] < 0).all():
+                    rows.append(i)
+    m = max(len(rows), 1)
+    dl_lk, dl_k, dl_group, dl_full = (np.zeros(m, dtype=np.int64) for _ in range(4))
+    dl_label = np.zeros((m, MAX_LOOKUP_TILES), dtype=np.int64)
+    dl_home = np.zeros((m, MAX_LOOKUP_TILES), dtype=np.int64)
+    joined = np.zeros((m, shape.n), dtype=np.uint8)
+    for j, i in enumerate(rows):
+        lk = h.lookups[i]
+        dl_lk[j], dl_k[j], dl_group[j], dl_full[j] = i, len(lk.tiles), lk.group, tables[i].ctypes.data
+        covered = {shape.home[t] for t in lk.tiles}
+        for s, t in enumerate(lk.tiles):
+            dl_label[j, s], dl_home[j, s] = t, shape.home[t]
+        region, todo = {shape.goal_blank}, [shape.goal_blank]
+        while todo:
+            for d in shape.neighbours[todo.pop()]:
+                if d not in covered and d not in region:
+                    region.add(d)
+                    todo.append(d)
+        for c in region:
+            joined[j, c] = 1
+    home_cell = np.zeros(shape.max_tile + 1, dtype=np.int64)
+    for t, c in shape.home.items():
+        home_cell[t] = c
+    home_cell[BLANK] = shape.goal_blank
+    goal_label = np.array([t if t >= 0 else -1 for t in shape.goal], dtype=np.int64)
+    return (
+        len(rows),
+        dl_lk,
+        dl_k,
+        dl_group,
+        dl_full,
+        dl_label,
+        dl_home,
+        home_cell,
+        goal_label,
+        joined,
+        shape.goal_blank,
+    )
+
+
 class ZeroArrays:
     """The lookups' zero-aware entries (:mod:`pdb_builder.regions`) as the kernel reads
     them (``kernel``: per lookup the address of its codes, its step, 0 where it has

@@ -27,6 +27,7 @@ from pdb_builder.packed import bits_at, decode
 from pdb_builder.ranking import rank_delta
 
 from .estimate import (
+    dual_estimate,
     goal_distance,
     init_root,
     lc_total,
@@ -124,9 +125,28 @@ def _child_values(root, tables, b, d, u, only, stk_ci, stk_cv):
     keeps one (:func:`region_value`: only a move of the lookup's own tile changes it).
     (Inlined: the tuples' unpacking costs nothing at run time.)"""
     cells, _, lk_val, _, _, lk_rank, lk_used, lk_slotof, _ = root
-    nbr, ndeg, _, _, _, _, _, _, lk_base, lk_pk, lk_cellmap, lk_w, tile_lk, tile_slot, ngroups, _, fsm, ndir, zero = (
-        tables
-    )
+    (
+        nbr,
+        ndeg,
+        _,
+        _,
+        _,
+        _,
+        _,
+        _,
+        lk_base,
+        lk_pk,
+        lk_cellmap,
+        lk_w,
+        tile_lk,
+        tile_slot,
+        ngroups,
+        _,
+        fsm,
+        ndir,
+        zero,
+        _,
+    ) = tables
     zaddr, zstep = zero[0], zero[1]
     for k in range(ndeg[b]):
         if fsm[u, ndir[b, k]] < 0 or (only >= 0 and k != only):
@@ -177,7 +197,7 @@ def _apply(root, tables, b, c, stk_old, d1, idx, vals):
     ``idx[g]`` and values ``vals[g]`` already read for that child; what changed is
     kept in ``stk_old[d1]``.  Returns the linear-conflict sum's change."""
     cells, pos, lk_val, group_sum, lc_lines, lk_rank, lk_used, lk_slotof, buf = root
-    _, _, _, rowkey, colkey, width, height, use_lc, _, _, lk_cellmap, _, tile_lk, tile_slot, ngroups, _, _, _, _ = (
+    _, _, _, rowkey, colkey, width, height, use_lc, _, _, lk_cellmap, _, tile_lk, tile_slot, ngroups, _, _, _, _, _ = (
         tables
     )
     t = cells[c]
@@ -212,7 +232,7 @@ def _apply(root, tables, b, c, stk_old, d1, idx, vals):
 def _retract(root, tables, b, c, stk_old, d1):
     """Reverse :func:`_apply`: the tile on ``b`` goes back to ``c``."""
     cells, pos, lk_val, group_sum, lc_lines, lk_rank, lk_used, lk_slotof, _ = root
-    _, _, _, _, _, _, _, use_lc, _, _, lk_cellmap, _, tile_lk, tile_slot, ngroups, _, _, _, _ = tables
+    _, _, _, _, _, _, _, use_lc, _, _, lk_cellmap, _, tile_lk, tile_slot, ngroups, _, _, _, _, _ = tables
     t = cells[b]
     cells[c] = t
     cells[b] = 0
@@ -260,7 +280,29 @@ def search_slice(root, tables, stack, state, slice_nodes, bpmx, goal, weight):
     (and a solution if it fits the threshold: the rest of the path is read off the
     table by greedy descent); absent, it is at least D + 1 away."""
     cells, pos, lk_val, group_sum, lc_lines, _, _, _, buf = root
-    nbr, ndeg, md, rowkey, colkey, width, height, use_lc, _, _, _, _, tile_lk, _, ngroups, bpar, fsm, ndir, _ = tables
+    (
+        nbr,
+        ndeg,
+        md,
+        rowkey,
+        colkey,
+        width,
+        height,
+        use_lc,
+        _,
+        _,
+        lk_cellmap,
+        lk_w,
+        tile_lk,
+        _,
+        ngroups,
+        bpar,
+        fsm,
+        ndir,
+        zero,
+        dual,
+    ) = tables
+    ndual = dual[0]
     stk_blank, stk_it, stk_n, stk_ch, stk_ck, stk_h, stk_kh, stk_ci, stk_cv, stk_old, stk_cnt, path, stk_fsm, emit = (
         stack
     )
@@ -320,7 +362,7 @@ def search_slice(root, tables, stack, state, slice_nodes, bpmx, goal, weight):
                     s = group_sum[g] if i < 0 else group_sum[g] + stk_cv[d, k, g] - lk_val[i]
                     if s > h:
                         h = s
-                shown = use_lc or gt_depth >= 0
+                shown = use_lc or gt_depth >= 0 or ndual > 0
                 if shown:
                     cells[b] = t  # show the move for the line and goal-table reads
                     cells[c] = 0
@@ -331,6 +373,10 @@ def search_slice(root, tables, stack, state, slice_nodes, bpmx, goal, weight):
                         h = hm
                 if weight == 100:
                     h = parity_up(h, bpar[c])
+                    if ndual > 0 and d + 1 + h == thresh:  # the dual, where it alone could prune this child
+                        hd = parity_up(dual_estimate(cells, c, md, lk_cellmap, lk_w, zero, dual, ngroups), bpar[c])
+                        if hd > h:
+                            h = hd
                 else:
                     h = (h * weight) // 100  # weighted search: inflated, so answers are not proven optimal
                 gt_e = -2

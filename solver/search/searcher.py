@@ -35,6 +35,7 @@ from .heuristic import (
     TableReads,
     ZeroArrays,
     board_arrays,
+    dual_arrays,
     goal_arrays,
     kernel_arrays,
     manhattan_heuristic,
@@ -62,6 +63,7 @@ class Searcher:
         packed: bool = True,
         prune: int | None = None,
         frontier: int | None = None,
+        dual: bool = False,
     ):
         self.h = heuristic
         self.bpmx = bpmx
@@ -114,6 +116,9 @@ class Searcher:
             if p is not None:
                 self.lk_base[i] = p.ctypes.data
         self.zero = ZeroArrays(heuristic.lookups)
+        # the tables read on the board's dual too, where one alone could prune a child
+        # (solver.search.heuristic.dual_arrays); no lookup when off
+        self.dual = dual_arrays(heuristic, self.tables, self.lk_fixed, on=dual)
         g = self.shape.goal_blank
         self.bpar = np.array([max(self.shape.distances[g][c], 0) & 1 for c in range(self.shape.n)], dtype=np.int64)
         self.nlookups = len(heuristic.lookups)
@@ -156,6 +161,7 @@ class Searcher:
             fsm.delta,
             self.ndir,
             self.zero.kernel,
+            self.dual,
         )
 
     def fsm_root(self, board: Board, fsm: Automaton | None = None) -> int:
