@@ -324,7 +324,6 @@ def main() -> int:
     ap.add_argument("--count", type=int, default=10, help="boards of --boards")
     ap.add_argument("--walks", type=int, default=200, help="walks from each board")
     args = ap.parse_args()
-    rows = []
     if args.exhaustive:
         korf = Shape.korf(3, 3)
         walled = Shape.devquiz(3, 3, walls=(0,))
@@ -338,14 +337,12 @@ def main() -> int:
         print("|---|---:|---:|---:|---:|---:|")
         for shape, groups, name in cases:
             row = exhaustive(shape, groups, name)
-            rows.append(row)
             print(
                 f"| {name} | {row['states']:,} | {row['over_whole']:,} | {row['over_provable']:,} "
                 f"| {row['gain_whole']:.3f} | {row['gain_provable']:.3f} |"
             )
     if args.db:
         row = sampled(args.db, args.boards, args.count, args.walks)
-        rows.append(row)
         heads = ["tables", "nodes", "mean regular", "with the provable dual", "with the whole dual"]
         print("\n| " + " | ".join([*heads, "raised by the provable"]) + " |")
         print("|---|---:|---:|---:|---:|---:|")

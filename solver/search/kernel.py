@@ -265,7 +265,9 @@ def search_slice(root, tables, stack, state, slice_nodes, bpmx, goal, weight):
     At its first visit (``stk_it[d] == -1``) a node generates all its children
     (each counted once): first every child's table values (:func:`_child_values`,
     reads that overlap in memory), then each child's estimate, the max of
-    Manhattan (+ linear conflicts) and every group's sum.  It prunes those over the
+    Manhattan (+ linear conflicts) and every group's sum (for a child exactly on the
+    threshold, with the searcher's ``dual`` on, also the tables read on the board's
+    dual: :func:`~solver.search.estimate.dual_estimate`).  It prunes those over the
     threshold and keeps the rest in ``stk_ck[d]`` sorted by estimate, so the final
     iteration meets the goal early; then it descends into them one by one, reusing
     the values read (``stk_cv``, ``stk_kh``).  ``stk_h[d]`` is the node's estimate,
