@@ -38,7 +38,7 @@ ONE_MOVE = "1 0 2 3 4 5 6 7 8 9 10 11 12 13 14 15"
 # optionally with numba's own cache loading (its compiler's registries loaded first)
 RUN = (
     "import sys, pdb_builder.jitload as j; quick = int(sys.argv.pop(1)); "
-    "j.load_cached = j.load_cached if sys.argv.pop(1) == 'quick' else (lambda ns: 0); "
+    "f = j.load_cached; j.load_cached = f if sys.argv.pop(1) == 'quick' else (lambda ns, quick=1: f(ns, quick=0)); "
     "import solver.search.first_nodes as q; q.FIRST_NODES = quick; from solver.cli import entry; entry()"
 )
 # as after ``pip install``: Python keeps the bytecode of the modules it imports

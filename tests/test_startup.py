@@ -2,10 +2,12 @@
 --no-db solve loads, and lazy checksums (pdb_builder.integrity): every table byte a
 result rests on is checked before the result is reported, whichever search read it."""
 
+import os
 import random
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import h5py
 import pytest
@@ -135,6 +137,7 @@ def test_no_db_solve_loads_neither_numba_nor_h5py():
 # holds is compiled and run.
 KERNEL_THEN_COMPILE = """
 import sys
+from pathlib import Path
 import solver.search.first_nodes as q
 q.FIRST_NODES = 0
 from pdb_builder.formats import read_board_arg
@@ -263,3 +266,44 @@ def test_a_hash_begun_before_a_fork_is_done_again_in_the_child(small_blocks, mon
     _, status = os.waitpid(pid, 0)
     g.wait()
     assert g.ok and os.waitstatus_to_exitcode(status) == 0
+
+
+HELPER = """
+import numba as nb
+
+@nb.njit(cache=True, inline="always")
+def step():
+    return {value}
+"""
+
+USER = """
+import numba as nb
+
+from pdb_builder.jitload import load_cached
+
+from .helper import step
+
+@nb.njit(cache=True)
+def kernel():
+    return step() * 10
+
+load_cached(globals())
+"""
+
+
+def test_a_cached_kernel_is_compiled_again_when_a_helper_it_inlines_from_another_module_changes(tmp_path):
+    """pdb_builder.jitload keys a kernel's cache on every source it is compiled from:
+    numba's own key, the kernel's file alone, would load the old kernel after the helper's
+    module changed (numba issue 1833), as after an upgrade that changed only that module."""
+    pkg = tmp_path / "jitpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "user.py").write_text(USER)
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": f"{tmp_path}{os.pathsep}{root}"}
+    cmd = [sys.executable, "-c", "from jitpkg.user import kernel; print(kernel())"]
+    for value in (1, 2, 2):  # compiled, compiled again after the change, loaded
+        (pkg / "helper.py").write_text(HELPER.format(value=value))
+        out = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, check=True)
+        assert out.stdout.split() == [str(10 * value)], out.stdout + out.stderr
+    assert len(list((tmp_path / "cache").rglob("user.kernel-*.nbi"))) == 1  # it was cached

@@ -50,6 +50,7 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
+from ..jitload import load_cached
 from ..ranking import nth_free, pdep, pext, popcount, rank_digits, rank_kernel, step_digits, trailing_zeros
 from ..region_kernels import REGIONS, flood, zero_row
 
@@ -294,3 +295,6 @@ def expand_share(counter, grant, me, chunk, words, table, depth, n, k, w, grid, 
         valued += v
         marked += m
     return valued, marked
+
+
+load_cached(globals(), quick=False)  # keyed on every source it is compiled from (pdb_builder/jitload.py)

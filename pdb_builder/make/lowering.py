@@ -13,6 +13,7 @@ import numba as nb
 import numpy as np
 
 from ..board import Shape
+from ..jitload import load_cached
 from ..packed import (
     MAX_LOWERING,
     SLACK,
@@ -296,3 +297,6 @@ def check_packed(full: np.ndarray, packed: np.ndarray, shape: Shape, k: int, sam
     n = len(shape.free_cells)
     ranks = np.random.default_rng(seed).integers(0, full.shape[0], size=min(samples, full.shape[0]))
     return int(_first_disagreement(full, packed, n, k, weights(n, k), nbr, ndeg, ranks))
+
+
+load_cached(globals(), quick=False)  # keyed on every source it is compiled from (pdb_builder/jitload.py)

@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
+from ..jitload import load_cached
 from ..ranking import nth_free, rank_digits, step_digits, trailing_zeros
 from ..region_kernels import REGIONS, flood
 from ..regions import ZeroTable
@@ -116,3 +117,6 @@ def zero_codes(rows: Rows, table: np.ndarray) -> ZeroTable:
         return ZeroTable(codes, 2)
     _codes(rows.bits, rows.depths, table, codes, 1)
     return ZeroTable(codes, 1)
+
+
+load_cached(globals(), quick=False)  # keyed on every source it is compiled from (pdb_builder/jitload.py)
