@@ -71,6 +71,7 @@ class BuildOptions:
     wall_free: bool = False
     two_bit: bool = True
     zero_aware: bool = False  # each table's zero-aware entries too (pdb_builder.regions)
+    one_bit: bool = False  # and their one-bit copies (pdb_builder.one_bit)
     layout: str = "contiguous"
     overwrite: bool = False
     threads: int | None = None  # each BFS's threads (default: every usable core)
@@ -153,6 +154,7 @@ def build_reports(target: str | Shape, options: BuildOptions | None = None, /, *
                         threads=o.threads,
                         on_step=step,
                         zero_aware=o.zero_aware,
+                        one_bit=o.one_bit,
                     )
                 )
         if o.goal_depth is not None:

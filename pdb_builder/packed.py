@@ -78,6 +78,15 @@ def _neighbours(r, n, k, w, nbr, ndeg, pos, slot_of, out):
 
 
 @nb.njit(cache=True, inline="always")
+def chunk_bounds(ci, nchunks, size):
+    """Ranks ``lo .. hi - 1`` of chunk ``ci``: ``size`` ranks cut into ``nchunks`` equal
+    runs (the last one shorter), for the walks over every placement in parallel."""
+    chunk = (size + nchunks - 1) // nchunks
+    lo = ci * chunk
+    return lo, min(size, lo + chunk)
+
+
+@nb.njit(cache=True, inline="always")
 def _next_placement(pos, used, slot_of, n, k):
     """Step ``pos`` (and its mask ``used``, returned) to the next placement in rank
     (lexicographic) order: the last slot that can take a larger free cell does, and

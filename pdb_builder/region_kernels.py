@@ -6,6 +6,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from . import one_bit
 from .jitload import load_cached
 from .ranking import popcount
 
@@ -50,6 +51,12 @@ def zero_row(bits, prefix, r):
     if (word >> b) & np.uint64(1) == 0:
         return -1
     return prefix[r >> 6] + popcount(word & ((np.uint64(1) << b) - np.uint64(1)))
+
+
+# one bit an entry (pdb_builder.one_bit), compiled for the builder's check and the search
+zero_aware = nb.njit(cache=True, inline="always")(one_bit.zero_aware)
+bit_at = nb.njit(cache=True, inline="always")(one_bit.bit_at)
+decode_bit = nb.njit(cache=True, inline="always")(one_bit.decode)
 
 
 load_cached(globals())

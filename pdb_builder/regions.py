@@ -40,6 +40,7 @@ class ZeroTable(NamedTuple):
     codes: np.ndarray  # uint8, one per placement
     step: int  # the cost of one unit of a code's two bits: 1 or 2
     guard: object = None  # the codes' Guard where their check is left to the reader (integrity.py)
+    one_bit: object = None  # the table's one-bit copy (pdb_builder.one_bit.OneBitCopy), where its file has one
 
     @property
     def nbytes(self) -> int:

@@ -19,6 +19,10 @@ See ``docs/FORMAT.md`` for the specification.  In short:
   solver's copy (``packed.py``), with ``encoding``, ``sha256`` and ``max-lowering``;
 * optional (version 2) ``zero/0`` .. ``zero/m-1``: each table's zero-aware entries
   (``regions.py``), one byte per entry, with ``encoding``, ``step`` and ``sha256``;
+* optional ``onebit/i`` and ``onebit-codes/i`` beside ``zero/i``: the zero-aware
+  table's one-bit copy (``one_bit.py``): a bit per entry (uint8, eight a byte) and the
+  codes with the placements read whole marked, with ``encoding``, ``sha256`` and
+  ``whole`` (how many were marked);
 * ``goal-table``: datasets ``keys`` (uint64, sorted, ``key-words`` words per state)
   and ``dist`` (uint8), with ``depth`` and ``sha256`` attributes.
 
@@ -46,6 +50,8 @@ from .entries import ENCODING as PACKED_ENCODING
 from .entries import MAX_LOWERING, RANKING_NAME, RANKING_VERSION, num_placements
 from .errors import DatabaseError, DatabaseGone
 from .integrity import BLOCK_HASH, REBUILD_HINT, Guard, checksum_error, digests, sha256
+from .one_bit import ENCODING as ONE_BIT_ENCODING
+from .one_bit import OneBitCopy
 from .regions import ENCODING as ZERO_ENCODING
 from .regions import ZeroTable
 
@@ -250,7 +256,7 @@ def _check_pdb_structure(name, shape: Shape, groups, f: h5py.File, packed_tables
         )
     extra = [
         f"{where}/{k}"
-        for where in ("tables", "zero")
+        for where in ("tables", "zero", "onebit", "onebit-codes")
         for k in f.get(where, {})
         if not (k.isdecimal() and int(k) < len(groups))
     ]
@@ -383,7 +389,20 @@ def _read_zero(f: h5py.File, how: _Reading, i: int, entries: int) -> ZeroTable |
             f"{how.name}: dataset zero/{i} does not fit tables/{i} (size, type or step); {REBUILD_HINT}"
         )
     codes, guard = _read_checked(f, how, f"zero/{i}")
-    return ZeroTable(codes, step, guard)
+    return ZeroTable(codes, step, guard, _read_one_bit(f, how, i, entries))
+
+
+def _read_one_bit(f: h5py.File, how: _Reading, i: int, entries: int) -> OneBitCopy | None:
+    """Table ``i``'s one-bit copy, where the file has one in the encoding this slidepdb
+    knows."""
+    bits, codes = f.get(f"onebit/{i}"), f.get(f"onebit-codes/{i}")
+    if bits is None or codes is None or _s(bits.attrs.get("encoding")) != ONE_BIT_ENCODING:
+        return None
+    if (bits.shape, codes.shape, bits.dtype, codes.dtype) != (((entries + 7) // 8,), (entries,), np.uint8, np.uint8):
+        raise DatabaseError(f"{how.name}: dataset onebit/{i} does not fit tables/{i} (size or type); {REBUILD_HINT}")
+    b, bguard = _read_checked(f, how, f"onebit/{i}")
+    c, cguard = _read_checked(f, how, f"onebit-codes/{i}")
+    return OneBitCopy(b, c, tuple(g for g in (bguard, cguard) if g is not None), int(bits.attrs.get("whole", entries)))
 
 
 def _s(v) -> str | None:

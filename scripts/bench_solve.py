@@ -165,6 +165,13 @@ def _parser() -> argparse.ArgumentParser:
         help="read the full one-byte tables even where a file has two-bit copies (A/B runs)",
     )
     ap.add_argument(
+        "--one-bit",
+        choices=("on", "off"),
+        default=None,
+        help="read the one-bit copies of zero-aware tables wherever files have them, or never (default: the "
+        "solver's: where a copy marks few placements to read whole)",
+    )
+    ap.add_argument(
         "--prune",
         default="auto",
         help="the pruning automaton's depth (2: undos only), or auto (the solver's default: deeper as searches grow)",
@@ -193,7 +200,8 @@ def main() -> int:
 
     def make(h):
         prune, frontier = (None if x == "auto" else int(x) for x in (a.prune, a.frontier))
-        return Searcher(h, packed=not a.full_tables, prune=prune, frontier=frontier)
+        one_bit = {} if a.one_bit is None else {"one_bit": 1.0 if a.one_bit == "on" else False}
+        return Searcher(h, packed=not a.full_tables, prune=prune, frontier=frontier, **one_bit)
 
     out = []
     for name in a.sets:

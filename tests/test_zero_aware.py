@@ -148,6 +148,22 @@ def test_region_labels_number_every_cell_as_a_flood_does(shape):
         region_labels(tuple(range(LABEL_CELLS + 1)), 5, 25)
 
 
+def searched_shapes(seed: int) -> list:
+    """The shapes the zero-aware searches are checked on: wall-free, exact walled
+    layouts, and four walled 3x3 layouts drawn with ``seed``."""
+    shapes = [Shape.devquiz(3, 3), Shape.devquiz(2, 4), *EXACT]
+    walled = [s for s in layouts(3, 3, min_walls=1, max_walls=2) if len(bfs_distances(s)) > 20]
+    return shapes + random.Random(seed).sample(walled, 4)
+
+
+def solved_as_bfs(searcher, board: Board, dist: dict, threads: int):
+    """``searcher``'s answer for ``board``, checked: proven, the BFS length, every move legal."""
+    res = searcher.solve(board, threads=threads)
+    assert res.optimal and res.length == dist[board.cells], (str(board), res.length, dist[board.cells])
+    assert check_moves(board, res.moves).ok
+    return res
+
+
 @pytest.mark.parametrize("threads", THREADS)
 @pytest.mark.parametrize("prune, labels", [(2, True), (8, True), (8, False)])
 def test_lengths_equal_bfs_with_zero_aware_tables(split, zero_tables, threads, prune, labels):
@@ -155,11 +171,8 @@ def test_lengths_equal_bfs_with_zero_aware_tables(split, zero_tables, threads, p
     with the undo-only automaton and a deeper one, the blank's region read from the
     shape's labels or flooded; the estimate never below the plain tables' and above
     them somewhere."""
-    rng = random.Random(threads * 10 + prune)
-    shapes = [Shape.devquiz(3, 3), Shape.devquiz(2, 4), *EXACT]
-    shapes += rng.sample([s for s in layouts(3, 3, min_walls=1, max_walls=2) if len(bfs_distances(s)) > 20], 4)
     raised = 0
-    for shape in shapes:
+    for shape in searched_shapes(threads * 10 + prune):
         h = heuristic_for(shape, zero_tables)
         assert h.lookups and all(lk.zero is not None for lk in h.lookups), h.names
         s = Searcher(h, prune=prune)
@@ -171,9 +184,7 @@ def test_lengths_equal_bfs_with_zero_aware_tables(split, zero_tables, threads, p
         dist, states = sample_states(shape, 12, seed=threads)
         for cells in states:
             board = Board(shape, cells)
-            res = s.solve(board, threads=threads)
-            assert res.optimal and res.length == dist[cells], (str(board), res.length, dist[cells])
-            assert check_moves(board, res.moves).ok
+            solved_as_bfs(s, board, dist, threads)
             assert dist[cells] >= s.initial_h(board) >= plain.initial_h(board)
             raised += s.initial_h(board) > plain.initial_h(board)
     assert raised > 0

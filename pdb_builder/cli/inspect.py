@@ -115,6 +115,12 @@ def _show_one(db, plot_png, as_json) -> None:
                     f"    zero-aware: {z['placements with costs by region']:,} placements with costs by "
                     f"region of the blank, in steps of {z['step']}"
                 )
+            o = t.get("one-bit")
+            if o is not None:
+                click.echo(
+                    f"    one-bit copy: {o['bytes']:,} bytes (the table and its codes: {2 * t['entries']:,}), "
+                    f"{o['placements read whole']:,} placements read whole"
+                )
     else:
         click.echo(f"  {info['states']:,} states to depth {info['depth']}")
         click.echo("    layers: " + " ".join(map(str, info["layers"])))

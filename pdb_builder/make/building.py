@@ -149,7 +149,7 @@ class BuildReport:
     kind: str
     shape: str
     name: str
-    status: str  # "built", "skipped" (already built and valid), "rebuilt"
+    status: str  # "built", "skipped" (already built and valid), "rebuilt", "updated" (one-bit copies added)
     seconds: float = 0.0
     entries: int = 0
     mean_h: float = 0.0
@@ -168,21 +168,36 @@ def build_pdb(
     threads=None,
     on_step=None,
     zero_aware: bool = False,
+    one_bit: bool = False,
 ) -> BuildReport:
     """Build ``partition`` for ``shape`` and publish it under ``db_dir``.  An existing
     file that opens and verifies is kept unless ``overwrite`` (or ``zero_aware`` asks for
-    zero-aware entries it lacks).  ``two_bit``: also store
+    zero-aware entries it lacks; where it lacks only the one-bit copies ``one_bit`` asks
+    for, they are added: status "updated").  ``two_bit``: also store
     each table's two-bit copy (``packed.py``); ``threads``: the BFS's threads (see
     :func:`compute_pdb`); ``on_step``: told of the steps after each BFS
     (:func:`~pdb_builder.make.writing.write_pdb`); ``zero_aware``: each table's zero-aware
-    entries too (:func:`compute_pdb`).  Another process building the same file: this
+    entries too (:func:`compute_pdb`), and with ``one_bit`` their one-bit copies
+    (``one_bit.py``).  Another process building the same file: this
     one waits for it (:func:`building`)."""
     from ..storage import default_db_dir, pdb_filename
 
     validate_partition(shape, partition)
     path = default_db_dir(db_dir) / pdb_filename(shape, partition.name)
     with building(path):
-        return _build_pdb(path, shape, partition, overwrite, layout, progress, two_bit, threads, on_step, zero_aware)
+        return _build_pdb(
+            path,
+            shape,
+            partition,
+            overwrite,
+            layout,
+            progress,
+            two_bit,
+            threads,
+            on_step,
+            zero_aware and one_bit,
+            zero_aware,
+        )
 
 
 def building(path):
@@ -205,10 +220,10 @@ def building(path):
     return hold_where_possible(lock, wait=True, on_wait=waiting, on_unlockable=unlockable)
 
 
-def _build_pdb(path, shape, partition, overwrite, layout, progress, two_bit, threads, on_step, zero_aware):
+def _build_pdb(path, shape, partition, overwrite, layout, progress, two_bit, threads, on_step, one_bit, zero_aware):
     from ..errors import DatabaseError
     from ..storage import open_database
-    from .writing import write_pdb
+    from .writing import add_one_bit, write_pdb
 
     status = "built"
     if path.exists():
@@ -222,12 +237,15 @@ def _build_pdb(path, shape, partition, overwrite, layout, progress, two_bit, thr
         if db is not None and not overwrite:
             if db.partition != partition.groups:
                 raise BoardError(f"{path} holds another partition of that name; pass --overwrite to replace it")
+            lacking = one_bit and any(t.zero is not None and t.zero.one_bit is None for t in db.tables)
+            if lacking:
+                add_one_bit(path, threads or 1)
             return BuildReport(
                 str(path),
                 "pdb",
                 shape.key,
                 partition.name,
-                "skipped",
+                "updated" if lacking else "skipped",
                 entries=sum(int(t.data.size) for t in db.tables),
                 mean_h=float(db.metadata.get("mean-h", 0.0)),
             )
@@ -257,6 +275,7 @@ def _build_pdb(path, shape, partition, overwrite, layout, progress, two_bit, thr
         two_bit=two_bit,
         threads=threads,
         on_step=on_step,
+        one_bit=one_bit,
         need=int(sum(num_placements(n, len(g)) for g in partition.groups) * (1.25 if two_bit else 1)),
     )
     return BuildReport(

@@ -44,6 +44,7 @@ from ..lookup import mirrors_itself
 from ..patterns import GROW_ORDERS, Partition, compact_candidates, default_sizes, named_partition
 from ..solvability import decide
 from .building import DEFAULT_NAMES, BuildReport, build_pdb, building
+from .writing import add_one_bit
 
 log = logging.getLogger("slidepdb.build")
 
@@ -152,6 +153,7 @@ class CollectionOptions:
     boards: list[Board] | None = None  # the sample (default: :func:`sample_boards`)
     two_bit: bool = True
     zero_aware: bool = False  # each member's zero-aware entries too (the candidates are measured with them)
+    one_bit: bool = False  # and the members' one-bit copies (pdb_builder.one_bit)
     layout: str = "contiguous"
     overwrite: bool = False
     progress: object = None
@@ -187,7 +189,9 @@ def build_collection(
         if o.on_candidate is not None:
             o.on_candidate(shape, p)
         cb = None if o.progress is None else (lambda i, d, v, m, s, name=p.name: o.progress(name, i, d, v, m, s))
-        rep = build_pdb(shape, p, scratch, layout=o.layout, progress=cb, two_bit=o.two_bit, zero_aware=o.zero_aware)
+        rep = build_pdb(  # (the one-bit copies only for the members: they change no figure measured here)
+            shape, p, scratch, layout=o.layout, progress=cb, two_bit=o.two_bit, zero_aware=o.zero_aware, one_bit=False
+        )
         built[p.name] = (p, rep)
         say(f"candidate {p.name} = {p.spec()}: {rep.status}, mean h {rep.mean_h:.3f}")
     how = "given"
@@ -262,6 +266,8 @@ def build_collection(
                     log.warning("%s: a member of an earlier collection, kept: a search reads it now", old)
     for n in chosen:
         src, dst = path_of[n], folder / pdb_filename(shape, n)
+        if o.one_bit and o.zero_aware:
+            add_one_bit(src)
         _set_record(src, record)
         with building(dst):  # (one publisher of a file at a time: pdb_builder.make.building.building)
             os.replace(src, dst)

@@ -23,6 +23,7 @@ from ..packed import (
     _next_placement,
     _unrank,
     bits_at,
+    chunk_bounds,
     compact_neighbours,
     decode,
     root_value,
@@ -186,13 +187,9 @@ def _check_all(full, packed, n, k, w, nbr, ndeg, max_lowering, bad):
     """:func:`_first_disagreement` over every placement, chunks in parallel in rank
     order; each chunk's first bad rank (or -1) into ``bad[chunk]`` (no outer scalar
     is written inside the loop)."""
-    size = full.shape[0]
-    nchunks = bad.shape[0]
-    chunk = (size + nchunks - 1) // nchunks
-    for ci in nb.prange(nchunks):
+    for ci in nb.prange(bad.shape[0]):
         bad[ci] = -1
-        lo = ci * chunk
-        hi = min(size, lo + chunk)
+        lo, hi = chunk_bounds(ci, bad.shape[0], full.shape[0])
         if lo >= hi:
             continue
         pos = np.empty(k, dtype=np.int64)

@@ -20,6 +20,7 @@ from ..lookup import evaluate, lookups_for
 from ..packed import MAX_LOWERING, neighbour_ranks
 from ..storage import open_database
 from .lowering import check_packed, check_packed_full
+from .one_bit import copy_fault
 
 
 @dataclass
@@ -175,6 +176,16 @@ def _verify_table(path, db, i: int) -> tuple[str | None, str]:
                 f"({differ.size:,} entries differ); rebuild it"
             ), ""
         line += f"; zero/{i}: {np.count_nonzero(mine):,} placements' costs by region of the blank equal a fresh BFS"
+        ob = t.zero.one_bit
+        if ob is not None:
+            t1 = time.perf_counter()
+            bad = copy_fault(stored, mine, t.zero.step, db.shape, k, np.asarray(ob.bits), np.asarray(ob.codes))
+            if bad >= 0:
+                return (
+                    f"{path}: dataset onebit/{i}: rank {bad} (value {int(stored[bad])}) or a move from it does "
+                    f"not decode to the zero-aware value; rebuild it"
+                ), ""
+            line += f"; onebit/{i}: every entry and move decodes ({time.perf_counter() - t1:.1f} s)"
     if t.packed is not None:
         t1 = time.perf_counter()
         lowering = int(t.attrs.get("max-lowering", MAX_LOWERING))

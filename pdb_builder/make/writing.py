@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -21,9 +22,11 @@ from ..cores import share_of
 from ..entries import ENCODING as PACKED_ENCODING
 from ..entries import RANKING_NAME, RANKING_VERSION
 from ..integrity import BLOCK_HASH, digests, sha256
+from ..one_bit import ENCODING as ONE_BIT_ENCODING
 from ..regions import ENCODING as ZERO_ENCODING
 from ..storage import FORMAT_VERSION, MAGIC, REQUIRED_ROOT, STORAGE_LAYOUTS, open_database
 from .lowering import packed_table
+from .one_bit import one_bit_copy
 
 
 def seal(f: h5py.File, dsname: str, arr: np.ndarray, threads: int = 1) -> None:
@@ -83,11 +86,13 @@ def write_pdb(
     metadata: dict | None = None,
     two_bit: bool = True,
     threads=1,
+    one_bit: bool = False,
     on_step=None,
     need: int | None = None,
 ) -> tuple[Path, list, float]:
     """Publish a partition's tables atomically at ``path`` (with their two-bit copies,
-    ``packed/i``, unless ``two_bit`` is False), hashing on ``threads`` (a count or a
+    ``packed/i``, unless ``two_bit`` is False, and with ``one_bit`` the one-bit copies
+    of its zero-aware tables, ``onebit/i``), hashing on ``threads`` (a count or a
     :class:`~pdb_builder.cores.Share`, read at each table).
 
     ``built`` yields ``(table, stats)`` pattern by pattern; each table goes to the
@@ -133,6 +138,10 @@ def write_pdb(
                     zds.attrs["encoding"] = ZERO_ENCODING
                     zds.attrs["step"] = int(st.zero.step)
                     seal(f, f"zero/{i}", st.zero.codes, share.granted)
+                    if one_bit:  # its one-bit copy (one_bit.py)
+                        t_step = time.perf_counter()
+                        _write_one_bit(f, i, table, st.zero, shape, len(st.tiles), layout, share.granted)
+                        tell(i, "one-bit copy made and checked", time.perf_counter() - t_step)
                 stats.append(st)
                 del table
                 f.flush()
@@ -159,6 +168,38 @@ def write_pdb(
         open_database(tmp, verify=True, mmap=True, _final=path, threads=share.granted)
         tell(None, "file verified", time.perf_counter() - t_step)
     return path, stats, seconds
+
+
+def _write_one_bit(f: h5py.File, i: int, table, zero, shape: Shape, k: int, layout: str, threads: int) -> None:
+    """Table ``i``'s one-bit copy (:func:`~pdb_builder.make.one_bit.one_bit_copy`) into ``f``."""
+    bits, copy, whole = one_bit_copy(table, zero.codes, zero.step, shape, k)
+    for name, arr in ((f"onebit/{i}", bits), (f"onebit-codes/{i}", copy)):
+        ods = dataset(f, name, arr, layout)
+        ods.attrs["encoding"] = ONE_BIT_ENCODING
+        ods.attrs["whole"] = whole
+        seal(f, name, arr, threads)
+
+
+def add_one_bit(path, threads=1) -> int:
+    """Add to the database ``path`` the one-bit copies its zero-aware tables lack, as a
+    build publishes (a copy of the file changed, verified, then renamed over it; the
+    caller holds the build's lock, :func:`~pdb_builder.make.building.building`).
+    Returns how many it added."""
+    path = Path(path)
+    db = open_database(path, verify=True, mmap=True)
+    todo = [i for i, t in enumerate(db.tables) if t.zero is not None and t.zero.one_bit is None]
+    if not todo:
+        return 0
+    share = share_of(threads)
+    layout = str(db.attrs.get("layout", "contiguous"))
+    with atomic_path(path, need=path.stat().st_size * 2) as tmp:
+        shutil.copyfile(path, tmp)
+        with h5py.File(tmp, "r+") as f:
+            for i in todo:
+                t = db.tables[i]
+                _write_one_bit(f, i, np.asarray(t.data), t.zero, db.shape, len(t.tiles), layout, share.granted)
+        open_database(tmp, verify=True, mmap=True, _final=path, threads=share.granted)
+    return len(todo)
 
 
 def write_goal_table(

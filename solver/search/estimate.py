@@ -136,7 +136,7 @@ def region_value(zero, i, code, used, blank, least):
     byte, the pattern's table cells ``used`` and the blank on table cell ``blank``:
     the least plus its region's two bits times the step.  The region's number is one
     read of the shape's labels where it has them, else a flood."""
-    _, step, zfree, zwidth, znc0, znl, zlabel = zero
+    step, zfree, zwidth, znc0, znl, zlabel = zero[1], zero[2], zero[3], zero[4], zero[5], zero[6]
     all_free = np.uint64(zfree[i])
     if zlabel[i] != 0:
         mask = (np.uint64(1) << np.uint64(popcount(all_free))) - np.uint64(1)

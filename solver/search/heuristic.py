@@ -67,15 +67,17 @@ class TableReads:
     :meth:`wait` waits for the hashes and raises DatabaseError naming the file on any
     mismatch."""
 
-    def __init__(self, h: Heuristic, packed_used):
+    def __init__(self, h: Heuristic, packed_used, one_bit=()):
         self.root = []  # (lookup index, guard of its one-byte table)
         anywhere = []
         for i, (lk, pk) in enumerate(zip(h.lookups, packed_used)):
             if pk and lk.guard is not None:
                 self.root.append((i, lk.guard))
-            anywhere.append(lk.packed_guard if pk else lk.guard)
+            anywhere.append(lk.packed_guard if pk else lk.guard)  # (a one-bit copy's reads some placements whole)
             if lk.zero is not None:
                 anywhere.append(lk.zero.guard)
+            if i < len(one_bit) and one_bit[i] is not None:
+                anywhere += list(one_bit[i].guards)
         if h.goal_table is not None:
             anywhere += list(h.goal_table.guards.values())
         self.anywhere = [g for g in anywhere if g is not None]
@@ -242,9 +244,12 @@ class ZeroArrays:
     none, its table shape's free grid cells, width and row masks, and the address of
     its shape's region labels, 0 where the kernel floods instead: a shape of more than
     :data:`~pdb_builder.regions.LABEL_CELLS` cells, or ``labels=False``), and the
-    root's values in plain Python (:meth:`at_root`)."""
+    root's values in plain Python (:meth:`at_root`).  ``one_bit``: the plain tables'
+    addresses (``full``) where the lookups read their one-bit copies
+    (:mod:`pdb_builder.one_bit`); the kernel's last two arrays are then each such
+    lookup's copy of the codes and its plain table (0 for the others)."""
 
-    def __init__(self, lookups, labels: bool = True):
+    def __init__(self, lookups, labels: bool = True, one_bit=None):
         nl = max(len(lookups), 1)
         self._alive = []  # the arrays the kernel reads by address
         addr = np.zeros(nl, dtype=np.int64)
@@ -254,9 +259,14 @@ class ZeroArrays:
         not_col0 = np.zeros(nl, dtype=np.uint64)
         not_last = np.zeros(nl, dtype=np.uint64)
         label = np.zeros(nl, dtype=np.int64)
+        copy = np.zeros(nl, dtype=np.int64)
+        whole = np.zeros(nl, dtype=np.int64)
         for i, lk in enumerate(lookups):
             if lk.zero is None:
                 continue
+            if one_bit is not None and one_bit[i]:
+                copy[i] = lk.zero.one_bit.codes.ctypes.data
+                whole[i] = one_bit[i]
             codes = np.ascontiguousarray(lk.zero.codes)
             self._alive.append(codes)
             addr[i] = codes.ctypes.data
@@ -267,7 +277,7 @@ class ZeroArrays:
                 words = region_labels(tuple(int(c) for c in cells), int(width[i]), n)
                 self._alive.append(words)
                 label[i] = words.ctypes.data
-        self.kernel = (addr, step, free, width, not_col0, not_last, label)
+        self.kernel = (addr, step, free, width, not_col0, not_last, label, copy, whole)
 
     def at_root(self, lookups, blank: int, lk_rank, lk_used, lk_val, group_sum) -> None:
         """Each zero-aware lookup's value at a root with the blank on board cell

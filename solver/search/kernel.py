@@ -23,8 +23,10 @@ import numba as nb
 import numpy as np
 
 from pdb_builder.jitload import load_cached
+from pdb_builder.one_bit import WHOLE
 from pdb_builder.packed import bits_at, decode
 from pdb_builder.ranking import rank_delta
+from pdb_builder.region_kernels import bit_at, decode_bit
 
 from .estimate import (
     dual_estimate,
@@ -112,6 +114,12 @@ STATE_SIZE = 24
 
 
 @nb.njit(cache=True, inline="always")
+def _child_used(used, cellmap, b, c):
+    """A lookup's mask of taken table cells once the tile on ``c`` moves to ``b``."""
+    return used ^ ((np.uint64(1) << np.uint64(cellmap[b])) | (np.uint64(1) << np.uint64(cellmap[c])))
+
+
+@nb.njit(cache=True, inline="always")
 def _child_values(root, tables, b, d, u, only, stk_ci, stk_cv):
     """Table index and value of every child of the node at depth ``d`` (blank on
     ``b``) that the pruning automaton in state ``u`` keeps (only the ``only``-th where it
@@ -119,10 +127,13 @@ def _child_values(root, tables, b, d, u, only, stk_ci, stk_cv):
     ``stk_cv[d, k, g]``: the moved tile's lookup in each group, its rank updated for
     the one slot that moves (``rank_delta``).
     No value decides anything here, so the reads of all children are independent
-    and the memory system overlaps them.  A packed lookup (``lk_pk[i]``) reads the
+    and the memory system overlaps them.  A packed lookup (``lk_pk[i]`` 1) reads the
     byte holding the child's two bits and decodes them against ``lk_val[i]``; a
     zero-aware one (``zero[1][i] > 0``) the cost of the blank's region where its table
-    keeps one (:func:`region_value`: only a move of the lookup's own tile changes it).
+    keeps one (:func:`region_value`: only a move of the lookup's own tile changes it),
+    and one read through its one-bit copy (``lk_pk[i]`` 2, ``pdb_builder/one_bit.py``)
+    the child's bit and its copy's code, which give the value against ``lk_val[i]``
+    (a placement coded WHOLE is read from the table and codes instead).
     (Inlined: the tuples' unpacking costs nothing at run time.)"""
     cells, _, lk_val, _, _, lk_rank, lk_used, lk_slotof, _ = root
     (
@@ -160,18 +171,27 @@ def _child_values(root, tables, b, d, u, only, stk_ci, stk_cv):
                     tile_slot[t, g], lk_cellmap[i, c], lk_cellmap[i, b], lk_used[i], lk_slotof[i], lk_w[i]
                 )
                 stk_ci[d, k, g] = r
-                if lk_pk[i]:  # two bits an entry: the value relative to this node's (packed.py)
+                pk = lk_pk[i]
+                if pk == 1:  # two bits an entry: the value relative to this node's (packed.py)
                     stk_cv[d, k, g] = decode(bits_at(load_byte(lk_base[i] + (r >> 2)), r), lk_val[i])
-                else:
-                    v = load_byte(lk_base[i] + r)
-                    code = load_byte(zaddr[i] + r) if zstep[i] > 0 else 0
-                    if code != 0:  # zero-aware: the cost of the blank's region (it is on c now)
-                        used = lk_used[i] ^ (
-                            (np.uint64(1) << np.uint64(lk_cellmap[i, b]))
-                            | (np.uint64(1) << np.uint64(lk_cellmap[i, c]))
-                        )
-                        v = region_value(zero, i, code, used, lk_cellmap[i, c], v)
-                    stk_cv[d, k, g] = v
+                    continue
+                base = lk_base[i]
+                zcode = zaddr[i] if zstep[i] > 0 else 0
+                if pk == 2:  # one bit an entry of a zero-aware table, relative to this node's (one_bit.py)
+                    code = load_byte(zero[7][i] + r)
+                    if code != WHOLE:
+                        extra = 0  # the blank's region's share of the child's value
+                        if code != 0:
+                            used = _child_used(lk_used[i], lk_cellmap[i], b, c)
+                            extra = region_value(zero, i, code, used, lk_cellmap[i, c], 0)
+                        stk_cv[d, k, g] = decode_bit(bit_at(load_byte(base + (r >> 3)), r), lk_val[i], extra)
+                        continue
+                    base = zero[8][i]  # a placement read whole: its plain value and code
+                v = load_byte(base + r)
+                code = load_byte(zcode + r) if zcode != 0 else 0
+                if code != 0:  # zero-aware: the cost of the blank's region (it is on c now)
+                    v = region_value(zero, i, code, _child_used(lk_used[i], lk_cellmap[i], b, c), lk_cellmap[i, c], v)
+                stk_cv[d, k, g] = v
 
 
 @nb.njit(cache=True, inline="always")

@@ -24,6 +24,7 @@ import numpy as np
 from pdb_builder.board import Board
 from pdb_builder.cores import Share
 from pdb_builder.entries import bits_at, root_value
+from pdb_builder.one_bit import WHOLE_SHARE, few_whole
 from pdb_builder.solvability import decide
 
 from .automaton import Automaton, automaton_for, deeper, neighbour_arrays, undo_only
@@ -64,6 +65,7 @@ class Searcher:
         prune: int | None = None,
         frontier: int | None = None,
         dual: bool = False,
+        one_bit: bool | float = True,
     ):
         self.h = heuristic
         self.bpmx = bpmx
@@ -107,7 +109,18 @@ class Searcher:
             else None
             for lk in heuristic.lookups
         )
-        self.lk_pk = np.array([p is not None for p in self.packed] or [False], dtype=np.bool_)
+        # lookup i's one-bit copy (pdb_builder.one_bit) where its zero-aware file has one that marks
+        # few placements whole (one_bit=True), at most a share one_bit of them (a float), or never (False)
+        share = WHOLE_SHARE if one_bit is True else float(one_bit)
+        self.one_bit = tuple(
+            lk.zero.one_bit if lk.zero is not None and few_whole(lk.zero.one_bit, share) else None
+            for lk in heuristic.lookups
+        )
+        # how the kernel reads lookup i: 0 its one-byte table, 1 its two-bit copy, 2 its one-bit copy
+        self.lk_pk = np.array(
+            [1 if p is not None else 2 if o is not None else 0 for p, o in zip(self.packed, self.one_bit)] or [0],
+            dtype=np.int64,
+        )
         # the kernel reads lookup i's table at lk_base[i] + rank (its byte, for a packed one);
         # self.tables and self.packed keep the arrays alive
         self.lk_full = np.array([t.ctypes.data for t in self.tables] or [0], dtype=np.int64)  # one-byte tables
@@ -115,7 +128,12 @@ class Searcher:
         for i, p in enumerate(self.packed):
             if p is not None:
                 self.lk_base[i] = p.ctypes.data
-        self.zero = ZeroArrays(heuristic.lookups)
+        for i, o in enumerate(self.one_bit):
+            if o is not None:
+                self.lk_base[i] = o.bits.ctypes.data
+        self.zero = ZeroArrays(
+            heuristic.lookups, one_bit=[int(a) if o is not None else 0 for a, o in zip(self.lk_full, self.one_bit)]
+        )
         # the tables read on the board's dual too, where one alone could prune a child
         # (solver.search.heuristic.dual_arrays); no lookup when off
         self.dual = dual_arrays(heuristic, self.tables, self.lk_fixed, on=dual)
@@ -123,7 +141,7 @@ class Searcher:
         self.bpar = np.array([max(self.shape.distances[g][c], 0) & 1 for c in range(self.shape.n)], dtype=np.int64)
         self.nlookups = len(heuristic.lookups)
         self.ngroups = heuristic.ngroups
-        self.reads = TableReads(heuristic, [p is not None for p in self.packed])
+        self.reads = TableReads(heuristic, [p is not None for p in self.packed], self.one_bit)
 
     @cached_property
     def goal(self) -> tuple:

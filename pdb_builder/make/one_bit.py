@@ -1,0 +1,142 @@
+"""How a one-bit copy of a zero-aware table is made and checked (the build side of
+:mod:`pdb_builder.one_bit`, which says what the copy holds and how a search reads it).
+
+A move of the abstract graph takes the pattern tile on cell ``a`` onto a cell ``b`` of
+the blank's region; the blank is then in the region of ``a``.  ``one_bit_copy`` walks
+every move between (placement, region) pairs and marks both ends of each move that
+does not change the zero-aware value by exactly one (code byte 255 in the copy: read
+whole); ``copy_fault`` checks a copy against its tables the same way (the build runs
+it before writing, ``slidepdb verify`` on the file).
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from ..board import Shape
+from ..jitload import load_cached
+from ..one_bit import WHOLE
+from ..packed import _next_placement, _unrank, chunk_bounds, compact_neighbours
+from ..ranking import pdep, rank_delta, weights
+from ..region_kernels import bit_at, region_number, zero_aware
+from ..regions import grid_masks
+from .bfs import UNSEEN
+
+
+@nb.njit(cache=True, inline="always")
+def _value(full, codes, step, r, cell, used, all_free, width, nc0, nl):
+    """Placement ``r``'s zero-aware value with the blank on table cell ``cell``."""
+    one = np.uint64(1)
+    least = np.int64(full[r])
+    code = np.int64(codes[r])
+    if code == 0:
+        return least
+    free = all_free & ~pdep(used, all_free)
+    return zero_aware(least, code, step, region_number(pdep(one << np.uint64(cell), all_free), free, width, nc0, nl))
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def _walk(full, codes, step, n, k, w, nbr, ndeg, all_free, width, nc0, nl, bits, copy, marking, bad):
+    """Every move between two reached placements, once (from its lower rank), chunks
+    in parallel.  ``marking``: each move that does not change the value by one sets both
+    ends' bytes of ``copy`` to WHOLE (a search crosses a move both ways, reading the
+    child relative to the parent).  Otherwise (a check) each chunk's first placement
+    whose bit or copy byte disagrees, or with such a move whose ends are not both read
+    whole, or -1, into ``bad[chunk]``."""
+    one = np.uint64(1)
+    for ci in nb.prange(bad.shape[0]):
+        bad[ci] = -1
+        lo, hi = chunk_bounds(ci, bad.shape[0], full.shape[0])
+        if lo >= hi:
+            continue
+        pos = np.empty(k, dtype=np.int64)
+        slot_of = np.zeros(n, dtype=np.int64)
+        used = _unrank(lo, n, k, w, pos, slot_of)
+        for r in range(lo, hi):
+            if r > lo:
+                used = _next_placement(pos, used, slot_of, n, k)
+            if full[r] == UNSEEN:
+                continue
+            failed = False
+            if not marking:
+                failed = bit_at(np.int64(bits[r >> 3]), r) != (np.int64(full[r]) >> 1) & 1 or (
+                    copy[r] != codes[r] and copy[r] != WHOLE
+                )
+            for s in range(k):
+                a = pos[s]
+                for j in range(ndeg[a]):
+                    b = nbr[a, j]
+                    if failed or (used >> np.uint64(b)) & one:
+                        continue
+                    r2 = r + rank_delta(s, a, b, used, slot_of, w)
+                    if r2 < r or full[r2] == UNSEEN:  # each move once, from its lower end
+                        continue
+                    if not marking and copy[r] == WHOLE and copy[r2] == WHOLE:
+                        continue
+                    used2 = used ^ ((one << np.uint64(a)) | (one << np.uint64(b)))
+                    v = _value(full, codes, step, r, b, used, all_free, width, nc0, nl)
+                    v2 = _value(full, codes, step, r2, a, used2, all_free, width, nc0, nl)
+                    if v2 - v != 1 and v - v2 != 1:
+                        if marking:
+                            copy[r] = WHOLE
+                            copy[r2] = WHOLE
+                        else:
+                            failed = True
+            if failed:
+                bad[ci] = r
+                break
+
+
+def _run(full, codes, step, shape: Shape, k: int, bits, copy, marking: bool) -> int:
+    nbr, ndeg = compact_neighbours(shape)
+    n = len(shape.free_cells)
+    all_free, nc0, nl = grid_masks(shape.width, shape.n, shape.free_cells)
+    bad = np.empty(max(1, min(4096, full.shape[0])), dtype=np.int64)
+    args = (np.asarray(full), np.asarray(codes), np.int64(step), n, k, weights(n, k), nbr, ndeg, all_free, shape.width)
+    _walk(*args, nc0, nl, bits, copy, marking, bad)
+    found = bad[bad >= 0]
+    return int(found.min()) if found.size else -1
+
+
+def copy_fault(full, codes, step: int, shape: Shape, k: int, bits, copy) -> int:
+    """The first placement (rank) where a one-bit copy (``bits``, ``copy``) disagrees
+    with its tables (``full``, zero-aware ``codes`` in units of ``step``), or -1: its
+    bit is not ``(least >> 1) & 1``, its copy byte is neither its code nor WHOLE, or a
+    move from it to a higher rank changes the value by other than one while one of the
+    two is not read whole.
+    A search that reads a copy without a fault reads the tables' values.  Parallel
+    (numba threads)."""
+    writable = np.array(copy, dtype=np.uint8)  # (one compiled walk for both uses: it writes when it marks)
+    return _run(full, codes, step, shape, k, np.asarray(bits), writable, False)
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def _pack(full, out):
+    for byte in nb.prange(out.shape[0]):
+        x = 0
+        for j in range(8):
+            r = 8 * byte + j
+            if r < full.shape[0]:
+                x |= ((np.int64(full[r]) >> 1) & 1) << j
+        out[byte] = x
+
+
+def one_bit_copy(full, codes, step: int, shape: Shape, k: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """(bits, copy of the codes, how many placements are read whole) for a zero-aware
+    table: bit ``(least >> 1) & 1`` of each placement, eight a byte (placement r in bit
+    ``r & 7`` of byte ``r >> 3``), and the codes with the ends of every move that does
+    not change the value by one set to WHOLE.  Checked before it is returned."""
+    full, codes = np.asarray(full), np.asarray(codes)
+    bits = np.zeros((full.shape[0] + 7) // 8, dtype=np.uint8)
+    _pack(full, bits)
+    copy = np.array(codes, dtype=np.uint8, copy=True)
+    _run(full, codes, step, shape, k, bits, copy, True)
+    bad = copy_fault(full, codes, step, shape, k, bits, copy)
+    if bad >= 0:  # never published: a search would read wrong values
+        raise RuntimeError(f"the one-bit copy fails its check at placement {bad}")
+    whole = int(np.count_nonzero((copy == WHOLE) & (codes != WHOLE)))
+    return bits, copy, whole
+
+
+load_cached(globals(), quick=False)
