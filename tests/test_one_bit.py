@@ -88,7 +88,9 @@ def test_a_zero_aware_file_without_copies_gets_them(tmp_path):
         for i in range(2):
             del f[f"onebit/{i}"], f[f"onebit-codes/{i}"], f[f"blocks/onebit/{i}"], f[f"blocks/onebit-codes/{i}"]
     assert all(t.zero.one_bit is None for t in open_database(rep.path, verify=True).tables)
-    assert add_one_bit(rep.path) == 2 and add_one_bit(rep.path) == 0
+    assert build_pdb(shape, part, tmp_path, zero_aware=True).status == "skipped"  # (not asked for)
+    assert build_pdb(shape, part, tmp_path, zero_aware=True, one_bit=True).status == "updated"
+    assert add_one_bit(rep.path) == 0
     db = open_database(rep.path, verify=True)
     assert all(t.zero.one_bit is not None for t in db.tables) and verify(rep.path).ok
     shown = CliRunner().invoke(main, ["inspect", rep.path])
