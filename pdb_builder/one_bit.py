@@ -23,7 +23,6 @@ from typing import NamedTuple
 import numpy as np
 
 ENCODING = "zero-aware-1bit-v1"  # the copies' encoding, as files name it
-REGIONS = 4  # (pdb_builder.regions.REGIONS)
 WHOLE = 255  # a copy's code byte for a placement read whole (its plain value and code)
 
 
@@ -46,20 +45,11 @@ WHOLE_SHARE = 1 / 1000  # a search reads a copy that marks at most this share of
 def few_whole(copy, share: float = WHOLE_SHARE) -> bool:
     """Whether a search reads ``copy`` (a :class:`OneBitCopy` or None) in place of its
     table and codes: where it marks at most ``share`` of its placements whole (False
-    counts as 0: never).  A placement read whole is read
-    from the table and the codes, and those reads, spread over every page, bring the
-    table's pages into memory: on the 4x4 7-8 tables (1.3% and 2.1% read whole) a search
-    then holds more than with the tables alone; on the 5x5 6-tile ones (0.003%), 0.67 of
-    it (docs/benchmarks.md)."""
+    counts as 0: never).  A placement read whole is read from the table and the codes,
+    and those reads, spread over every page, bring the table's pages into memory: on the
+    4x4 7-8 tables (1.3% and 2.1% read whole) a search then holds more than with the
+    tables alone; on the 5x5 6-tile ones (0.003%), 0.70 of it (docs/benchmarks.md)."""
     return copy is not None and share > 0 and copy.whole <= share * copy.codes.shape[0]
-
-
-def zero_aware(least, code, step, region):
-    """The cost of region ``region`` of a placement whose plain value is ``least`` and
-    whose code byte is ``code`` (:mod:`pdb_builder.regions`)."""
-    if region >= REGIONS:
-        return least
-    return least + step * ((code >> (2 * region)) & 3)
 
 
 def bit_at(byte, r):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from . import one_bit
+from . import one_bit, regions
 from .jitload import load_cached
 from .ranking import popcount
 
@@ -53,8 +53,9 @@ def zero_row(bits, prefix, r):
     return prefix[r >> 6] + popcount(word & ((np.uint64(1) << b) - np.uint64(1)))
 
 
-# one bit an entry (pdb_builder.one_bit), compiled for the builder's check and the search
-zero_aware = nb.njit(cache=True, inline="always")(one_bit.zero_aware)
+# a region's cost (pdb_builder.regions) and one bit an entry (pdb_builder.one_bit), compiled for
+# the builder's checks and the search
+region_cost = nb.njit(cache=True, inline="always")(regions.region_cost)
 bit_at = nb.njit(cache=True, inline="always")(one_bit.bit_at)
 decode_bit = nb.njit(cache=True, inline="always")(one_bit.decode)
 

@@ -84,14 +84,22 @@ def region_number(free: int, blank_cell: int, width: int, n: int) -> int:
     return REGIONS
 
 
+def region_cost(least, code, step, region):
+    """The cost of region ``region`` of a placement whose plain value is ``least`` and
+    whose code byte is ``code`` (the module docstring; compiled in
+    :mod:`pdb_builder.region_kernels` for the kernels)."""
+    if region >= REGIONS:
+        return least
+    return least + step * ((code >> (2 * region)) & 3)
+
+
 def zero_value(zero: ZeroTable, r: int, least: int, free: int, blank_cell: int, width: int, n: int) -> int:
     """Entry ``r`` with the blank on ``blank_cell``: ``least`` is the plain table's,
     ``free`` the table shape's free grid cells that the pattern leaves."""
     code = int(zero.codes[r])
     if code == 0:
         return least
-    j = region_number(free, blank_cell, width, n)
-    return least if j >= REGIONS else least + zero.step * (code >> (2 * j) & 3)
+    return region_cost(least, code, zero.step, region_number(free, blank_cell, width, n))
 
 
 @lru_cache(maxsize=8)

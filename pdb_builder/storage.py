@@ -22,7 +22,7 @@ See ``docs/FORMAT.md`` for the specification.  In short:
 * optional ``onebit/i`` and ``onebit-codes/i`` beside ``zero/i``: the zero-aware
   table's one-bit copy (``one_bit.py``): a bit per entry (uint8, eight a byte) and the
   codes with the placements read whole marked, with ``encoding``, ``sha256`` and
-  ``whole`` (how many were marked);
+  ``whole`` (how many are coded 255: read whole);
 * ``goal-table``: datasets ``keys`` (uint64, sorted, ``key-words`` words per state)
   and ``dist`` (uint8), with ``depth`` and ``sha256`` attributes.
 

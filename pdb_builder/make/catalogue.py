@@ -183,7 +183,7 @@ def describe(path) -> dict:
                 else {"step": t.zero.step, "placements with costs by region": int(np.count_nonzero(t.zero.codes))},
                 "one-bit": None
                 if t.zero is None or t.zero.one_bit is None
-                else {"bytes": t.zero.one_bit.nbytes, "placements read whole": _read_whole(t.zero.one_bit)},
+                else {"bytes": t.zero.one_bit.nbytes, "placements read whole": t.zero.one_bit.whole},
             }
             for t in db.tables
         ]
@@ -193,13 +193,6 @@ def describe(path) -> dict:
         out["states"] = int(db.dist.size)
         out["layers"] = [int(x) for x in hist]
     return out
-
-
-def _read_whole(copy) -> int:
-    """How many placements a one-bit copy (pdb_builder.one_bit) has its search read whole."""
-    from ..one_bit import WHOLE
-
-    return int(np.count_nonzero(np.asarray(copy.codes) == WHOLE))
 
 
 def plot_histograms(path, png) -> None:

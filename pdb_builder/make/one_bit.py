@@ -19,7 +19,7 @@ from ..jitload import load_cached
 from ..one_bit import WHOLE
 from ..packed import _next_placement, _unrank, chunk_bounds, compact_neighbours
 from ..ranking import pdep, rank_delta, weights
-from ..region_kernels import bit_at, region_number, zero_aware
+from ..region_kernels import bit_at, region_cost, region_number
 from ..regions import grid_masks
 from .bfs import UNSEEN
 
@@ -33,7 +33,7 @@ def _value(full, codes, step, r, cell, used, all_free, width, nc0, nl):
     if code == 0:
         return least
     free = all_free & ~pdep(used, all_free)
-    return zero_aware(least, code, step, region_number(pdep(one << np.uint64(cell), all_free), free, width, nc0, nl))
+    return region_cost(least, code, step, region_number(pdep(one << np.uint64(cell), all_free), free, width, nc0, nl))
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
@@ -135,8 +135,7 @@ def one_bit_copy(full, codes, step: int, shape: Shape, k: int) -> tuple[np.ndarr
     bad = copy_fault(full, codes, step, shape, k, bits, copy)
     if bad >= 0:  # never published: a search would read wrong values
         raise RuntimeError(f"the one-bit copy fails its check at placement {bad}")
-    whole = int(np.count_nonzero((copy == WHOLE) & (codes != WHOLE)))
-    return bits, copy, whole
+    return bits, copy, int(np.count_nonzero(copy == WHOLE))
 
 
 load_cached(globals(), quick=False)

@@ -17,7 +17,7 @@ from numba.extending import intrinsic
 from pdb_builder.goal_table import find_key
 from pdb_builder.jitload import load_cached
 from pdb_builder.ranking import pdep, popcount, rank_kernel
-from pdb_builder.region_kernels import REGIONS, region_number
+from pdb_builder.region_kernels import region_cost, region_number
 
 
 @nb.njit(cache=True, inline="always")
@@ -145,9 +145,7 @@ def region_value(zero, i, code, used, blank, least):
     else:
         free = all_free & ~pdep(used, all_free)
         j = region_number(pdep(np.uint64(1) << np.uint64(blank), all_free), free, zwidth[i], znc0[i], znl[i])
-    if j >= REGIONS:
-        return least
-    return least + step[i] * ((code >> (2 * j)) & 3)
+    return region_cost(least, code, step[i], j)
 
 
 @nb.njit(cache=True, inline="always")

@@ -73,7 +73,7 @@ class TableReads:
         for i, (lk, pk) in enumerate(zip(h.lookups, packed_used)):
             if pk and lk.guard is not None:
                 self.root.append((i, lk.guard))
-            anywhere.append(lk.packed_guard if pk else lk.guard)  # (a one-bit copy's reads some placements whole)
+            anywhere.append(lk.packed_guard if pk else lk.guard)  # (a one-bit search reads some entries whole)
             if lk.zero is not None:
                 anywhere.append(lk.zero.guard)
             if i < len(one_bit) and one_bit[i] is not None:
@@ -260,13 +260,13 @@ class ZeroArrays:
         not_last = np.zeros(nl, dtype=np.uint64)
         label = np.zeros(nl, dtype=np.int64)
         copy = np.zeros(nl, dtype=np.int64)
-        whole = np.zeros(nl, dtype=np.int64)
+        full = np.zeros(nl, dtype=np.int64)
         for i, lk in enumerate(lookups):
             if lk.zero is None:
                 continue
             if one_bit is not None and one_bit[i]:
                 copy[i] = lk.zero.one_bit.codes.ctypes.data
-                whole[i] = one_bit[i]
+                full[i] = one_bit[i]
             codes = np.ascontiguousarray(lk.zero.codes)
             self._alive.append(codes)
             addr[i] = codes.ctypes.data
@@ -277,7 +277,7 @@ class ZeroArrays:
                 words = region_labels(tuple(int(c) for c in cells), int(width[i]), n)
                 self._alive.append(words)
                 label[i] = words.ctypes.data
-        self.kernel = (addr, step, free, width, not_col0, not_last, label, copy, whole)
+        self.kernel = (addr, step, free, width, not_col0, not_last, label, copy, full)
 
     def at_root(self, lookups, blank: int, lk_rank, lk_used, lk_val, group_sum) -> None:
         """Each zero-aware lookup's value at a root with the blank on board cell
