@@ -27,7 +27,8 @@ answer is simulated).  Then, for an instance table (Zhou & Hansen 2004; Felner &
 2005), per pattern: its exact value at the board, the slack a proven length L leaves it
 (L less the patterns' exact values at the board), and how many placements the
 search from the board's placement bounded by that slack and the tiles' distances home
-meets (at most ``--entries``): the placements an instance table would have to sort out.
+meets, layer by layer while the next layer, grown as the last did, keeps it within
+``--entries``: the placements an instance table would have to sort out.
 """
 
 from __future__ import annotations
@@ -358,7 +359,7 @@ def main() -> int:
         print("|---:|---|---:|---:|---:|---|")
         for i, rec, length in found:
             for tiles, v, slack, met, fitted, depth in instance_sizes(a, rec, length):
-                within = f"all, {depth} layers" if fitted else f"more than {a.entries:,} (stopped after {depth} layers)"
+                within = f"all, {depth} layers" if fitted else f"{depth} layers; the next would pass {a.entries:,}"
                 print(f"| {i} | {'-'.join(map(str, tiles))} | {v} | {slack} | {met:,} | {within} |")
     return 0
 
