@@ -291,15 +291,22 @@ def forecast(run: dict, length: int) -> float | None:
 
 
 def instance_sizes(a, rec, length: int) -> list:
+    """Per pattern of the cut ``--sizes`` that holds every tile of the board (none where
+    it leaves tiles out: their moves would count in every pattern's slack): (tiles, its
+    exact cost at the board, its slack, placements met, whether every layer fitted, layers)."""
     from pdb_builder.patterns import named_partition
 
-    pats = [Pattern(rec.board.shape, g, rec.board) for g in named_partition(rec.board.shape, a.sizes).groups]
+    groups = named_partition(rec.board.shape, a.sizes).groups
+    if sum(map(len, groups)) < len(rec.board.shape.tiles):
+        print(f"line {rec.index}: {a.sizes} leaves tiles out; no instance rows", file=sys.stderr)
+        return []
+    pats = [Pattern(rec.board.shape, g, rec.board) for g in groups]
     values = [p.value_at_board(a.entries) for p in pats]
     if None in values:
         return []
     slack = length - sum(values)
     rows = []
-    for g, p, v in zip(named_partition(rec.board.shape, a.sizes).groups, pats, values):
+    for g, p, v in zip(groups, pats, values):
         _, _, layers, fitted = p.search(p.start, a.entries, bound=v + slack)
         rows.append((g, v, slack, sum(layers), fitted, len(layers) - 1))
     return rows
