@@ -102,31 +102,38 @@ def build_both(a, recs, small_dir: Path, large_dir: Path, small_mem: int, large_
     return built
 
 
-def search_both(a, recs, small_dir: Path, large_dir: Path) -> list:
-    """Each board searched on both sides' tables, alternating which goes first; the
-    proven lengths must agree, and every answer reach the goal."""
+def searched(rec, folder: Path, side: str, node_limit: int) -> dict:
+    """Board ``rec`` searched on one thread on the tables in ``folder`` up to ``node_limit``
+    nodes, its answer simulated: what a side's row reports."""
     from pdb_builder.moves import check_moves
     from solver.search.searcher import Searcher
     from solver.search.tables import heuristic_for
 
+    h = heuristic_for(rec.board.shape, folder)
+    res = Searcher(h).solve(rec.board, node_limit=node_limit)
+    if res.moves is not None and not check_moves(rec.board, res.moves).ok:
+        raise SystemExit(f"line {rec.index}: the {side} side's answer does not reach the goal")
+    return {
+        "tables": list(h.names),
+        "h0": res.h0,
+        "bound": res.lower_bound,
+        "proven": bool(res.optimal),
+        "length": res.length,
+        "nodes": res.nodes,
+        "seconds": round(res.seconds, 2),
+        "iterations": [list(it) for it in res.iterations],
+        "unfinished": None if res.unfinished is None else list(res.unfinished),
+    }
+
+
+def search_both(a, recs, small_dir: Path, large_dir: Path) -> list:
+    """Each board searched on both sides' tables, alternating which goes first; the
+    proven lengths must agree, and every answer reach the goal."""
     rows = []
     for i, rec in enumerate(recs):
         row = {"line": rec.index, "layout": rec.board.shape.key}
         for side in ("small", "large") if i % 2 == 0 else ("large", "small"):
-            h = heuristic_for(rec.board.shape, small_dir if side == "small" else large_dir)
-            res = Searcher(h).solve(rec.board, node_limit=a.node_limit)
-            if res.moves is not None and not check_moves(rec.board, res.moves).ok:
-                raise SystemExit(f"line {rec.index}: the {side} side's answer does not reach the goal")
-            row[side] = {
-                "tables": list(h.names),
-                "h0": res.h0,
-                "bound": res.lower_bound,
-                "proven": bool(res.optimal),
-                "length": res.length,
-                "nodes": res.nodes,
-                "seconds": round(res.seconds, 2),
-                "iterations": [list(it) for it in res.iterations],
-            }
+            row[side] = searched(rec, small_dir if side == "small" else large_dir, side, a.node_limit)
         s, g = row["small"], row["large"]
         if s["proven"] and g["proven"] and s["length"] != g["length"]:
             raise SystemExit(f"line {rec.index}: proven lengths differ: {s['length']} and {g['length']}")

@@ -40,10 +40,11 @@ from pathlib import Path
 
 import numba as nb
 import numpy as np
-from bench_layout_cuts import _link_into
+from bench_layout_cuts import _link_into, searched
 from benchdata import DATA, ROOT, run_keeping_tables
 
 sys.path.insert(0, str(ROOT))
+from pdb_builder.packed import compact_neighbours  # noqa: E402
 from pdb_builder.ranking import rank_kernel  # noqa: E402
 
 _MUL = np.int64(-7046029254386353131)  # Fibonacci hashing of a placement's key
@@ -135,12 +136,7 @@ class Pattern:
         free = list(shape.free_cells)
         idx = {c: j for j, c in enumerate(free)}
         self.n, self.k = len(free), len(tiles)
-        self.nbr = np.full((self.n, 4), -1, np.int64)
-        self.deg = np.zeros(self.n, np.int64)
-        for c in free:
-            for d in shape.neighbours[c]:
-                self.nbr[idx[c], self.deg[idx[c]]] = idx[d]
-                self.deg[idx[c]] += 1
+        self.nbr, self.deg = compact_neighbours(shape)
         where = {t: c for c, t in enumerate(board.cells) if t > 0}
         self.goal = sum(idx[shape.home[t]] * self.n**j for j, t in enumerate(tiles))
         self.start = sum(idx[where[t]] * self.n**j for j, t in enumerate(tiles))
@@ -252,25 +248,7 @@ def build_sides(a, rec, root: Path) -> dict:
 
 
 def search_sides(a, rec, folders: dict) -> dict:
-    from pdb_builder.moves import check_moves
-    from solver.search.searcher import Searcher
-    from solver.search.tables import heuristic_for
-
-    out = {}
-    for side, folder in folders.items():
-        res = Searcher(heuristic_for(rec.board.shape, folder)).solve(rec.board, node_limit=a.node_limit)
-        if res.moves is not None and not check_moves(rec.board, res.moves).ok:
-            raise SystemExit(f"line {rec.index}: the {side} side's answer does not reach the goal")
-        out[side] = {
-            "h0": res.h0,
-            "bound": res.lower_bound,
-            "proven": bool(res.optimal),
-            "length": res.length,
-            "nodes": res.nodes,
-            "seconds": round(res.seconds, 1),
-            "iterations": [list(it) for it in res.iterations],
-            "unfinished": None if res.unfinished is None else list(res.unfinished),
-        }
+    out = {side: searched(rec, folder, side, a.node_limit) for side, folder in folders.items()}
     lengths = {s["length"] for s in out.values() if s["proven"]}
     if len(lengths) > 1:
         raise SystemExit(f"line {rec.index}: proven lengths differ: {sorted(lengths)}")

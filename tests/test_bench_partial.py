@@ -60,12 +60,14 @@ def test_the_value_at_the_board_and_the_instance_search_count_what_the_bfs_does(
     away = [shape.cell_distances(shape.home[t]) for t in tiles]
     home = {p: sum(a[c] for a, c in zip(away, p)) for p in to_goal}  # the tiles' distances home
     pat = bench.Pattern(shape, tiles, board)
+    free = shape.free_cells
     assert pat.value_at_board(10**6) == to_goal[start]
     for slack in (0, 2, 6):
         bound = to_goal[start] + slack
-        _, _, layers, fitted = pat.search(pat.start, 10**6, bound=bound)
-        # every placement on a path of at most bound moves is met, and none past what the
-        # tiles' distances home allow
+        keys, _, layers, fitted = pat.search(pat.start, 10**6, bound=bound)
+        met = {tuple(free[int(x) // pat.n**j % pat.n] for j in range(pat.k)) for x in keys if x >= 0}
+        # exactly the placements the tiles' distances home allow, among them every one on a
+        # path of at most bound moves
         on_paths = {p for p in to_goal if from_start[p] + to_goal[p] <= bound}
         allowed = {p for p in to_goal if from_start[p] + home[p] <= bound}
-        assert fitted and len(on_paths) <= sum(layers) == len(allowed)
+        assert fitted and met == allowed and on_paths <= met and sum(layers) == len(met)
