@@ -133,9 +133,38 @@ class Guard:
         with self._lock:
             for b in {int(p) // self.block for p in positions}:
                 if not self._checked[b]:
-                    if _block_digest(self.flat[b * self.block : (b + 1) * self.block]) != int(self.digests[b]):
+                    if _block_digest(self._read(b * self.block, self.block)) != int(self.digests[b]):
                         raise checksum_error(self.name, self.dsname, f"block digest (bytes from {b * self.block})")
                     self._checked[b] = True
+
+    def entry(self, r: int) -> int:
+        """Byte ``r`` of the array, its block checked, read from the file (:meth:`_read`)."""
+        self.check((r,))
+        return self._read(int(r), 1)[0]
+
+    def _read(self, start: int, size: int) -> bytes:
+        """Bytes ``start`` to ``start + size`` of the array (fewer at its end), read from
+        its file rather than through the mapping: a read through the mapping makes the
+        page cache's pages around it resident too, large pages where a hash read the
+        file in order, and a search that reads a table only at its roots would then
+        hold a page of it for every root.  Through the mapping where the file there is
+        another now or cannot be read."""
+        size = max(0, min(size, self.flat.size - start))
+        if self.file is not None and self.offset is not None:
+            path, dev, ino = self.file
+            try:
+                fd = os.open(path, os.O_RDONLY)
+                try:
+                    st = os.fstat(fd)
+                    if (st.st_dev, st.st_ino) == (dev, ino):
+                        data = os.pread(fd, size, self.offset + start)
+                        if len(data) == size:
+                            return data
+                finally:
+                    os.close(fd)
+            except OSError:
+                pass
+        return self.flat[start : start + size].tobytes()
 
     def start(self) -> None:
         """Hash the whole array in a background thread (once)."""

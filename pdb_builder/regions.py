@@ -93,10 +93,13 @@ def region_cost(least, code, step, region):
     return least + step * ((code >> (2 * region)) & 3)
 
 
-def zero_value(zero: ZeroTable, r: int, least: int, free: int, blank_cell: int, width: int, n: int) -> int:
+def zero_value(
+    zero: ZeroTable, r: int, least: int, free: int, blank_cell: int, width: int, n: int, code: int | None = None
+) -> int:
     """Entry ``r`` with the blank on ``blank_cell``: ``least`` is the plain table's,
-    ``free`` the table shape's free grid cells that the pattern leaves."""
-    code = int(zero.codes[r])
+    ``free`` the table shape's free grid cells that the pattern leaves; ``code`` its
+    code where the caller read it already."""
+    code = int(zero.codes[r]) if code is None else code
     if code == 0:
         return least
     return region_cost(least, code, zero.step, region_number(free, blank_cell, width, n))

@@ -22,7 +22,11 @@ See ``docs/FORMAT.md`` for the specification.  In short:
 * optional ``onebit/i`` and ``onebit-codes/i`` beside ``zero/i``: the zero-aware
   table's one-bit copy (``one_bit.py``): a bit per entry (uint8, eight a byte) and the
   codes with the placements read whole marked, with ``encoding``, ``sha256`` and
-  ``whole`` (how many are coded 255: read whole);
+  ``whole`` (how many are coded 255: read whole); or, the bits folded into the code
+  bytes, ``onebit-codes/i`` (each placement's pair index) and ``onebit-pairs/i``
+  (uint16[256]: code | bit << 8), both with ``encoding`` ``zero-aware-1bit-pairs-v1``;
+  and optional ``onebit-whole/i`` and ``onebit-index/i``: the copy's side table of
+  those placements (uint32), with ``encoding``, ``shift`` and ``sha256``;
 * ``goal-table``: datasets ``keys`` (uint64, sorted, ``key-words`` words per state)
   and ``dist`` (uint8), with ``depth`` and ``sha256`` attributes.
 
@@ -51,7 +55,9 @@ from .entries import MAX_LOWERING, RANKING_NAME, RANKING_VERSION, num_placements
 from .errors import DatabaseError, DatabaseGone
 from .integrity import BLOCK_HASH, REBUILD_HINT, Guard, checksum_error, digests, sha256
 from .one_bit import ENCODING as ONE_BIT_ENCODING
-from .one_bit import OneBitCopy
+from .one_bit import PAIRS_ENCODING as ONE_BIT_PAIRS_ENCODING
+from .one_bit import SIDE_BITS, OneBitCopy
+from .one_bit import SIDE_ENCODING as ONE_BIT_SIDE_ENCODING
 from .regions import ENCODING as ZERO_ENCODING
 from .regions import ZeroTable
 
@@ -393,16 +399,44 @@ def _read_zero(f: h5py.File, how: _Reading, i: int, entries: int) -> ZeroTable |
 
 
 def _read_one_bit(f: h5py.File, how: _Reading, i: int, entries: int) -> OneBitCopy | None:
-    """Table ``i``'s one-bit copy, where the file has one in the encoding this slidepdb
-    knows."""
-    bits, codes = f.get(f"onebit/{i}"), f.get(f"onebit-codes/{i}")
-    if bits is None or codes is None or _s(bits.attrs.get("encoding")) != ONE_BIT_ENCODING:
+    """Table ``i``'s one-bit copy, where the file has one in an encoding this slidepdb
+    knows: its bits folded into its code bytes (``onebit-pairs/i``) or apart
+    (``onebit/i``), with its side table where the file has one."""
+    codes = f.get(f"onebit-codes/{i}")
+    if codes is None:
         return None
-    if (bits.shape, codes.shape, bits.dtype, codes.dtype) != (((entries + 7) // 8,), (entries,), np.uint8, np.uint8):
-        raise DatabaseError(f"{how.name}: dataset onebit/{i} does not fit tables/{i} (size or type); {REBUILD_HINT}")
-    b, bguard = _read_checked(f, how, f"onebit/{i}")
+    paired = _s(codes.attrs.get("encoding")) == ONE_BIT_PAIRS_ENCODING
+    bits = f.get(f"onebit-pairs/{i}" if paired else f"onebit/{i}")
+    if bits is None or _s(bits.attrs.get("encoding")) != (ONE_BIT_PAIRS_ENCODING if paired else ONE_BIT_ENCODING):
+        return None
+    want = ((256,), np.uint16) if paired else (((entries + 7) // 8,), np.uint8)
+    if (bits.shape, bits.dtype, codes.shape, codes.dtype) != (*want, (entries,), np.uint8):
+        raise DatabaseError(
+            f"{how.name}: dataset {bits.name.lstrip('/')} does not fit tables/{i} (size or type); {REBUILD_HINT}"
+        )
+    b, bguard = _read_checked(f, how, bits.name.lstrip("/"))
     c, cguard = _read_checked(f, how, f"onebit-codes/{i}")
-    return OneBitCopy(b, c, tuple(g for g in (bguard, cguard) if g is not None), int(bits.attrs.get("whole", entries)))
+    whole = int(bits.attrs.get("whole", entries))
+    guards = [bguard, cguard]
+    side, index, shift = None, None, 0
+    sds, ids = f.get(f"onebit-whole/{i}"), f.get(f"onebit-index/{i}")
+    if sds is not None and ids is not None and _s(sds.attrs.get("encoding")) == ONE_BIT_SIDE_ENCODING:
+        shift = int(sds.attrs.get("shift", -1))
+        buckets = max(1, -(-entries // (1 << shift))) if 0 < shift <= SIDE_BITS else 0
+        fits = (sds.ndim, ids.shape, sds.dtype, ids.dtype) == (1, (buckets + 1,), np.uint32, np.uint32)
+        if not buckets or not fits or int(ids[buckets]) != sds.shape[0]:
+            raise DatabaseError(
+                f"{how.name}: dataset onebit-whole/{i} does not fit onebit-codes/{i} (size, type or shift); "
+                f"{REBUILD_HINT}"
+            )
+        side, sguard = _read_checked(f, how, f"onebit-whole/{i}")
+        index, iguard = _read_checked(f, how, f"onebit-index/{i}")
+        guards += [sguard, iguard]
+        whole = sds.shape[0]  # (a copy built before its side table may count fewer: not the codes of 255)
+    guards = tuple(g for g in guards if g is not None)
+    if paired:
+        return OneBitCopy(None, c, guards, whole, side, index, shift, pairs=b)
+    return OneBitCopy(b, c, guards, whole, side, index, shift)
 
 
 def _s(v) -> str | None:

@@ -4,13 +4,15 @@ nodes, seconds and memory, side by side; prints markdown tables for docs/benchma
 
     .venv/bin/slidepdb build 4x4 --partition 7-8 --partition 8-7.far --zero-aware --one-bit --no-two-bit --db-dir D
     .venv/bin/python scripts/bench_one_bit_search.py --db-dir D [--set korf100 | --set korf24 --ids 36 40]
-        [--threads 2] [--rounds 2] [--node-limit N] [--prune D] [--results FILE]
+        [--threads 2] [--rounds 2] [--node-limit N] [--prune D] [--no-side] [--results FILE]
 
 Each round runs both readings, each in a fresh process after the folder's files are dropped
 from the page cache (``posix_fadvise``), so what a process holds is what its search read:
 "resident" is the memory-mapped files' pages in the process when its boards are done.  "read"
 is the bytes of the arrays the search reads at every node (the tables and their codes, or the
-copies; a copy's placements read whole and the roots touch a few pages of the tables too).
+copies with their side tables; the roots touch a few pages of the tables too).  ``--no-side``
+adds a third reading, the copies without their side tables, as a file built before them is
+read: the placements read whole come from the tables.
 Every answer is simulated and compared with the published length.  ``--prune``: a fixed
 pruning automaton, so the two readings' nodes must be equal (the same values).
 """
@@ -27,6 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SETS = {"korf100": "korf100.txt", "korf24": "korf24.txt"}
+READINGS = ("whole", "one-bit", "one-bit, no side")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -41,7 +44,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--passes", type=int, default=1, help="passes over the boards in each process; the last one is timed"
     )
-    ap.add_argument("--child", choices=("whole", "one-bit"), help=argparse.SUPPRESS)
+    ap.add_argument("--no-side", action="store_true", help="also the copies read without their side tables")
+    ap.add_argument("--child", choices=READINGS, help=argparse.SUPPRESS)
     return ap
 
 
@@ -79,14 +83,18 @@ def _child(a) -> dict:
         recs = [recs[i - 1] for i in a.ids]
     lengths = [int(line.split()[1]) for line in (ROOT / "data" / SETS[a.set]).read_text().splitlines() if line.strip()]
     h = heuristic_for(recs[0].board.shape, a.db_dir)
-    one_bit = a.child == "one-bit"
-    s = Searcher(h, one_bit=1.0 if one_bit else False, prune=a.prune)  # (every copy, whatever it reads whole)
-    if one_bit and any(o is None for o in s.one_bit) or not all(lk.zero is not None for lk in h.lookups):
+    one_bit = a.child != "whole"
+    if not all(lk.zero is not None and lk.zero.one_bit is not None for lk in h.lookups):
         raise SystemExit(f"{a.db_dir}: every table must be zero-aware with a one-bit copy")
+    if a.child == "one-bit, no side":  # as a file built before the side tables is read
+        for lk in h.lookups:
+            lk.zero = lk.zero._replace(one_bit=lk.zero.one_bit._replace(side=None, index=None))
+    s = Searcher(h, one_bit=1.0 if one_bit else False, prune=a.prune)  # (every copy, whatever it reads whole)
     arrays = {}
     for lk, o in zip(h.lookups, s.one_bit):
-        for arr in (o.bits, o.codes) if one_bit else (lk.table, lk.zero.codes):
-            arrays[id(arr)] = int(arr.nbytes)
+        for arr in (o.bits, o.codes, o.side, o.index) if one_bit else (lk.table, lk.zero.codes):
+            if arr is not None:
+                arrays[id(arr)] = int(arr.nbytes)
     s.solve(recs[0].board, node_limit=1_000)  # the kernel loaded before timing
     for _ in range(a.passes - 1):  # (untimed: the pages the boards read made resident first)
         for r in recs:
@@ -119,7 +127,7 @@ def main() -> int:
     print("|---:|---|---:|---:|---:|---:|---:|")
     argv = [sys.executable, __file__, *sys.argv[1:]]
     for rnd in range(1, a.rounds + 1):
-        for how in ("whole", "one-bit"):
+        for how in READINGS if a.no_side else READINGS[:2]:
             _evict(folder)
             out = subprocess.run([*argv, "--child", how], capture_output=True, text=True, check=True).stdout
             f = json.loads(out.strip().splitlines()[-1])

@@ -120,6 +120,7 @@ def _show_one(db, plot_png, as_json) -> None:
                 click.echo(
                     f"    one-bit copy: {o['bytes']:,} bytes (the table and its codes: {2 * t['entries']:,}), "
                     f"{o['placements read whole']:,} placements read whole"
+                    + (" (from its side table)" if o.get("side table") else " (from the table)")
                 )
     else:
         click.echo(f"  {info['states']:,} states to depth {info['depth']}")

@@ -173,7 +173,7 @@ def build_pdb(
     """Build ``partition`` for ``shape`` and publish it under ``db_dir``.  An existing
     file that opens and verifies is kept unless ``overwrite`` (or ``zero_aware`` asks for
     zero-aware entries it lacks; where it lacks only the one-bit copies ``one_bit`` asks
-    for, they are added: status "updated").  ``two_bit``: also store
+    for, or their side tables, they are added: status "updated").  ``two_bit``: also store
     each table's two-bit copy (``packed.py``); ``threads``: the BFS's threads (see
     :func:`compute_pdb`); ``on_step``: told of the steps after each BFS
     (:func:`~pdb_builder.make.writing.write_pdb`); ``zero_aware``: each table's zero-aware
@@ -223,7 +223,7 @@ def building(path):
 def _build_pdb(path, shape, partition, overwrite, layout, progress, two_bit, threads, on_step, one_bit, zero_aware):
     from ..errors import DatabaseError
     from ..storage import open_database
-    from .writing import add_one_bit, write_pdb
+    from .writing import add_one_bit, lacks_one_bit, write_pdb
 
     status = "built"
     if path.exists():
@@ -237,7 +237,7 @@ def _build_pdb(path, shape, partition, overwrite, layout, progress, two_bit, thr
         if db is not None and not overwrite:
             if db.partition != partition.groups:
                 raise BoardError(f"{path} holds another partition of that name; pass --overwrite to replace it")
-            lacking = one_bit and any(t.zero is not None and t.zero.one_bit is None for t in db.tables)
+            lacking = one_bit and any(lacks_one_bit(t) for t in db.tables)
             if lacking:
                 add_one_bit(path, threads or 1)
             return BuildReport(

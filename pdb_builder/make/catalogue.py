@@ -183,7 +183,11 @@ def describe(path) -> dict:
                 else {"step": t.zero.step, "placements with costs by region": int(np.count_nonzero(t.zero.codes))},
                 "one-bit": None
                 if t.zero is None or t.zero.one_bit is None
-                else {"bytes": t.zero.one_bit.nbytes, "placements read whole": t.zero.one_bit.whole},
+                else {
+                    "bytes": t.zero.one_bit.nbytes,
+                    "placements read whole": t.zero.one_bit.whole,
+                    "side table": t.zero.one_bit.side is not None,
+                },
             }
             for t in db.tables
         ]

@@ -6,7 +6,9 @@ the blank's region; the blank is then in the region of ``a``.  ``one_bit_copy`` 
 every move between (placement, region) pairs and marks both ends of each move that
 does not change the zero-aware value by exactly one (code byte 255 in the copy: read
 whole); ``copy_fault`` checks a copy against its tables the same way (the build runs
-it before writing, ``slidepdb verify`` on the file).
+it before writing, ``slidepdb verify`` on the file).  ``side_table`` makes the copy's
+side table of the placements read whole, ``side_fault`` checks one; ``paired`` folds
+a copy's bits into its code bytes and ``unpaired`` unfolds them again.
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ import numpy as np
 
 from ..board import Shape
 from ..jitload import load_cached
-from ..one_bit import WHOLE
+from ..one_bit import SIDE_BITS, WHOLE, side_shift
 from ..packed import _next_placement, _unrank, chunk_bounds, compact_neighbours
 from ..ranking import pdep, rank_delta, weights
 from ..region_kernels import bit_at, region_cost, region_number
 from ..regions import grid_masks
 from .bfs import UNSEEN
+
+PAIRS = 255  # (code, bit) pairs a paired copy keeps: its byte 255 is WHOLE
 
 
 @nb.njit(cache=True, inline="always")
@@ -136,6 +140,73 @@ def one_bit_copy(full, codes, step: int, shape: Shape, k: int) -> tuple[np.ndarr
     if bad >= 0:  # never published: a search would read wrong values
         raise RuntimeError(f"the one-bit copy fails its check at placement {bad}")
     return bits, copy, int(np.count_nonzero(copy == WHOLE))
+
+
+def side_table(full, codes, copy) -> tuple[np.ndarray, np.ndarray, int]:
+    """(side, index, shift): the side table of a one-bit copy's placements read whole
+    (code byte WHOLE in ``copy``), with their plain values from ``full`` and their codes
+    from ``codes`` (the layout is in :mod:`pdb_builder.one_bit`)."""
+    full, codes, copy = np.asarray(full), np.asarray(codes), np.asarray(copy)
+    ranks = np.flatnonzero(copy == WHOLE)
+    shift = side_shift(copy.shape[0], ranks.size)
+    buckets = max(1, -(-copy.shape[0] // (1 << shift)))
+    index = np.zeros(buckets + 1, dtype=np.uint32)
+    np.cumsum(np.bincount(ranks >> shift, minlength=buckets), out=index[1:])
+    low = (ranks & ((1 << shift) - 1)).astype(np.uint32) << np.uint32(SIDE_BITS)
+    side = low | (full[ranks].astype(np.uint32) << np.uint32(8)) | codes[ranks].astype(np.uint32)
+    return side, index, shift
+
+
+def side_fault(full, codes, copy, side, index, shift: int) -> int:
+    """The first placement (rank) where a side table (``side``, ``index``, ``shift``)
+    disagrees with what :func:`side_table` makes of the copy and its tables, or -1
+    (-2 where their sizes alone differ)."""
+    want_side, want_index, want_shift = side_table(full, codes, copy)
+    side, index = np.asarray(side), np.asarray(index)
+    if want_shift != shift or want_side.shape != side.shape or want_index.shape != index.shape:
+        return -2
+    ranks = np.flatnonzero(np.asarray(copy) == WHOLE)
+    bad = np.flatnonzero(want_side != side)
+    if bad.size:
+        return int(ranks[bad[0]])
+    moved = np.flatnonzero(want_index != index)
+    if moved.size:  # a bucket's start: the first rank of that bucket
+        return int(min(moved[0] << shift, copy.shape[0] - 1))
+    return -1
+
+
+def _bit_each(bits, n: int) -> np.ndarray:
+    """Each of ``n`` placements' bit, one a byte."""
+    return np.unpackbits(np.asarray(bits), count=n, bitorder="little")
+
+
+def paired(bits, copy) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, pairs): a one-bit copy (``bits``, ``copy``) with each placement's bit
+    folded into its byte, the index of its (code, bit) pair among the :data:`PAIRS`
+    most frequent (``pairs``: uint16[256], code | bit << 8); a placement whose pair is
+    not among them is coded WHOLE, as are those the copy codes WHOLE."""
+    copy = np.asarray(copy)
+    pair = (copy.astype(np.uint16) << np.uint16(1)) | _bit_each(bits, copy.shape[0])
+    pair[copy == WHOLE] = 512
+    counts = np.bincount(pair, minlength=513)[:512]
+    kept = np.argsort(-counts, kind="stable")[:PAIRS]
+    kept = np.sort(kept[counts[kept] > 0])
+    index = np.full(513, WHOLE, dtype=np.uint8)
+    index[kept] = np.arange(kept.size, dtype=np.uint8)
+    pairs = np.zeros(256, dtype=np.uint16)
+    pairs[: kept.size] = (kept >> 1) | ((kept & 1) << 8)
+    return index[pair], pairs
+
+
+def unpaired(codes, pairs, full) -> tuple[np.ndarray, np.ndarray]:
+    """(bits, copy) of a paired copy: each placement's code and bit from its pair; a
+    placement coded WHOLE gets the bit of its value in ``full`` (never read)."""
+    codes, pairs = np.asarray(codes), np.asarray(pairs)
+    whole = codes == WHOLE
+    each = pairs[codes]
+    copy = np.where(whole, WHOLE, each & 255).astype(np.uint8)
+    bit = np.where(whole, (np.asarray(full) >> 1) & 1, each >> 8).astype(np.uint8)
+    return np.packbits(bit, bitorder="little"), copy
 
 
 load_cached(globals(), quick=False)

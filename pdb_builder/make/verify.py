@@ -20,7 +20,7 @@ from ..lookup import evaluate, lookups_for
 from ..packed import MAX_LOWERING, neighbour_ranks
 from ..storage import open_database
 from .lowering import check_packed, check_packed_full
-from .one_bit import copy_fault
+from .one_bit import copy_fault, side_fault, unpaired
 
 
 @dataclass
@@ -179,13 +179,25 @@ def _verify_table(path, db, i: int) -> tuple[str | None, str]:
         ob = t.zero.one_bit
         if ob is not None:
             t1 = time.perf_counter()
-            bad = copy_fault(stored, mine, t.zero.step, db.shape, k, np.asarray(ob.bits), np.asarray(ob.codes))
+            name = "onebit" if ob.pairs is None else "onebit-codes"  # (where its bits are)
+            bits, copy = (ob.bits, ob.codes) if ob.pairs is None else unpaired(ob.codes, ob.pairs, stored)
+            bad = copy_fault(stored, mine, t.zero.step, db.shape, k, np.asarray(bits), np.asarray(copy))
+            del bits, copy
             if bad >= 0:
                 return (
-                    f"{path}: dataset onebit/{i}: rank {bad} (value {int(stored[bad])}) or a move from it does "
+                    f"{path}: dataset {name}/{i}: rank {bad} (value {int(stored[bad])}) or a move from it does "
                     f"not decode to the zero-aware value; rebuild it"
                 ), ""
-            line += f"; onebit/{i}: every entry and move decodes ({time.perf_counter() - t1:.1f} s)"
+            line += f"; {name}/{i}: every entry and move decodes ({time.perf_counter() - t1:.1f} s)"
+            if ob.side is not None:
+                bad = side_fault(stored, mine, np.asarray(ob.codes), ob.side, ob.index, ob.shift)
+                if bad != -1:
+                    at = "its size or shift" if bad < 0 else f"rank {bad}"
+                    return (
+                        f"{path}: dataset onebit-whole/{i}: {at} does not hold the values of the placements "
+                        f"read whole; rebuild it"
+                    ), ""
+                line += f"; onebit-whole/{i}: the {ob.whole:,} placements read whole"
     if t.packed is not None:
         t1 = time.perf_counter()
         lowering = int(t.attrs.get("max-lowering", MAX_LOWERING))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import shutil
 import time
 from pathlib import Path
 
@@ -22,11 +21,13 @@ from ..cores import share_of
 from ..entries import ENCODING as PACKED_ENCODING
 from ..entries import RANKING_NAME, RANKING_VERSION
 from ..integrity import BLOCK_HASH, digests, sha256
-from ..one_bit import ENCODING as ONE_BIT_ENCODING
+from ..one_bit import PAIRS_ENCODING as ONE_BIT_PAIRS_ENCODING
+from ..one_bit import SIDE_ENCODING as ONE_BIT_SIDE_ENCODING
+from ..one_bit import WHOLE
 from ..regions import ENCODING as ZERO_ENCODING
 from ..storage import FORMAT_VERSION, MAGIC, REQUIRED_ROOT, STORAGE_LAYOUTS, open_database
 from .lowering import packed_table
-from .one_bit import one_bit_copy
+from .one_bit import one_bit_copy, paired, side_table, unpaired
 
 
 def seal(f: h5py.File, dsname: str, arr: np.ndarray, threads: int = 1) -> None:
@@ -170,36 +171,91 @@ def write_pdb(
     return path, stats, seconds
 
 
-def _write_one_bit(f: h5py.File, i: int, table, zero, shape: Shape, k: int, layout: str, threads: int) -> None:
-    """Table ``i``'s one-bit copy (:func:`~pdb_builder.make.one_bit.one_bit_copy`) into ``f``."""
-    bits, copy, whole = one_bit_copy(table, zero.codes, zero.step, shape, k)
-    for name, arr in ((f"onebit/{i}", bits), (f"onebit-codes/{i}", copy)):
+ONE_BIT_DATASETS = ("onebit", "onebit-codes", "onebit-pairs", "onebit-whole", "onebit-index")
+
+
+def _write_one_bit(
+    f: h5py.File, i: int, table, zero, shape: Shape, k: int, layout: str, threads: int, old=None
+) -> None:
+    """Table ``i``'s one-bit copy (:func:`~pdb_builder.make.one_bit.one_bit_copy`, or
+    ``old``: the (bits, codes) of one the file holds) into ``f``, its bits folded into
+    its code bytes (:func:`~pdb_builder.make.one_bit.paired`), with its side table
+    (:func:`_write_side`)."""
+    bits, copy = old if old is not None else one_bit_copy(table, zero.codes, zero.step, shape, k)[:2]
+    codes, pairs = paired(bits, copy)
+    del bits, copy
+    whole = int(np.count_nonzero(codes == WHOLE))
+    for name, arr in ((f"onebit-codes/{i}", codes), (f"onebit-pairs/{i}", pairs)):
         ods = dataset(f, name, arr, layout)
-        ods.attrs["encoding"] = ONE_BIT_ENCODING
+        ods.attrs["encoding"] = ONE_BIT_PAIRS_ENCODING
         ods.attrs["whole"] = whole
+        seal(f, name, arr, threads)
+    _write_side(f, i, table, zero.codes, codes, layout, threads)
+
+
+def _write_side(f: h5py.File, i: int, table, codes, copy, layout: str, threads: int) -> None:
+    """The side table of table ``i``'s one-bit copy ``copy``: its placements read whole,
+    ``onebit-whole/i``, and where each bucket of them starts, ``onebit-index/i``
+    (:func:`~pdb_builder.make.one_bit.side_table`)."""
+    side, index, shift = side_table(table, codes, copy)
+    for name, arr in ((f"onebit-whole/{i}", side), (f"onebit-index/{i}", index)):
+        ods = dataset(f, name, arr, layout)
+        ods.attrs["encoding"] = ONE_BIT_SIDE_ENCODING
+        ods.attrs["shift"] = shift
         seal(f, name, arr, threads)
 
 
+def lacks_one_bit(table) -> bool:
+    """Whether a loaded table has zero-aware entries without a one-bit copy, or with a
+    copy in an older layout: its bits apart or without its side table."""
+    ob = None if table.zero is None else table.zero.one_bit
+    return table.zero is not None and (ob is None or ob.pairs is None or ob.side is None)
+
+
 def add_one_bit(path, threads=1) -> int:
-    """Add to the database ``path`` the one-bit copies its zero-aware tables lack, as a
-    build publishes (a copy of the file changed, verified, then renamed over it; the
+    """Give the database ``path`` the one-bit copies its zero-aware tables lack, with
+    their side tables, in the layout a build writes (a copy it holds with its bits apart
+    or without its side table is written again from it), as a build publishes: a new
+    file with every other dataset copied as it is, verified, then renamed over it (the
     caller holds the build's lock, :func:`~pdb_builder.make.building.building`).
-    Returns how many it added."""
+    Returns how many tables it wrote copies for."""
     path = Path(path)
     db = open_database(path, verify=True, mmap=True)
-    todo = [i for i, t in enumerate(db.tables) if t.zero is not None and t.zero.one_bit is None]
+    todo = [i for i, t in enumerate(db.tables) if lacks_one_bit(t)]
     if not todo:
         return 0
     share = share_of(threads)
     layout = str(db.attrs.get("layout", "contiguous"))
+    drop = {f"{d}/{i}" for d in ONE_BIT_DATASETS for i in todo}
     with atomic_path(path, need=path.stat().st_size * 2) as tmp:
-        shutil.copyfile(path, tmp)
-        with h5py.File(tmp, "r+") as f:
+        with h5py.File(path, "r") as src, h5py.File(tmp, "w") as f:
+            _copy_except(src, f, drop | {f"blocks/{d}" for d in drop})
             for i in todo:
-                t = db.tables[i]
-                _write_one_bit(f, i, np.asarray(t.data), t.zero, db.shape, len(t.tiles), layout, share.granted)
+                t, full = db.tables[i], np.asarray(db.tables[i].data)
+                ob = t.zero.one_bit
+                old = (
+                    None
+                    if ob is None
+                    else (ob.bits, ob.codes)
+                    if ob.pairs is None
+                    else unpaired(ob.codes, ob.pairs, full)
+                )
+                _write_one_bit(f, i, full, t.zero, db.shape, len(t.tiles), layout, share.granted, old)
         open_database(tmp, verify=True, mmap=True, _final=path, threads=share.granted)
     return len(todo)
+
+
+def _copy_except(src: h5py.File, dst: h5py.File, drop: set) -> None:
+    """Every dataset of ``src`` but those named in ``drop`` into ``dst``, as it is, with
+    the root's attributes."""
+    for k, v in src.attrs.items():
+        dst.attrs[k] = v
+    names = []
+    src.visititems(lambda name, obj: names.append(name) if isinstance(obj, h5py.Dataset) else None)
+    for name in names:
+        if name not in drop:
+            parent, _, leaf = name.rpartition("/")
+            src.copy(src[name], dst.require_group(parent) if parent else dst, name=leaf)
 
 
 def write_goal_table(

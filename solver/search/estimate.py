@@ -16,6 +16,7 @@ from numba.extending import intrinsic
 
 from pdb_builder.goal_table import find_key
 from pdb_builder.jitload import load_cached
+from pdb_builder.one_bit import SIDE_BITS
 from pdb_builder.ranking import pdep, popcount, rank_kernel
 from pdb_builder.region_kernels import region_cost, region_number
 
@@ -120,6 +121,48 @@ def load_byte(typingctx, addr):
 
 
 @intrinsic
+def load_u16(typingctx, addr):
+    """The unsigned 16-bit word at address ``addr`` (as :func:`load_byte`)."""
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        ptr = builder.inttoptr(args[0], ir.PointerType(ir.IntType(16)))
+        return builder.zext(builder.load(ptr), ir.IntType(64))
+
+    return sig, codegen
+
+
+@intrinsic
+def load_u32(typingctx, addr):
+    """The unsigned 32-bit word at address ``addr`` (as :func:`load_byte`)."""
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        ptr = builder.inttoptr(args[0], ir.PointerType(ir.IntType(32)))
+        return builder.zext(builder.load(ptr), ir.IntType(64))
+
+    return sig, codegen
+
+
+@nb.njit(cache=True, inline="always")
+def side_entry(index, side, shift, r):
+    """Placement ``r``'s entry in a one-bit copy's side table (``pdb_builder/one_bit.py``:
+    the addresses of its ``index`` and ``side`` arrays, its ``shift``): ``value << 8 |
+    code`` of a placement read whole.  A binary search among its bucket's few entries."""
+    b = r >> shift
+    lo = load_u32(index + 4 * b)
+    hi = load_u32(index + 4 * (b + 1))
+    key = r & ((1 << shift) - 1)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if (load_u32(side + 4 * mid) >> SIDE_BITS) < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return load_u32(side + 4 * lo) & 0xFFFF
+
+
+@intrinsic
 def load_word(typingctx, addr):
     """The 64-bit word at address ``addr`` (as :func:`load_byte`)."""
     sig = types.uint64(types.int64)
@@ -197,10 +240,14 @@ def dual_estimate(cells, blank, md, lk_cellmap, lk_w, zero, dual, ngroups):
 
 @nb.njit(cache=True, nogil=True)
 def init_groups(lk_full, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, lk_w, lk_group, nlookups, lk_val, group_sum, place):
-    """Each lookup's value (from its one-byte table, at base address ``lk_full[i]``)
-    into ``lk_val`` and each group's sum into ``group_sum``."""
+    """Each lookup's value (from its one-byte table, at base address ``lk_full[i]``;
+    0 where that is 0: the caller reads it) into ``lk_val`` and each group's sum into
+    ``group_sum``."""
     group_sum[:] = 0
     for i in range(nlookups):
+        if lk_full[i] == 0:
+            lk_val[i] = 0
+            continue
         k = _placement(i, pos, lk_k, lk_slots, lk_fixed, lk_cellmap, place)
         v = load_byte(lk_full[i] + rank_kernel(place, k, lk_w[i]))
         lk_val[i] = v

@@ -59,25 +59,32 @@ class TableReads:
     """The checks a search owes the memory-mapped tables it reads (files opened
     lazily, :mod:`pdb_builder.integrity`), paid before it reports anything.
 
-    With a two-bit copy in use, the search reads the one-byte table only at the
-    root: :meth:`at_root` checks the blocks of the entries read there.  The arrays
-    it reads anywhere (two-bit copies, tables without one, zero-aware codes, goal
-    tables) are hashed whole in background threads from :meth:`begin`;
-    :meth:`everything` adds the one-byte tables (a beam reads them at every node).
-    :meth:`wait` waits for the hashes and raises DatabaseError naming the file on any
-    mismatch."""
+    With a two-bit copy in use, or a one-bit copy with its side table, the search
+    reads the one-byte table (and its zero-aware codes) only at the root:
+    :meth:`at_root` checks the blocks of the entries read there, and those arrays are
+    never hashed whole (a hash would bring the whole file into the page cache, whose
+    large pages a root's read then maps).  The arrays it reads anywhere (the copies,
+    tables without one, zero-aware codes, goal tables) are hashed whole in background
+    threads from :meth:`begin`; :meth:`everything` adds the one-byte tables (a beam
+    reads them at every node).  :meth:`wait` waits for the hashes and raises
+    DatabaseError naming the file on any mismatch.  ``at_root_only[i]``: whether
+    lookup i's one-byte table is read only at roots; ``one_bit[i]``: the one-bit copy
+    it reads, or None."""
 
-    def __init__(self, h: Heuristic, packed_used, one_bit=()):
-        self.root = []  # (lookup index, guard of its one-byte table)
+    def __init__(self, h: Heuristic, at_root_only, one_bit=()):
+        self.root = []  # (lookup index, guard of its one-byte table or zero-aware codes)
         anywhere = []
-        for i, (lk, pk) in enumerate(zip(h.lookups, packed_used)):
-            if pk and lk.guard is not None:
-                self.root.append((i, lk.guard))
-            anywhere.append(lk.packed_guard if pk else lk.guard)  # (a one-bit search reads some entries whole)
-            if lk.zero is not None:
-                anywhere.append(lk.zero.guard)
-            if i < len(one_bit) and one_bit[i] is not None:
-                anywhere += list(one_bit[i].guards)
+        for i, (lk, only) in enumerate(zip(h.lookups, at_root_only)):
+            copy = one_bit[i] if i < len(one_bit) else None
+            mine = [lk.guard] + ([lk.zero.guard] if lk.zero is not None else [])
+            if only:
+                self.root += [(i, g) for g in (mine if copy is not None else mine[:1]) if g is not None]
+                anywhere += [lk.packed_guard] if copy is None else []
+                anywhere += mine[1:] if copy is None else []
+            else:
+                anywhere += mine
+            if copy is not None:
+                anywhere += list(copy.guards)
         if h.goal_table is not None:
             anywhere += list(h.goal_table.guards.values())
         self.anywhere = [g for g in anywhere if g is not None]
@@ -246,8 +253,10 @@ class ZeroArrays:
     :data:`~pdb_builder.regions.LABEL_CELLS` cells, or ``labels=False``), and the
     root's values in plain Python (:meth:`at_root`).  ``one_bit``: the plain tables'
     addresses (``full``) where the lookups read their one-bit copies
-    (:mod:`pdb_builder.one_bit`); the kernel's last two arrays are then each such
-    lookup's copy of the codes and its plain table (0 for the others)."""
+    (:mod:`pdb_builder.one_bit`); the kernel's last six arrays are then each such
+    lookup's copy of the codes, its plain table, its copy's side table (the addresses
+    of its index and entries, and its shift; 0 where it has none) and the address of
+    its copy's pairs (0 where its bits are apart), and 0 for the others."""
 
     def __init__(self, lookups, labels: bool = True, one_bit=None):
         nl = max(len(lookups), 1)
@@ -261,12 +270,18 @@ class ZeroArrays:
         label = np.zeros(nl, dtype=np.int64)
         copy = np.zeros(nl, dtype=np.int64)
         full = np.zeros(nl, dtype=np.int64)
+        side = np.zeros((4, nl), dtype=np.int64)  # the side tables' index, entries, shift; the pairs
         for i, lk in enumerate(lookups):
             if lk.zero is None:
                 continue
             if one_bit is not None and one_bit[i]:
-                copy[i] = lk.zero.one_bit.codes.ctypes.data
+                ob = lk.zero.one_bit
+                copy[i] = ob.codes.ctypes.data
                 full[i] = one_bit[i]
+                if ob.side is not None:
+                    side[:3, i] = ob.index.ctypes.data, ob.side.ctypes.data, ob.shift
+                if ob.pairs is not None:
+                    side[3, i] = ob.pairs.ctypes.data
             codes = np.ascontiguousarray(lk.zero.codes)
             self._alive.append(codes)
             addr[i] = codes.ctypes.data
@@ -277,19 +292,30 @@ class ZeroArrays:
                 words = region_labels(tuple(int(c) for c in cells), int(width[i]), n)
                 self._alive.append(words)
                 label[i] = words.ctypes.data
-        self.kernel = (addr, step, free, width, not_col0, not_last, label, copy, full)
+        self.kernel = (addr, step, free, width, not_col0, not_last, label, copy, full, *side)
 
-    def at_root(self, lookups, blank: int, lk_rank, lk_used, lk_val, group_sum) -> None:
+    def at_root(self, lookups, blank: int, lk_rank, lk_used, lk_val, group_sum, root_only=()) -> None:
         """Each zero-aware lookup's value at a root with the blank on board cell
-        ``blank`` (the kernel keeps them up to date from there)."""
+        ``blank`` (the kernel keeps them up to date from there); the codes of lookups
+        ``root_only`` read from their files (:func:`root_entry`)."""
         for i in np.flatnonzero(self.kernel[1]):
             lk = lookups[i]
             cells, width, n = lk.grid
             used = int(lk_used[i])
             free = sum(1 << c for j, c in enumerate(cells) if not (used >> j) & 1)
-            v = zero_value(lk.zero, int(lk_rank[i]), int(lk_val[i]), free, cells[int(lk.cellmap[blank])], width, n)
+            r = int(lk_rank[i])
+            code = root_entry(lk.zero.codes, lk.zero.guard, r) if i in root_only else None
+            v = zero_value(lk.zero, r, int(lk_val[i]), free, cells[int(lk.cellmap[blank])], width, n, code)
             group_sum[lk.group] += v - lk_val[i]
             lk_val[i] = v
+
+
+def root_entry(arr, guard, r: int) -> int:
+    """Entry ``r`` of ``arr`` (a table or its zero-aware codes) as a root reads it: from
+    its file where its Guard has one (:meth:`~pdb_builder.integrity.Guard.entry`, its
+    block checked; not through the mapping, so a table read only at roots is not held
+    a page a root), else from the array."""
+    return guard.entry(r) if guard is not None else int(arr[r])
 
 
 def board_arrays(shape: Shape, cells) -> tuple[np.ndarray, np.ndarray]:

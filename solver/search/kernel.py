@@ -35,8 +35,10 @@ from .estimate import (
     lc_total,
     line_conflicts,
     load_byte,
+    load_u16,
     parity_up,
     region_value,
+    side_entry,
 )
 
 __all__ = [
@@ -133,7 +135,8 @@ def _child_values(root, tables, b, d, u, only, stk_ci, stk_cv):
     keeps one (:func:`region_value`: only a move of the lookup's own tile changes it),
     and one read through its one-bit copy (``lk_pk[i]`` 2, ``pdb_builder/one_bit.py``)
     the child's bit and its copy's code, which give the value against ``lk_val[i]``
-    (a placement coded WHOLE is read from the table and codes instead).
+    (a placement coded WHOLE is read from the copy's side table where it has one, else
+    from the table and codes).
     (Inlined: the tuples' unpacking costs nothing at run time.)"""
     cells, _, lk_val, _, _, lk_rank, lk_used, lk_slotof, _ = root
     (
@@ -177,18 +180,31 @@ def _child_values(root, tables, b, d, u, only, stk_ci, stk_cv):
                     continue
                 base = lk_base[i]
                 zcode = zaddr[i] if zstep[i] > 0 else 0
+                v = -1
                 if pk == 2:  # one bit an entry of a zero-aware table, relative to this node's (one_bit.py)
                     code = load_byte(zero[7][i] + r)
                     if code != WHOLE:
+                        if zero[12][i] != 0:  # the byte indexes the copy's (code, bit) pairs
+                            pair = load_u16(zero[12][i] + 2 * code)
+                            code = pair & 255
+                            bit = pair >> 8
+                        else:
+                            bit = bit_at(load_byte(base + (r >> 3)), r)
                         extra = 0  # the blank's region's share of the child's value
                         if code != 0:
                             used = _child_used(lk_used[i], lk_cellmap[i], b, c)
                             extra = region_value(zero, i, code, used, lk_cellmap[i, c], 0)
-                        stk_cv[d, k, g] = decode_bit(bit_at(load_byte(base + (r >> 3)), r), lk_val[i], extra)
+                        stk_cv[d, k, g] = decode_bit(bit, lk_val[i], extra)
                         continue
-                    base = zero[8][i]  # a placement read whole: its plain value and code
-                v = load_byte(base + r)
-                code = load_byte(zcode + r) if zcode != 0 else 0
+                    if zero[9][i] != 0:  # a placement read whole, from the copy's side table
+                        e = side_entry(zero[9][i], zero[10][i], zero[11][i], r)
+                        v = e >> 8
+                        code = e & 255
+                    else:  # from the plain table and the codes
+                        base = zero[8][i]
+                if v < 0:
+                    v = load_byte(base + r)
+                    code = load_byte(zcode + r) if zcode != 0 else 0
                 if code != 0:  # zero-aware: the cost of the blank's region (it is on c now)
                     v = region_value(zero, i, code, _child_used(lk_used[i], lk_cellmap[i], b, c), lk_cellmap[i, c], v)
                 stk_cv[d, k, g] = v

@@ -40,6 +40,7 @@ from .heuristic import (
     goal_arrays,
     kernel_arrays,
     manhattan_heuristic,
+    root_entry,
 )
 from .state import Backend, Root, SearchResult, private
 from .threads import Threads
@@ -129,7 +130,7 @@ class Searcher:
             if p is not None:
                 self.lk_base[i] = p.ctypes.data
         for i, o in enumerate(self.one_bit):
-            if o is not None:
+            if o is not None and o.bits is not None:  # (a copy whose bits are in its pairs reads no base)
                 self.lk_base[i] = o.bits.ctypes.data
         self.zero = ZeroArrays(
             heuristic.lookups, one_bit=[int(a) if o is not None else 0 for a, o in zip(self.lk_full, self.one_bit)]
@@ -141,7 +142,16 @@ class Searcher:
         self.bpar = np.array([max(self.shape.distances[g][c], 0) & 1 for c in range(self.shape.n)], dtype=np.int64)
         self.nlookups = len(heuristic.lookups)
         self.ngroups = heuristic.ngroups
-        self.reads = TableReads(heuristic, [p is not None for p in self.packed], self.one_bit)
+        # lookup i's one-byte table read only at roots: behind its two-bit copy, or its one-bit copy's
+        # side table (unless the dual reads the tables)
+        at_root_only = [
+            p is not None or (o is not None and o.side is not None and not dual)
+            for p, o in zip(self.packed, self.one_bit)
+        ]
+        self.reads = TableReads(heuristic, at_root_only, self.one_bit)
+        # those lookups' root values read from their files, not through the maps (heuristic.root_entry)
+        self.root_only = frozenset(i for i, only in enumerate(at_root_only) if only)
+        self.lk_root = np.array([0 if i in self.root_only else a for i, a in enumerate(self.lk_full)], dtype=np.int64)
 
     @cached_property
     def goal(self) -> tuple:
@@ -219,7 +229,7 @@ class Searcher:
         lk_used = private(nl, np.uint64)
         lk_slotof = private((nl, 64))  # a table has at most 64 cells (one 64-bit mask)
         K.init_root(
-            self.lk_full,
+            self.lk_root,
             pos,
             self.lk_k,
             self.lk_slots,
@@ -235,6 +245,10 @@ class Searcher:
             group_sum,
             place,
         )
+        for i in self.root_only:
+            lk = self.h.lookups[i]
+            lk_val[i] = root_entry(lk.table, lk.guard, int(lk_rank[i]))
+            group_sum[self.lk_group[i]] += lk_val[i]
         self.reads.at_root(lk_rank)  # the root's one-byte entries just read: checked before the search
         if self.nlookups:
             for i, p in enumerate(self.packed):
@@ -243,7 +257,7 @@ class Searcher:
                     new = int(root_value(int(lk_val[i]), int(bits_at(int(p[r >> 2]), r))))
                     group_sum[self.lk_group[i]] += new - lk_val[i]
                     lk_val[i] = new
-        self.zero.at_root(self.h.lookups, board.blank, lk_rank, lk_used, lk_val, group_sum)
+        self.zero.at_root(self.h.lookups, board.blank, lk_rank, lk_used, lk_val, group_sum, self.root_only)
         h0 = max([md + lc] + [int(v) for v in group_sum[: self.ngroups]])
         keys, dist, depth, bits, per, codes, gcells, key = self.goal
         if depth >= 0:
