@@ -75,10 +75,10 @@ from .shared import EXIT_HELP, bytes_callback, check_db_dir_writable, db_dir_opt
 @click.option(
     "--one-bit",
     is_flag=True,
-    help="With --zero-aware, also store each table's one-bit copy, which the solver reads in place of "
-    "the table and its codes where it marks few placements to read whole (0.56 of their memory, the "
-    "same values; on the 5x5 6-tile tables, not the 4x4 7-8; docs/FORMAT.md). A zero-aware file "
-    "without them gets them added.",
+    help="With --zero-aware, also store each table's one-bit copy (its codes and a bit of each value, "
+    "a byte a placement; the few placements read whole in a side table), which the solver reads in "
+    "place of the table and its codes: the same values in half their memory (docs/FORMAT.md, "
+    "docs/benchmarks.md). A zero-aware file without them, or with an older copy, gets them.",
 )
 @click.option("--overwrite", is_flag=True, help="Rebuild files that exist and verify.")
 @click.option(

@@ -106,42 +106,28 @@ def parity_up(h, parity):
     return h + ((h ^ parity) & 1)
 
 
-@intrinsic
-def load_byte(typingctx, addr):
+def _unsigned_load(bits: int, doc: str):
+    """An intrinsic reading the unsigned ``bits``-bit integer at an address, as int64."""
+
+    def load(typingctx, addr):
+        def codegen(context, builder, signature, args):
+            ptr = builder.inttoptr(args[0], ir.PointerType(ir.IntType(bits)))
+            return builder.zext(builder.load(ptr), ir.IntType(64))
+
+        return types.int64(types.int64), codegen
+
+    load.__doc__ = doc
+    return intrinsic(load)
+
+
+load_byte = _unsigned_load(
+    8,
     """The unsigned byte at address ``addr`` (an int64 taken from a live array's
     ``ctypes.data`` plus an index inside it).  Reading the tables through their base
-    addresses spares the kernel a switch over a tuple of arrays on every read."""
-    sig = types.int64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        ptr = builder.inttoptr(args[0], ir.PointerType(ir.IntType(8)))
-        return builder.zext(builder.load(ptr), ir.IntType(64))
-
-    return sig, codegen
-
-
-@intrinsic
-def load_u16(typingctx, addr):
-    """The unsigned 16-bit word at address ``addr`` (as :func:`load_byte`)."""
-    sig = types.int64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        ptr = builder.inttoptr(args[0], ir.PointerType(ir.IntType(16)))
-        return builder.zext(builder.load(ptr), ir.IntType(64))
-
-    return sig, codegen
-
-
-@intrinsic
-def load_u32(typingctx, addr):
-    """The unsigned 32-bit word at address ``addr`` (as :func:`load_byte`)."""
-    sig = types.int64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        ptr = builder.inttoptr(args[0], ir.PointerType(ir.IntType(32)))
-        return builder.zext(builder.load(ptr), ir.IntType(64))
-
-    return sig, codegen
+    addresses spares the kernel a switch over a tuple of arrays on every read.""",
+)
+load_u16 = _unsigned_load(16, "The unsigned 16-bit word at address ``addr`` (as :func:`load_byte`).")
+load_u32 = _unsigned_load(32, "The unsigned 32-bit word at address ``addr`` (as :func:`load_byte`).")
 
 
 @nb.njit(cache=True, inline="always")
