@@ -187,6 +187,7 @@ def build(
     goal_depth: int | str | None = None,
     wall_free: bool = False,
     zero_aware: bool = False,
+    one_bit: bool = False,
     overwrite: bool = False,
     progress: bool = False,
 ) -> list[Path]:
@@ -197,7 +198,8 @@ def build(
     ``"6-6-3"``) or explicit (``"1,2,3/4,5,6"``), or several; default: the size's
     named default, else patterns grown to fit ``memory_limit`` bytes.  A valid file
     already there is kept (unless ``overwrite``, or ``zero_aware`` and it lacks the
-    zero-aware entries: the cost of each region of the blank, which the solver reads);
+    zero-aware entries: the cost of each region of the blank, which the solver reads;
+    ``one_bit`` adds their one-bit copies, which the solver reads in half the memory);
     an interrupted build leaves none.  ``progress``: log each BFS layer (logger ``slidepdb.build``, level INFO).
     ``memory_limit``: bytes, or a size such as ``"4G"``.  An option out of the range
     the CLI takes raises :class:`~pdb_builder.errors.OptionsError` naming it."""
@@ -218,6 +220,7 @@ def build(
             goal_depth=goal_depth,
             wall_free=wall_free,
             zero_aware=zero_aware,
+            one_bit=one_bit,
             overwrite=overwrite,
             progress=layer if progress else None,
         )

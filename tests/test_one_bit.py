@@ -267,3 +267,11 @@ def test_a_flipped_byte_a_search_on_copies_reads_is_refused(tmp_path, monkeypatc
     monkeypatch.setattr("solver.search.searcher.kernel_loaded", lambda: True)
     r = CliRunner().invoke(main, ["solve", "--db-dir", str(tmp_path), "3,3,123456708"])
     assert r.exit_code == 1 and dsname in r.output and "moves" not in r.stdout, r.output
+
+
+def test_the_python_build_stores_copies(tmp_path):
+    from pdb_builder import build
+
+    (path,) = build("2x4", partition="4-3", goal="devquiz", db_dir=tmp_path, zero_aware=True, one_bit=True)
+    copies = [t.zero.one_bit for t in open_database(path, verify=True).tables]
+    assert all(c is not None and c.pairs is not None and c.side is not None for c in copies)
