@@ -431,7 +431,9 @@ def _read_one_bit(f: h5py.File, how: _Reading, i: int, entries: int) -> OneBitCo
             )
         side, sguard = _read_checked(f, how, f"onebit-whole/{i}")
         index, iguard = _read_checked(f, how, f"onebit-index/{i}")
-        guards += [sguard, iguard]
+        if iguard is not None:  # checked now (a few MB): a search's reads of the side table stay inside it
+            iguard.wait()
+        guards.append(sguard)
         whole = sds.shape[0]  # (a copy built before its side table may count fewer: not the codes of 255)
     guards = tuple(g for g in guards if g is not None)
     if paired:

@@ -253,11 +253,14 @@ def test_lengths_equal_bfs_reading_one_bit_copies(copies, threads):
     assert read_whole > 0
 
 
-@pytest.mark.parametrize("dsname", ["zero/0", "tables/0", "onebit-whole/0", "onebit-codes/0", "onebit-pairs/0"])
+@pytest.mark.parametrize(
+    "dsname", ["zero/0", "tables/0", "onebit-whole/0", "onebit-codes/0", "onebit-pairs/0", "onebit-index/0"]
+)
 def test_a_flipped_byte_a_search_on_copies_reads_is_refused(tmp_path, monkeypatch, dsname):
     """A search reading one-bit copies with side tables reads the tables and their codes
     only at its root (their blocks checked there, never hashed whole) and the copies and
-    side tables anywhere (hashed whole): a flipped byte in any of them withholds the
+    side tables anywhere (hashed whole; a side table's index as the file opens, so no
+    read strays outside the side table): a flipped byte in any of them withholds the
     answer and names the dataset."""
     shape = Shape.devquiz(3, 3)
     rep = build_pdb(shape, named_partition(shape, "4-4"), tmp_path, zero_aware=True, one_bit=True)
