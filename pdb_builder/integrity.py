@@ -32,6 +32,7 @@ from .errors import DatabaseError
 BLOCK_SIZE = 1 << 16  # bytes a block digest covers
 BLOCK_HASH = "sha256-64"  # the first 8 bytes of each block's sha256, little-endian
 _READ = 1 << 23  # bytes a whole-array hash reads at a time
+_ENTRIES_KEPT = 1024  # bytes Guard.entry keeps
 
 
 def sha256(arr: np.ndarray) -> str:
@@ -115,6 +116,7 @@ class Guard:
         self.offset = offset  # of the array's bytes in the file
         self.file = file  # (path, device, inode) of the file the array was mapped from
         self._checked = np.zeros(len(digests), dtype=np.bool_)
+        self._entries: dict[int, int] = {}  # bytes read by entry()
         self._whole = False  # the whole array matched its sha256
         self._error: DatabaseError | None = None
         self._lock = threading.Lock()
@@ -138,9 +140,18 @@ class Guard:
                     self._checked[b] = True
 
     def entry(self, r: int) -> int:
-        """Byte ``r`` of the array, its block checked, read from the file (:meth:`_read`)."""
-        self.check((r,))
-        return self._read(int(r), 1)[0]
+        """Byte ``r`` of the array, its block checked, read from the file (:meth:`_read`;
+        the last few read are kept: a search reads its root's again at every restart)."""
+        r = int(r)
+        v = self._entries.get(r)
+        if v is None:
+            self.check((r,))
+            v = self._read(r, 1)[0]
+            with self._lock:
+                if len(self._entries) >= _ENTRIES_KEPT:
+                    self._entries.clear()
+                self._entries[r] = v
+        return v
 
     def _read(self, start: int, size: int) -> bytes:
         """Bytes ``start`` to ``start + size`` of the array (fewer at its end), read from

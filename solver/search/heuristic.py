@@ -76,13 +76,14 @@ class TableReads:
         anywhere = []
         for i, (lk, only) in enumerate(zip(h.lookups, at_root_only)):
             copy = one_bit[i] if i < len(one_bit) else None
-            mine = [lk.guard] + ([lk.zero.guard] if lk.zero is not None else [])
-            if only:
-                self.root += [(i, g) for g in (mine if copy is not None else mine[:1]) if g is not None]
-                anywhere += [lk.packed_guard] if copy is None else []
-                anywhere += mine[1:] if copy is None else []
+            zero = lk.zero.guard if lk.zero is not None else None
+            if only and copy is not None:  # a one-bit copy and its side table: the table and its codes at roots
+                self.root += [(i, g) for g in (lk.guard, zero) if g is not None]
+            elif only:  # a two-bit copy: the table at roots
+                self.root += [(i, g) for g in (lk.guard,) if g is not None]
+                anywhere += [lk.packed_guard, zero]
             else:
-                anywhere += mine
+                anywhere += [lk.guard, zero]
             if copy is not None:
                 anywhere += list(copy.guards)
         if h.goal_table is not None:
