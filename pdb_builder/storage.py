@@ -1,4 +1,5 @@
-"""The HDF5 database format: its schema (the constants both sides use) and its reader.
+"""The HDF5 database format: its schema (the constants both sides use) and its opening
+(the arrays are read and checked by :mod:`pdb_builder.reading`).
 :mod:`pdb_builder.make.writing` writes files against the same schema and publishes each
 only after this module has re-opened and verified it, so the two cannot drift; reading
 never imports the build side.
@@ -44,7 +45,6 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
 
 import h5py
 import numpy as np
@@ -53,12 +53,8 @@ from .board import Shape
 from .entries import ENCODING as PACKED_ENCODING
 from .entries import MAX_LOWERING, RANKING_NAME, RANKING_VERSION, num_placements
 from .errors import DatabaseError, DatabaseGone
-from .integrity import BLOCK_HASH, REBUILD_HINT, Guard, checksum_error, digests, sha256
-from .one_bit import ENCODING as ONE_BIT_ENCODING
-from .one_bit import PAIRS_ENCODING as ONE_BIT_PAIRS_ENCODING
-from .one_bit import SIDE_BITS, OneBitCopy
-from .one_bit import SIDE_ENCODING as ONE_BIT_SIDE_ENCODING
-from .regions import ENCODING as ZERO_ENCODING
+from .integrity import REBUILD_HINT, Guard
+from .reading import Reading, attr_str, read_checked, read_zero
 from .regions import ZeroTable
 
 MAGIC = "slidepdb"
@@ -125,7 +121,7 @@ class Database:
         """The sha256 attribute of each stored array: every table (pdb), keys and dist
         (goal-table)."""
         if self.kind == "pdb":
-            return [str(_s(t.attrs.get("sha256")) or "") for t in self.tables]
+            return [str(attr_str(t.attrs.get("sha256")) or "") for t in self.tables]
         return list(self.goal_sha256)
 
     @property
@@ -135,14 +131,6 @@ class Database:
     @property
     def metadata(self) -> dict:
         return json.loads(self.attrs.get("metadata", "{}"))
-
-
-def _read_array(fh, ds: h5py.Dataset, mmap: bool) -> np.ndarray:
-    """``ds`` memory-mapped from the open file ``fh`` (contiguous, uncompressed), or read."""
-    offset = ds.id.get_offset()
-    if mmap and offset is not None and ds.compression is None and ds.chunks is None:
-        return np.memmap(fh, mode="r", dtype=ds.dtype, offset=offset, shape=ds.shape)
-    return ds[()]
 
 
 def open_database(
@@ -171,7 +159,7 @@ def open_database(
         fh.close()
         raise _unopened(name, exc, "not a readable HDF5 file") from None
     st = os.fstat(fh.fileno())
-    how = _Reading(fh, (fh.name, st.st_dev, st.st_ino), name, mmap, verify, lazy, threads)
+    how = Reading(fh, (fh.name, st.st_dev, st.st_ino), name, mmap, verify, lazy, threads)
     try:
         with fh, f:
             db = _read_database(f, how, _final)
@@ -249,7 +237,7 @@ def _check_pdb_structure(name, shape: Shape, groups, f: h5py.File, packed_tables
                 f"{REBUILD_HINT}"
             )
         pk = f.get(f"packed/{i}")
-        if pk is not None and _s(pk.attrs.get("encoding")) == PACKED_ENCODING:  # (others are skipped)
+        if pk is not None and attr_str(pk.attrs.get("encoding")) == PACKED_ENCODING:  # (others are skipped)
             if pk.shape != ((ds.shape[0] + 3) // 4,) or not 0 <= int(pk.attrs.get("max-lowering", -1)) <= MAX_LOWERING:
                 raise DatabaseError(
                     f"{name}: dataset packed/{i} does not fit tables/{i} (size or max-lowering); {REBUILD_HINT}"
@@ -270,60 +258,7 @@ def _check_pdb_structure(name, shape: Shape, groups, f: h5py.File, packed_tables
         raise DatabaseError(f"{name}: datasets {', '.join(extra)} are not in the partition; {REBUILD_HINT}")
 
 
-class _Reading(NamedTuple):
-    """How a file is read: the one open file ``fh`` and its (path, device, inode), the
-    name errors give, whether arrays are memory-mapped, checked (``verify``) and
-    checked later by their reader (``lazy``), and the threads a check now hashes on."""
-
-    fh: object
-    file: tuple
-    name: object
-    mmap: bool
-    verify: bool
-    lazy: bool
-    threads: int
-
-
-def _read_checked(f: h5py.File, how: _Reading, dsname: str):
-    """Dataset ``dsname`` as an array, and its Guard when its check is left to the
-    reader (``lazy``, memory-mapped, with block digests); otherwise checked now."""
-    name = how.name
-    ds = f[dsname]
-    data = _read_array(how.fh, ds, how.mmap)
-    if not how.verify:
-        return data, None
-    sha = _s(ds.attrs.get("sha256"))
-    stored, block = _read_block_digests(f, name, dsname, data)
-    if how.lazy and stored is not None and isinstance(data, np.memmap):
-        return data, Guard(name, dsname, data, sha, stored, block, ds.id.get_offset(), how.file)
-    whole, blocks = digests(data, block, how.threads) if stored is not None else (sha256(data), None)
-    if whole != sha:
-        raise checksum_error(name, dsname)
-    if stored is not None and not np.array_equal(blocks, stored):
-        raise checksum_error(name, dsname, "block digests")
-    return data, None
-
-
-def _read_block_digests(f: h5py.File, name, dsname: str, data: np.ndarray):
-    """(digests, block size) of ``dsname``, or (None, 0) when the file has none (or
-    of a hash this slidepdb does not know); damaged ones raise DatabaseError."""
-    bds = f.get(f"blocks/{dsname}")
-    if bds is None or _s(bds.attrs.get("hash")) != BLOCK_HASH:
-        return None, 0
-    digests = bds[()]
-    block = int(bds.attrs.get("block-size", 0))
-    if (
-        block < 1
-        or block & (block - 1)
-        or digests.dtype != np.uint64
-        or digests.shape != (-(-data.nbytes // block),)
-        or sha256(digests) != _s(bds.attrs.get("sha256"))
-    ):
-        raise DatabaseError(f"{name}: dataset blocks/{dsname} is damaged; {REBUILD_HINT}")
-    return digests, block
-
-
-def _read_database(f: h5py.File, how: _Reading, _final) -> Database:
+def _read_database(f: h5py.File, how: Reading, _final) -> Database:
     name = how.name
     a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
     if a.get("magic") != MAGIC:
@@ -359,90 +294,28 @@ def _read_database(f: h5py.File, how: _Reading, _final) -> Database:
         for i, tiles in enumerate(groups):
             ds = f[f"tables/{i}"]
             tattrs = {k: ds.attrs[k] for k in ds.attrs}
-            data, guard = _read_checked(f, how, f"tables/{i}")
+            data, guard = read_checked(f, how, f"tables/{i}")
             packed, packed_guard = None, None
             pk = f.get(f"packed/{i}")  # read only in the encoding this slidepdb knows (checked with the table)
-            if pk is not None and _s(pk.attrs.get("encoding")) == PACKED_ENCODING:
-                packed, packed_guard = _read_checked(f, how, f"packed/{i}")
+            if pk is not None and attr_str(pk.attrs.get("encoding")) == PACKED_ENCODING:
+                packed, packed_guard = read_checked(f, how, f"packed/{i}")
                 tattrs["max-lowering"] = int(pk.attrs["max-lowering"])
-            zero = _read_zero(f, how, i, ds.shape[0]) if f"zero/{i}" in f else None
+            zero = read_zero(f, how, i, ds.shape[0]) if f"zero/{i}" in f else None
             db.tables.append(PdbTable(tuple(int(t) for t in tiles), data, tattrs, packed, guard, packed_guard, zero))
     elif db.kind == "goal-table":
         db.depth = int(a["depth"])
         for dsname in ("keys", "dist"):
             if dsname not in f:
                 raise DatabaseError(f"{name}: dataset {dsname} missing; {REBUILD_HINT}")
-        keys, db.guards["keys"] = _read_checked(f, how, "keys")
-        dist, db.guards["dist"] = _read_checked(f, how, "dist")
+        keys, db.guards["keys"] = read_checked(f, how, "keys")
+        dist, db.guards["dist"] = read_checked(f, how, "dist")
         db.guards = {k: g for k, g in db.guards.items() if g is not None}
         db.keys = keys.reshape(-1, int(a["key-words"]))
         db.dist = dist
-        db.goal_sha256 = tuple(str(_s(f[dsname].attrs.get("sha256")) or "") for dsname in ("keys", "dist"))
+        db.goal_sha256 = tuple(str(attr_str(f[dsname].attrs.get("sha256")) or "") for dsname in ("keys", "dist"))
     else:
         raise DatabaseError(f"{name}: unknown kind {db.kind!r}; {REBUILD_HINT}")
     return db
-
-
-def _read_zero(f: h5py.File, how: _Reading, i: int, entries: int) -> ZeroTable | None:
-    """Table ``i``'s zero-aware entries (checked now, or by their reader through their
-    guard as the table is); None in an encoding this slidepdb does not know."""
-    ds = f[f"zero/{i}"]
-    if _s(ds.attrs.get("encoding")) != ZERO_ENCODING:
-        return None
-    step = int(ds.attrs.get("step", 0))
-    if ds.shape != (entries,) or ds.dtype != np.uint8 or step not in (1, 2):
-        raise DatabaseError(
-            f"{how.name}: dataset zero/{i} does not fit tables/{i} (size, type or step); {REBUILD_HINT}"
-        )
-    codes, guard = _read_checked(f, how, f"zero/{i}")
-    return ZeroTable(codes, step, guard, _read_one_bit(f, how, i, entries))
-
-
-def _read_one_bit(f: h5py.File, how: _Reading, i: int, entries: int) -> OneBitCopy | None:
-    """Table ``i``'s one-bit copy, where the file has one in an encoding this slidepdb
-    knows: its bits folded into its code bytes (``onebit-pairs/i``) or apart
-    (``onebit/i``), with its side table where the file has one."""
-    codes = f.get(f"onebit-codes/{i}")
-    if codes is None:
-        return None
-    paired = _s(codes.attrs.get("encoding")) == ONE_BIT_PAIRS_ENCODING
-    bits = f.get(f"onebit-pairs/{i}" if paired else f"onebit/{i}")
-    if bits is None or _s(bits.attrs.get("encoding")) != (ONE_BIT_PAIRS_ENCODING if paired else ONE_BIT_ENCODING):
-        return None
-    want = ((256,), np.uint16) if paired else (((entries + 7) // 8,), np.uint8)
-    if (bits.shape, bits.dtype, codes.shape, codes.dtype) != (*want, (entries,), np.uint8):
-        raise DatabaseError(
-            f"{how.name}: dataset {bits.name.lstrip('/')} does not fit tables/{i} (size or type); {REBUILD_HINT}"
-        )
-    b, bguard = _read_checked(f, how, bits.name.lstrip("/"))
-    c, cguard = _read_checked(f, how, f"onebit-codes/{i}")
-    whole = int(bits.attrs.get("whole", entries))
-    guards = [bguard, cguard]
-    side, index, shift = None, None, 0
-    sds, ids = f.get(f"onebit-whole/{i}"), f.get(f"onebit-index/{i}")
-    if sds is not None and ids is not None and _s(sds.attrs.get("encoding")) == ONE_BIT_SIDE_ENCODING:
-        shift = int(sds.attrs.get("shift", -1))
-        buckets = max(1, -(-entries // (1 << shift))) if 0 < shift <= SIDE_BITS else 0
-        fits = (sds.ndim, ids.shape, sds.dtype, ids.dtype) == (1, (buckets + 1,), np.uint32, np.uint32)
-        if not buckets or not fits or int(ids[buckets]) != sds.shape[0]:
-            raise DatabaseError(
-                f"{how.name}: dataset onebit-whole/{i} does not fit onebit-codes/{i} (size, type or shift); "
-                f"{REBUILD_HINT}"
-            )
-        side, sguard = _read_checked(f, how, f"onebit-whole/{i}")
-        index, iguard = _read_checked(f, how, f"onebit-index/{i}")
-        if iguard is not None:  # checked now (a few MB): a search's reads of the side table stay inside it
-            iguard.wait()
-        guards.append(sguard)
-        whole = sds.shape[0]  # (a copy built before its side table may count fewer: not the codes of 255)
-    guards = tuple(g for g in guards if g is not None)
-    if paired:
-        return OneBitCopy(None, c, guards, whole, side, index, shift, pairs=b)
-    return OneBitCopy(b, c, guards, whole, side, index, shift)
-
-
-def _s(v) -> str | None:
-    return v.decode() if isinstance(v, bytes) else v
 
 
 CHECKSUM_DIGITS = 16  # a table's sha256 as records name it (journals, certificates): this many hex digits
@@ -453,9 +326,9 @@ def stored_checksums(path) -> list[str]:
     :attr:`Database.checksums`, read without loading or checking the arrays."""
     try:
         with h5py.File(path, "r") as f:
-            if _s(f.attrs.get("kind")) == "pdb":
-                return [str(_s(f[f"tables/{i}"].attrs.get("sha256")) or "") for i in range(len(f["tables"]))]
-            return [str(_s(f[name].attrs.get("sha256")) or "") for name in ("keys", "dist")]
+            if attr_str(f.attrs.get("kind")) == "pdb":
+                return [str(attr_str(f[f"tables/{i}"].attrs.get("sha256")) or "") for i in range(len(f["tables"]))]
+            return [str(attr_str(f[name].attrs.get("sha256")) or "") for name in ("keys", "dist")]
     except (OSError, KeyError, ValueError) as exc:
         raise DatabaseError(f"{path}: not a readable database ({exc})") from exc
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from pdb_builder import storage
+from pdb_builder import reading, storage
 from pdb_builder.board import Shape
 from pdb_builder.errors import BoardError, DatabaseError
 from pdb_builder.make.building import build_pdb, compute_pdb
@@ -90,7 +90,7 @@ def test_interrupted_write_leaves_no_final_file(tmp_path, monkeypatch):
     def boom(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(storage, "sha256", boom)
+    monkeypatch.setattr(reading, "sha256", boom)  # the check of the written file, before it is published
     with pytest.raises(KeyboardInterrupt):
         build_pdb(shape, named_partition(shape, "4-4"), tmp_path)
     assert list(tmp_path.iterdir()) == []  # neither the final file nor a temporary one
