@@ -102,6 +102,18 @@ class Searcher:
             self.tile_lk,
             self.tile_slot,
         ) = kernel_arrays(heuristic)
+        self._choose_reads(heuristic, packed, one_bit, dual)
+        # the tables read on the board's dual too, where one alone could prune a child
+        # (solver.search.heuristic.dual_arrays); no lookup when off
+        self.dual = dual_arrays(heuristic, self.tables, self.lk_fixed, on=dual)
+        g = self.shape.goal_blank
+        self.bpar = np.array([max(self.shape.distances[g][c], 0) & 1 for c in range(self.shape.n)], dtype=np.int64)
+        self.nlookups = len(heuristic.lookups)
+        self.ngroups = heuristic.ngroups
+
+    def _choose_reads(self, heuristic: Heuristic, packed: bool, one_bit: bool | float, dual: bool) -> None:
+        """Which array the kernel reads for each lookup at every node (its one-byte table, its
+        two-bit copy or its one-bit copy), and which tables it reads only at roots."""
         # lookup i's two-bit table where its file has one (unless packed=False), else the full one
         # (a table with zero-aware entries is read whole: they are worth more than the two-bit copy's memory)
         self.packed = tuple(
@@ -135,13 +147,6 @@ class Searcher:
         self.zero = ZeroArrays(
             heuristic.lookups, one_bit=[int(a) if o is not None else 0 for a, o in zip(self.lk_full, self.one_bit)]
         )
-        # the tables read on the board's dual too, where one alone could prune a child
-        # (solver.search.heuristic.dual_arrays); no lookup when off
-        self.dual = dual_arrays(heuristic, self.tables, self.lk_fixed, on=dual)
-        g = self.shape.goal_blank
-        self.bpar = np.array([max(self.shape.distances[g][c], 0) & 1 for c in range(self.shape.n)], dtype=np.int64)
-        self.nlookups = len(heuristic.lookups)
-        self.ngroups = heuristic.ngroups
         # lookup i's one-byte table read only at roots: behind its two-bit copy, or its one-bit copy's
         # side table (unless the dual reads the tables)
         at_root_only = [
