@@ -92,44 +92,17 @@ def build_reports(target: str | Shape, options: BuildOptions | None = None, /, *
     ``on_partition(shape, partition)`` before each database; ``on_step(name, pattern
     index or None, what, seconds)`` after each step that follows a BFS (checksums, the
     two-bit copy, the file's verification)."""
-    from .make.building import build_goal_table, build_pdb, default_partition
-    from .patterns import named_partition, parse_partition
+    from .make.building import build_goal_table, build_pdb
 
     o = replace(options or BuildOptions(), **changes)
 
-    one_of("goal", o.goal, ("korf", "devquiz"))
-    o.memory_limit = byte_count("memory_limit", o.memory_limit)
-    positive_number("threads", o.threads, whole=True)
-    if not isinstance(target, (str, Shape)):
-        raise OptionsError(f"target: expected a size, a board, a file name or a Shape, not {target!r}")
-    if (
-        o.goal_depth is not None
-        and o.goal_depth != "auto"
-        and not (isinstance(o.goal_depth, int) and 1 <= o.goal_depth <= 254)
-    ):
-        raise TargetError(f"{o.goal_depth!r}: a depth from 1 to 254, or auto", "--goal-depth")
-    if not o.pdb and o.goal_depth is None:
-        raise TargetError("building no pattern database needs a goal depth", "--no-pdb")
+    _check_build(target, o)
     shapes = [target] if isinstance(target, Shape) else shapes_of_target(target, o.goal, o.wall_free, o.on_invalid)
     names = [o.partition] if isinstance(o.partition, str) else list(o.partition or [])
     reports = []
     for shape in shapes:
         if o.pdb:
-            try:
-                parts = [parse_partition(p, shape) if "," in p else named_partition(shape, p) for p in names]
-            except BoardError as exc:
-                raise TargetError(str(exc), "--partition") from None
-            n = len(shape.free_cells)
-            for part in parts:  # a named partition is never built past the limit it was given
-                need = part.bfs_memory(n)
-                if need > o.memory_limit:
-                    raise TargetError(
-                        f"partition {part.name} needs {human_bytes(need)} for its largest pattern's BFS, over the "
-                        f"memory limit of {human_bytes(o.memory_limit)}: raise --memory-limit or name a smaller one",
-                        "--memory-limit",
-                    )
-            parts = parts or [default_partition(shape, o.memory_limit)]  # BoardError in its own words
-            for part in parts:
+            for part in _partitions(shape, names, o.memory_limit):
                 if o.on_partition is not None:
                     o.on_partition(shape, part)
                 cb = (
@@ -175,6 +148,45 @@ def build_reports(target: str | Shape, options: BuildOptions | None = None, /, *
                 )
             )
     return reports
+
+
+def _check_build(target, o: BuildOptions) -> None:
+    """``target`` and the options a build takes, in the CLI's words (``o.memory_limit`` made bytes)."""
+    one_of("goal", o.goal, ("korf", "devquiz"))
+    o.memory_limit = byte_count("memory_limit", o.memory_limit)
+    positive_number("threads", o.threads, whole=True)
+    if not isinstance(target, (str, Shape)):
+        raise OptionsError(f"target: expected a size, a board, a file name or a Shape, not {target!r}")
+    if (
+        o.goal_depth is not None
+        and o.goal_depth != "auto"
+        and not (isinstance(o.goal_depth, int) and 1 <= o.goal_depth <= 254)
+    ):
+        raise TargetError(f"{o.goal_depth!r}: a depth from 1 to 254, or auto", "--goal-depth")
+    if not o.pdb and o.goal_depth is None:
+        raise TargetError("building no pattern database needs a goal depth", "--no-pdb")
+
+
+def _partitions(shape: Shape, names: list[str], memory_limit: int) -> list:
+    """The partitions ``names`` (named or explicit) of ``shape``, or its default; a named one
+    is never built past the memory limit it was given."""
+    from .make.building import default_partition
+    from .patterns import named_partition, parse_partition
+
+    try:
+        parts = [parse_partition(p, shape) if "," in p else named_partition(shape, p) for p in names]
+    except BoardError as exc:
+        raise TargetError(str(exc), "--partition") from None
+    n = len(shape.free_cells)
+    for part in parts:
+        need = part.bfs_memory(n)
+        if need > memory_limit:
+            raise TargetError(
+                f"partition {part.name} needs {human_bytes(need)} for its largest pattern's BFS, over the "
+                f"memory limit of {human_bytes(memory_limit)}: raise --memory-limit or name a smaller one",
+                "--memory-limit",
+            )
+    return parts or [default_partition(shape, memory_limit)]  # BoardError in its own words
 
 
 def build(

@@ -140,52 +140,7 @@ def build(
             raise click.BadParameter(f"{goal_depth!r}: a depth from 1 to 254, or auto", param_hint="--goal-depth")
         goal_depth = int(goal_depth)
     quiet = logging.getLogger().level >= logging.ERROR
-    verbose = logging.getLogger().level <= logging.INFO
-    # on a terminal a bar per pattern; the per-depth lines at -v, and wherever stderr is a log
-    bars = PatternBars() if on_terminal() and not quiet and not verbose else None
-
-    # the whole database's placements, and how many its finished layers valued: an overall estimate
-    overall = {"total": 0, "valued": 0, "t0": 0.0}
-
-    def layer_progress(name, i, depth, valued, marked, seconds):
-        overall["valued"] += valued
-        if bars is not None:
-            bars.layer(name, i, valued)
-        # small tables finish in a blink: their layers only at -v
-        elif not quiet and (verbose or seconds >= 1.0):
-            share = min(overall["valued"] / max(overall["total"], 1), 1.0)
-            spent = time.perf_counter() - overall["t0"]
-            left = f", about {spent / share * (1 - share):.0f} s left" if 0.02 < share < 1 else ""
-            click.echo(
-                f"  {name} pattern {i + 1} depth {depth:3d}: {valued:>12,} placements, "
-                f"{marked:>12,} new regions, {seconds:8.1f} s (database {100 * share:.0f}% valued{left})",
-                err=True,
-            )
-
-    def step_progress(name, i, what, seconds):
-        # the steps after the BFS (a minute for 7-8): said where the layers are, so the log goes on
-        if bars is None and not quiet and (verbose or seconds >= 1.0 or overall["total"] >= STEP_LINES_FROM):
-            where = f"pattern {i + 1}" if i is not None else "database"
-            click.echo(f"  {name} {where}: {what} in {seconds:.1f} s", err=True)
-
-    def goal_progress(name, depth, layer, total, seconds):
-        if bars is not None:
-            bars.close()  # the patterns are done
-        if not quiet:
-            click.echo(
-                f"  {name} depth {depth:3d}: {layer:>12,} states, {total:>12,} in all, {seconds:8.1f} s", err=True
-            )
-
-    def on_partition(shape, part):
-        from ..ranking import num_placements
-
-        n = len(shape.free_cells)
-        overall.update(total=sum(num_placements(n, len(g)) for g in part.groups), valued=0, t0=time.perf_counter())
-        if bars is not None:
-            bars.partition([num_placements(n, len(g)) for g in part.groups])
-        if not quiet:
-            click.echo(f"{shape.key}: partition {part.name} = {part.spec()}", err=True)
-
+    said = _BuildLines(quiet, logging.getLogger().level <= logging.INFO)
     if collection is None and sample is not None:
         raise click.UsageError("--sample goes with --collection")
     check_db_dir_writable(db_dir)
@@ -203,11 +158,11 @@ def build(
         layout=layout,
         overwrite=overwrite,
         threads=threads,
-        progress=layer_progress,
-        goal_progress=goal_progress,
-        on_partition=on_partition,
+        progress=said.layer,
+        goal_progress=said.goal,
+        on_partition=said.partition,
         on_invalid=lambda src, i, err: click.echo(f"invalid: {src}:{i}: {err}", err=True),
-        on_step=step_progress,
+        on_step=said.step,
     )
     try:
         if collection is not None:
@@ -217,14 +172,65 @@ def build(
     except TargetError as exc:
         raise click.BadParameter(str(exc), param_hint=exc.param) from None
     finally:
-        if bars is not None:
-            bars.close()
+        said.close()
     rows = [
         (r.shape, r.kind, r.name, r.status, f"{r.entries:,}", f"{r.mean_h:.3f}", f"{r.seconds:.1f}", r.path)
         for r in reports
     ]
     click.echo(format_table(rows, ["shape", "kind", "name", "status", "entries", "mean h", "seconds", "file"]))
     sys.exit(0)
+
+
+class _BuildLines:
+    """What a build says as it goes: on a terminal a bar per pattern; the per-depth lines at
+    -v, and wherever stderr is a log (small tables finish in a blink: their layers only at -v)."""
+
+    def __init__(self, quiet: bool, verbose: bool):
+        self.quiet, self.verbose = quiet, verbose
+        self.bars = PatternBars() if on_terminal() and not quiet and not verbose else None
+        # the whole database's placements, and how many its finished layers valued: an overall estimate
+        self.total, self.valued, self.t0 = 0, 0, 0.0
+
+    def layer(self, name, i, depth, valued, marked, seconds):
+        self.valued += valued
+        if self.bars is not None:
+            self.bars.layer(name, i, valued)
+        elif not self.quiet and (self.verbose or seconds >= 1.0):
+            share = min(self.valued / max(self.total, 1), 1.0)
+            spent = time.perf_counter() - self.t0
+            left = f", about {spent / share * (1 - share):.0f} s left" if 0.02 < share < 1 else ""
+            click.echo(
+                f"  {name} pattern {i + 1} depth {depth:3d}: {valued:>12,} placements, "
+                f"{marked:>12,} new regions, {seconds:8.1f} s (database {100 * share:.0f}% valued{left})",
+                err=True,
+            )
+
+    def step(self, name, i, what, seconds):
+        # the steps after the BFS (a minute for 7-8): said where the layers are, so the log goes on
+        if self.bars is None and not self.quiet and (self.verbose or seconds >= 1.0 or self.total >= STEP_LINES_FROM):
+            where = f"pattern {i + 1}" if i is not None else "database"
+            click.echo(f"  {name} {where}: {what} in {seconds:.1f} s", err=True)
+
+    def goal(self, name, depth, layer, total, seconds):
+        self.close()  # the patterns are done
+        if not self.quiet:
+            click.echo(
+                f"  {name} depth {depth:3d}: {layer:>12,} states, {total:>12,} in all, {seconds:8.1f} s", err=True
+            )
+
+    def partition(self, shape, part):
+        from ..ranking import num_placements
+
+        n = len(shape.free_cells)
+        self.total, self.valued, self.t0 = sum(num_placements(n, len(g)) for g in part.groups), 0, time.perf_counter()
+        if self.bars is not None:
+            self.bars.partition([num_placements(n, len(g)) for g in part.groups])
+        if not self.quiet:
+            click.echo(f"{shape.key}: partition {part.name} = {part.spec()}", err=True)
+
+    def close(self):
+        if self.bars is not None:
+            self.bars.close()
 
 
 STEP_LINES_FROM = 10_000_000  # placements: a database this large says each step after its BFS off a terminal

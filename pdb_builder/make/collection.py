@@ -184,16 +184,7 @@ def build_collection(
     taken = [t.name for t in targets if t.exists()]
     if taken and not o.overwrite:
         raise BoardError(f"{folder}: {', '.join(taken)} exist already; pass --overwrite to replace them")
-    built = {}
-    for p in cands:
-        if o.on_candidate is not None:
-            o.on_candidate(shape, p)
-        cb = None if o.progress is None else (lambda i, d, v, m, s, name=p.name: o.progress(name, i, d, v, m, s))
-        rep = build_pdb(  # (the one-bit copies only for the members: they change no figure measured here)
-            shape, p, scratch, layout=o.layout, progress=cb, two_bit=o.two_bit, zero_aware=o.zero_aware, one_bit=False
-        )
-        built[p.name] = (p, rep)
-        say(f"candidate {p.name} = {p.spec()}: {rep.status}, mean h {rep.mean_h:.3f}")
+    built = _build_candidates(shape, cands, scratch, o, say)
     how = "given"
     if o.boards is None:
         o.boards, how = sample_boards(shape, o.samples, o.seed)
@@ -256,6 +247,32 @@ def build_collection(
         "rule": "greedy: the candidate with the fewest nodes, then the one that cuts nodes most, "
         f"while nodes x (1 + {READ_COST} x (table reads a node - 1)) falls",
     }
+    report = _publish(shape, folder, record, chosen, built, path_of, o)
+    shutil.rmtree(scratch, ignore_errors=True)
+    say(f"collection {record['id']}: {' + '.join(chosen)} ({nodes:,} nodes on the sample)")
+    return report
+
+
+def _build_candidates(shape: Shape, cands: list[Partition], scratch, o, say) -> dict:
+    """Each candidate built into ``scratch``: its name -> (partition, BuildReport)."""
+    built = {}
+    for p in cands:
+        if o.on_candidate is not None:
+            o.on_candidate(shape, p)
+        cb = None if o.progress is None else (lambda i, d, v, m, s, name=p.name: o.progress(name, i, d, v, m, s))
+        rep = build_pdb(  # (the one-bit copies only for the members: they change no figure measured here)
+            shape, p, scratch, layout=o.layout, progress=cb, two_bit=o.two_bit, zero_aware=o.zero_aware, one_bit=False
+        )
+        built[p.name] = (p, rep)
+        say(f"candidate {p.name} = {p.spec()}: {rep.status}, mean h {rep.mean_h:.3f}")
+    return built
+
+
+def _publish(shape: Shape, folder, record: dict, chosen: list[str], built: dict, path_of: dict, o) -> CollectionReport:
+    """The chosen members moved from the scratch folder into ``folder`` with the collection's
+    record (and their one-bit copies where asked); an earlier collection's other members go."""
+    from ..storage import pdb_filename
+
     report = CollectionReport(shape.key, record=record)
     if o.overwrite:  # the shape's earlier collection goes: its members that this one does not replace
         for old in folder.glob(f"{shape.key}.pdb.*.h5"):
@@ -274,8 +291,6 @@ def build_collection(
         rep = built[n][1]
         rep.path = str(dst)
         report.members.append(rep)
-    shutil.rmtree(scratch, ignore_errors=True)
-    say(f"collection {record['id']}: {' + '.join(chosen)} ({nodes:,} nodes on the sample)")
     return report
 
 

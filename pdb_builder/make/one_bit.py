@@ -142,12 +142,13 @@ def one_bit_copy(full, codes, step: int, shape: Shape, k: int) -> tuple[np.ndarr
     return bits, copy, int(np.count_nonzero(copy == WHOLE))
 
 
-def side_table(full, codes, copy) -> tuple[np.ndarray, np.ndarray, int]:
+def side_table(full, codes, copy, ranks=None) -> tuple[np.ndarray, np.ndarray, int]:
     """(side, index, shift): the side table of a one-bit copy's placements read whole
-    (code byte WHOLE in ``copy``), with their plain values from ``full`` and their codes
-    from ``codes`` (the layout is in :mod:`pdb_builder.one_bit`)."""
+    (code byte WHOLE in ``copy``; ``ranks``: theirs, where the caller has them), with their
+    plain values from ``full`` and their codes from ``codes`` (the layout is in
+    :mod:`pdb_builder.one_bit`)."""
     full, codes, copy = np.asarray(full), np.asarray(codes), np.asarray(copy)
-    ranks = np.flatnonzero(copy == WHOLE)
+    ranks = np.flatnonzero(copy == WHOLE) if ranks is None else ranks
     shift = side_shift(copy.shape[0], ranks.size)
     buckets = max(1, -(-copy.shape[0] // (1 << shift)))
     index = np.zeros(buckets + 1, dtype=np.uint32)
@@ -161,11 +162,11 @@ def side_fault(full, codes, copy, side, index, shift: int) -> int:
     """The first placement (rank) where a side table (``side``, ``index``, ``shift``)
     disagrees with what :func:`side_table` makes of the copy and its tables, or -1
     (-2 where their sizes alone differ)."""
-    want_side, want_index, want_shift = side_table(full, codes, copy)
+    ranks = np.flatnonzero(np.asarray(copy) == WHOLE)
+    want_side, want_index, want_shift = side_table(full, codes, copy, ranks)
     side, index = np.asarray(side), np.asarray(index)
     if want_shift != shift or want_side.shape != side.shape or want_index.shape != index.shape:
         return -2
-    ranks = np.flatnonzero(np.asarray(copy) == WHOLE)
     bad = np.flatnonzero(want_side != side)
     if bad.size:
         return int(ranks[bad[0]])

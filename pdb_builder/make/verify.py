@@ -63,34 +63,7 @@ def verify(path, samples: int = 2000, bfs_states: int = 400_000, seed: int = 0, 
         return VerifyResult(str(path), False, error=str(exc))
     res.checks.append(f"format v{db.attrs['format-version']}, {db.kind}, checksums ok")
     if db.kind != "pdb":
-        from ..goal_table import encode_board, find_key
-        from .goal_bfs import check_goal_table
-
-        if not full:
-            row = find_key(db.keys, encode_board(db.shape, db.shape.goal))
-            if row < 0 or int(db.dist[row]) != 0:
-                res.ok, res.error = False, f"{path}: dataset dist: the goal is not at distance 0"
-            else:
-                res.checks.append("goal at distance 0")
-            return res
-        # a goal table certifies itself: local rules over every row make every distance exact
-        t0 = time.perf_counter()
-        bad = check_goal_table(db.shape, db.keys, db.dist, db.depth)
-        if bad >= 0:
-            res.ok, res.error = (
-                False,
-                (
-                    f"{path}: dataset dist: row {bad} (distance {int(db.dist[bad])}) breaks the "
-                    f"BFS certificate (a neighbour missing, not one move nearer or farther, "
-                    f"no nearer neighbour, or keys out of order); rebuild it"
-                ),
-            )
-        else:
-            res.checks.append(
-                f"{db.dist.size:,} states: every distance exact and every state within "
-                f"{db.depth} moves present ({time.perf_counter() - t0:.1f} s)"
-            )
-        return res
+        return _verify_goal_table(path, db, full, res)
     shape = db.shape
     if full:
         for i in range(len(db.tables)):
@@ -136,6 +109,38 @@ def verify(path, samples: int = 2000, bfs_states: int = 400_000, seed: int = 0, 
         res.checks.append(
             f"two-bit copies agree with the full tables ({len(packed)} tables, {samples} "
             f"placements each and their moves)"
+        )
+    return res
+
+
+def _verify_goal_table(path, db, full: bool, res: VerifyResult) -> VerifyResult:
+    """A goal table's check: the goal at distance 0, or (``full``) its BFS certificate."""
+    from ..goal_table import encode_board, find_key
+    from .goal_bfs import check_goal_table
+
+    if not full:
+        row = find_key(db.keys, encode_board(db.shape, db.shape.goal))
+        if row < 0 or int(db.dist[row]) != 0:
+            res.ok, res.error = False, f"{path}: dataset dist: the goal is not at distance 0"
+        else:
+            res.checks.append("goal at distance 0")
+        return res
+    # a goal table certifies itself: local rules over every row make every distance exact
+    t0 = time.perf_counter()
+    bad = check_goal_table(db.shape, db.keys, db.dist, db.depth)
+    if bad >= 0:
+        res.ok, res.error = (
+            False,
+            (
+                f"{path}: dataset dist: row {bad} (distance {int(db.dist[bad])}) breaks the "
+                f"BFS certificate (a neighbour missing, not one move nearer or farther, "
+                f"no nearer neighbour, or keys out of order); rebuild it"
+            ),
+        )
+    else:
+        res.checks.append(
+            f"{db.dist.size:,} states: every distance exact and every state within "
+            f"{db.depth} moves present ({time.perf_counter() - t0:.1f} s)"
         )
     return res
 

@@ -113,36 +113,8 @@ def write_pdb(
         with h5py.File(tmp, "w") as f:
             grp = f.create_group("tables")
             for i, (table, st) in enumerate(built):
-                ds = dataset(grp, str(i), table, layout)
-                ds.attrs["tiles"] = np.array(st.tiles, dtype=np.int16)
-                ds.attrs["cells"] = len(shape.free_cells)
-                t_step = time.perf_counter()
-                seal(f, f"tables/{i}", table, share.granted)
-                tell(i, "checksummed", time.perf_counter() - t_step)
-                t_step = time.perf_counter()
-                ds.attrs["mean"] = float(st.mean)
-                ds.attrs["max"] = int(st.max)
-                ds.attrs["histogram"] = np.array(st.histogram, dtype=np.int64)
-                ds.attrs["layers"] = np.array(st.layers, dtype=np.int64)
-                ds.attrs["seconds"] = float(st.seconds)
-                pk, lowering = packed_table(table, shape, len(st.tiles)) if two_bit else (None, 0)
-                if pk is not None:  # the two-bit copy the solver reads (packed.py)
-                    pds = dataset(f, f"packed/{i}", pk, layout)
-                    pds.attrs["encoding"] = PACKED_ENCODING
-                    seal(f, f"packed/{i}", pk, share.granted)
-                    pds.attrs["max-lowering"] = lowering
+                if _write_table(f, grp, i, table, st, shape, layout, share, two_bit, one_bit, tell):
                     packed_ids.append(i)
-                    del pk
-                    tell(i, "two-bit copy made and checked", time.perf_counter() - t_step)
-                if st.zero is not None:  # zero-aware entries (regions.py)
-                    zds = dataset(f, f"zero/{i}", st.zero.codes, layout)
-                    zds.attrs["encoding"] = ZERO_ENCODING
-                    zds.attrs["step"] = int(st.zero.step)
-                    seal(f, f"zero/{i}", st.zero.codes, share.granted)
-                    if one_bit:  # its one-bit copy (one_bit.py)
-                        t_step = time.perf_counter()
-                        _write_one_bit(f, i, table, st.zero, shape, len(st.tiles), layout, share.granted)
-                        tell(i, "one-bit copy made and checked", time.perf_counter() - t_step)
                 stats.append(st)
                 del table
                 f.flush()
@@ -169,6 +141,45 @@ def write_pdb(
         open_database(tmp, verify=True, mmap=True, _final=path, threads=share.granted)
         tell(None, "file verified", time.perf_counter() - t_step)
     return path, stats, seconds
+
+
+def _write_table(
+    f, grp, i: int, table, st, shape: Shape, layout: str, share, two_bit: bool, one_bit: bool, tell
+) -> bool:
+    """Pattern ``i``'s table, its statistics and checksums, with its two-bit copy (unless
+    ``two_bit`` is False), its zero-aware entries and (``one_bit``) their one-bit copy;
+    whether a two-bit copy was written."""
+    ds = dataset(grp, str(i), table, layout)
+    ds.attrs["tiles"] = np.array(st.tiles, dtype=np.int16)
+    ds.attrs["cells"] = len(shape.free_cells)
+    t_step = time.perf_counter()
+    seal(f, f"tables/{i}", table, share.granted)
+    tell(i, "checksummed", time.perf_counter() - t_step)
+    t_step = time.perf_counter()
+    ds.attrs["mean"] = float(st.mean)
+    ds.attrs["max"] = int(st.max)
+    ds.attrs["histogram"] = np.array(st.histogram, dtype=np.int64)
+    ds.attrs["layers"] = np.array(st.layers, dtype=np.int64)
+    ds.attrs["seconds"] = float(st.seconds)
+    pk, lowering = packed_table(table, shape, len(st.tiles)) if two_bit else (None, 0)
+    packed = pk is not None
+    if packed:  # the two-bit copy the solver reads (packed.py)
+        pds = dataset(f, f"packed/{i}", pk, layout)
+        pds.attrs["encoding"] = PACKED_ENCODING
+        seal(f, f"packed/{i}", pk, share.granted)
+        pds.attrs["max-lowering"] = lowering
+        del pk
+        tell(i, "two-bit copy made and checked", time.perf_counter() - t_step)
+    if st.zero is not None:  # zero-aware entries (regions.py)
+        zds = dataset(f, f"zero/{i}", st.zero.codes, layout)
+        zds.attrs["encoding"] = ZERO_ENCODING
+        zds.attrs["step"] = int(st.zero.step)
+        seal(f, f"zero/{i}", st.zero.codes, share.granted)
+        if one_bit:  # its one-bit copy (one_bit.py)
+            t_step = time.perf_counter()
+            _write_one_bit(f, i, table, st.zero, shape, len(st.tiles), layout, share.granted)
+            tell(i, "one-bit copy made and checked", time.perf_counter() - t_step)
+    return packed
 
 
 ONE_BIT_DATASETS = ("onebit", "onebit-codes", "onebit-pairs", "onebit-whole", "onebit-index")

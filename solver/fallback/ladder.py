@@ -284,19 +284,8 @@ def fallback_search(
         ringed = True
         ladder(Ladder(board, lower_bound, searcher), _share(total, OWN_LADDER_SHARE))
     weights = t.fallback_weights if best is None else t.fallback_weights[:2]
-    weighted = _share(search, WEIGHTED_SHARE)
-    for k, weight in enumerate(weights):
-        if weighted.out():
-            break
-        lt, ln = weighted.seconds_left(), weighted.nodes()
-        if k < len(weights) - 1:  # half of what is left for the next ones
-            lt = None if lt is None else lt / 2
-            ln = None if ln is None else max(ln // 2, 1)
-        result = searcher.solve(board, time_limit=lt, node_limit=ln, weight=weight)
-        weighted.spend(result.nodes)
-        if result.status == "solved":
-            keep(result.moves, f"weighted IDA* {weight / 100:g}{tag}")
-            break
+    moves, weight = _weighted(searcher, board, _share(search, WEIGHTED_SHARE), weights)
+    keep(moves, f"weighted IDA* {weight / 100:g}{tag}")
     for width in widths[1:]:
         lt = search.seconds_left()
         if ringed or best is None or lt is None or lt < 4 * last or search.out():
@@ -314,6 +303,23 @@ def fallback_search(
     if best is None:
         return Fallback(None, None, total.spent, tried if tried and tried[1] else None)
     return Fallback(best, label, total.spent)
+
+
+def _weighted(searcher: Searcher, board: Board, limits: Limits, weights) -> tuple:
+    """Weighted IDA* with each weight in turn, each given half of what ``limits`` has
+    left (the last all of it), until one answers: (its moves, its weight), or (None, 0)."""
+    for k, weight in enumerate(weights):
+        if limits.out():
+            break
+        lt, ln = limits.seconds_left(), limits.nodes()
+        if k < len(weights) - 1:  # half of what is left for the next ones
+            lt = None if lt is None else lt / 2
+            ln = None if ln is None else max(ln // 2, 1)
+        result = searcher.solve(board, time_limit=lt, node_limit=ln, weight=weight)
+        limits.spend(result.nodes)
+        if result.status == "solved":
+            return result.moves, weight
+    return None, 0
 
 
 def shorter_search(searcher: Searcher, board: Board, time_limit: float | None, node_limit: int | None, than: int):
