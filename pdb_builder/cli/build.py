@@ -222,9 +222,10 @@ class _BuildLines:
         from ..ranking import num_placements
 
         n = len(shape.free_cells)
-        self.total, self.valued, self.t0 = sum(num_placements(n, len(g)) for g in part.groups), 0, time.perf_counter()
+        sizes = [num_placements(n, len(g)) for g in part.groups]
+        self.total, self.valued, self.t0 = sum(sizes), 0, time.perf_counter()
         if self.bars is not None:
-            self.bars.partition([num_placements(n, len(g)) for g in part.groups])
+            self.bars.partition(sizes)
         if not self.quiet:
             click.echo(f"{shape.key}: partition {part.name} = {part.spec()}", err=True)
 
